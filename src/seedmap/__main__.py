@@ -1,0 +1,3 @@
+from seedmap.cli import main
+
+raise SystemExit(main())

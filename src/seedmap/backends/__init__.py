@@ -1,0 +1,1 @@
+"""Devices: each backend implements the bulk verification of candidate windows."""

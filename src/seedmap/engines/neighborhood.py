@@ -1,0 +1,50 @@
+"""The neighborhood-index engine: MAROSE seed + filter (binary search over degenerated patterns), dedupe."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from seedmap.filter.neighborhood_bs import count_candidates, fill_windows, merge_windows
+from seedmap.index.neighborhood import NeighborhoodIndex
+
+# Raw candidates materialised at once (16 bytes each); more are processed in query chunks.
+CANDIDATE_BUDGET = 8_000_000
+
+
+class NeighborhoodEngine:
+    def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
+                 fe: int = 0) -> None:
+        self.index = index
+        self.ref_starts = np.ascontiguousarray(ref_starts, dtype=np.int64)
+        self.windows = windows
+        self.step = step
+        self.fe = fe
+
+    @property
+    def max_window(self) -> int:
+        return self.index.word
+
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
+                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ix = self.index
+        counts = count_candidates(qcodes, qoff, qerr, ix.u, ix.l, self.windows, self.step, self.fe,
+                                  ix.seed_start, ix.nbs, ix.nb_pos)
+        cand_off = np.zeros(counts.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=cand_off[1:])
+        parts = []
+        nq = counts.size
+        first = 0
+        while first < nq:
+            last = int(np.searchsorted(cand_off, cand_off[first] + CANDIDATE_BUDGET, side="right")) - 1
+            last = min(max(last, first + 1), nq)
+            size = int(cand_off[last] - cand_off[first])
+            win_s = np.empty(size, dtype=np.int64)
+            win_e = np.empty(size, dtype=np.int64)
+            fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.u, ix.l, self.windows, self.step,
+                         self.fe, ix.seed_start, ix.nbs, ix.nb_pos, ix.pos, self.ref_starts, win_s, win_e)
+            parts.append(merge_windows(first, last, cand_off, win_s, win_e))
+            first = last
+        if not parts:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))

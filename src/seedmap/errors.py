@@ -1,0 +1,5 @@
+"""The one exception the CLI turns into a single line on stderr."""
+
+
+class SeedmapError(Exception):
+    """A user-facing error: bad input, bad index, impossible parameters."""

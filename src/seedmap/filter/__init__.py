@@ -1,0 +1,1 @@
+"""Seeding and filtering: from reads to candidate verification windows."""

@@ -1,0 +1,200 @@
+"""Seed + filter over the neighborhood index by binary search of degenerated patterns (Tran §3.2).
+
+For each query (read or reverse complement) and each window of its plan, the seed part is looked up
+exactly and every neighborhood pattern within `fe` substitutions of the window's neighborhood part is
+binary searched in the seed's sorted block. Each match p at read offset o gives a verification window
+[p - o - e, p - o + m + e), clipped to p's sequence. Windows of one query are sorted and overlapping
+ones merged, which is the dedupe stage.
+
+Two passes (count, then fill) so no per-read list can overflow: repetitive reads keep all their hits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from seedmap.filter.plan import window_plan
+
+
+@njit(cache=True, nogil=True)
+def _lower_bound(arr: np.ndarray, lo: int, hi: int, value: int) -> int:
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if np.int64(arr[mid]) < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def max_patterns(r: int, fe: int) -> int:
+    total, comb = 0, 1
+    for k in range(min(fe, r) + 1):
+        total += comb * 3**k
+        comb = comb * (r - k) // (k + 1)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _window_ranges(q: np.ndarray, o: int, length: int, u: int, l: int, fe: int,
+                   seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, out: np.ndarray) -> int:
+    """Position ranges [out[i, 0], out[i, 1]) in `pos` matching window q[o:o+length]; returns the count."""
+    for i in range(length):
+        if q[o + i] > 3:
+            return 0  # N never matches: this window cannot be the exact one
+    if length <= u:
+        a = 0
+        for i in range(length):
+            a = (a << 2) | q[o + i]
+        shift = 2 * (u - length)
+        lo = seed_start[a << shift]
+        hi = seed_start[(a + 1) << shift]
+        out[0, 0] = nb_pos[lo]
+        out[0, 1] = nb_pos[hi]
+        return 1
+    a = 0
+    for i in range(u):
+        a = (a << 2) | q[o + i]
+    b0, b1 = seed_start[a], seed_start[a + 1]
+    if b0 == b1:
+        return 0
+    r = length - u
+    base = 0
+    for i in range(r):
+        base = (base << 2) | q[o + u + i]
+    shift = 2 * (l - r)
+    n = 0
+    # Degenerated patterns: every pattern within Hamming distance fe, each exactly once
+    # (k positions chosen in increasing order, each replaced by one of the 3 other bases).
+    kmax = min(fe, r)
+    idx = np.empty(max(kmax, 1), dtype=np.int64)
+    for k in range(kmax + 1):
+        for i in range(k):
+            idx[i] = i
+        while True:
+            for digits in range(3**k):
+                value = base
+                d = digits
+                for i in range(k):
+                    p = idx[i]
+                    bit = 2 * (r - 1 - p)
+                    old = (base >> bit) & 3
+                    new = (old + 1 + d % 3) & 3
+                    d //= 3
+                    value += (new - old) << bit
+                lo = _lower_bound(nbs, b0, b1, value << shift)
+                hi = _lower_bound(nbs, lo, b1, (value + 1) << shift)
+                if hi > lo:
+                    out[n, 0] = nb_pos[lo]
+                    out[n, 1] = nb_pos[hi]
+                    n += 1
+            # next combination of k positions out of r
+            j = k - 1
+            while j >= 0 and idx[j] == r - k + j:
+                j -= 1
+            if j < 0:
+                break
+            idx[j] += 1
+            for i in range(j + 1, k):
+                idx[i] = idx[i - 1] + 1
+    return n
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, u: int, l: int, windows: int,
+                     step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray) -> np.ndarray:
+    nq = qoff.size - 1
+    counts = np.zeros(nq, dtype=np.int64)
+    cap = max_patterns(l, fe)
+    for qi in prange(nq):
+        q = qcodes[qoff[qi]:qoff[qi + 1]]
+        m = q.size
+        e = qerr[qi >> 1]
+        if m <= e:
+            continue
+        length, offsets = window_plan(m, e, u + l, windows, step)
+        ranges = np.empty((cap, 2), dtype=np.int64)
+        c = 0
+        for o in offsets:
+            n = _window_ranges(q, o, length, u, l, fe, seed_start, nbs, nb_pos, ranges)
+            for i in range(n):
+                c += ranges[i, 1] - ranges[i, 0]
+        counts[qi] = c
+    return counts
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
+                 cand_off: np.ndarray, u: int, l: int, windows: int, step: int, fe: int,
+                 seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray,
+                 ref_starts: np.ndarray, win_start: np.ndarray, win_end: np.ndarray) -> None:
+    """Verification windows of queries [q_first, q_last), sorted by start within each query."""
+    cap = max_patterns(l, fe)
+    base = cand_off[q_first]
+    for qi in prange(q_first, q_last):
+        q = qcodes[qoff[qi]:qoff[qi + 1]]
+        m = q.size
+        e = qerr[qi >> 1]
+        if m <= e:
+            continue
+        length, offsets = window_plan(m, e, u + l, windows, step)
+        ranges = np.empty((cap, 2), dtype=np.int64)
+        w = cand_off[qi] - base
+        for o in offsets:
+            n = _window_ranges(q, o, length, u, l, fe, seed_start, nbs, nb_pos, ranges)
+            for i in range(n):
+                for k in range(ranges[i, 0], ranges[i, 1]):
+                    p = np.int64(pos[k])
+                    s = np.searchsorted(ref_starts, p, side="right") - 1
+                    diag = p - o
+                    win_start[w] = max(diag - e, ref_starts[s])
+                    win_end[w] = min(diag + m + e, ref_starts[s + 1])
+                    w += 1
+        lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
+        if hi - lo > 1:
+            order = np.argsort(win_start[lo:hi])
+            win_start[lo:hi] = win_start[lo:hi][order]
+            win_end[lo:hi] = win_end[lo:hi][order]
+
+
+@njit(cache=True, nogil=True)
+def _merge_one(starts: np.ndarray, ends: np.ndarray, out_s: np.ndarray, out_e: np.ndarray, write: bool) -> int:
+    n = 0
+    i = 0
+    while i < starts.size:
+        s, e = starts[i], ends[i]
+        i += 1
+        while i < starts.size and starts[i] < e:
+            e = max(e, ends[i])
+            i += 1
+        if write:
+            out_s[n] = s
+            out_e[n] = e
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def merge_windows(q_first: int, q_last: int, cand_off: np.ndarray, win_start: np.ndarray,
+                  win_end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Union of overlapping windows per query: (query, start, end) arrays ordered by query then start."""
+    nq = q_last - q_first
+    base = cand_off[q_first]
+    counts = np.zeros(nq + 1, dtype=np.int64)
+    dummy = np.zeros(0, dtype=np.int64)
+    for j in prange(nq):
+        lo, hi = cand_off[q_first + j] - base, cand_off[q_first + j + 1] - base
+        counts[j + 1] = _merge_one(win_start[lo:hi], win_end[lo:hi], dummy, dummy, False)
+    for j in range(nq):
+        counts[j + 1] += counts[j]
+    uq = np.empty(counts[nq], dtype=np.int64)
+    us = np.empty(counts[nq], dtype=np.int64)
+    ue = np.empty(counts[nq], dtype=np.int64)
+    for j in prange(nq):
+        lo, hi = cand_off[q_first + j] - base, cand_off[q_first + j + 1] - base
+        a, b = counts[j], counts[j + 1]
+        _merge_one(win_start[lo:hi], win_end[lo:hi], us[a:b], ue[a:b], True)
+        uq[a:b] = q_first + j
+    return uq, us, ue

@@ -1,0 +1,1 @@
+"""Indexes: one module per kind, plus the on-disk store."""

@@ -1,0 +1,1 @@
+"""Reading references and reads, writing SAM."""

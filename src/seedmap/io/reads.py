@@ -1,0 +1,114 @@
+"""Reads (FASTQ or FASTA, plain or gz) streamed as packed batches."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import dnaio
+import numpy as np
+
+from seedmap.errors import SeedmapError
+from seedmap.io.alphabet import INVALID, encode, reverse_complement_concat
+
+
+@dataclass
+class ReadBatch:
+    """A batch of reads packed in flat arrays; read i is codes[offsets[i]:offsets[i+1]]."""
+
+    first: int  # number of reads before this batch in the input
+    names: np.ndarray  # uint8, concatenated names (first word of the header)
+    name_offsets: np.ndarray  # int64, n + 1
+    codes: np.ndarray  # uint8 codes 0-4
+    offsets: np.ndarray  # int64, n + 1
+    quals: np.ndarray  # uint8 ASCII qualities, same layout as codes; empty when the input is FASTA
+    has_quals: bool
+
+    @property
+    def size(self) -> int:
+        return self.offsets.size - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def queries(self) -> tuple[np.ndarray, np.ndarray]:
+        """Query 2i is read i, query 2i + 1 its reverse complement: codes and offsets (2n + 1)."""
+        rc = reverse_complement_concat(self.codes, self.offsets)
+        lengths = self.lengths
+        n = self.size
+        qoff = np.zeros(2 * n + 1, dtype=np.int64)
+        qoff[1:] = np.cumsum(np.repeat(lengths, 2))
+        qcodes = np.empty(2 * self.codes.size, dtype=np.uint8)
+        fwd_start = qoff[0:-1:2]
+        rev_start = qoff[1::2]
+        shift_f = np.repeat(fwd_start - self.offsets[:-1], lengths)
+        shift_r = np.repeat(rev_start - self.offsets[:-1], lengths)
+        idx = np.arange(self.codes.size, dtype=np.int64)
+        qcodes[idx + shift_f] = self.codes
+        qcodes[idx + shift_r] = rc
+        return qcodes, qoff
+
+
+def open_error_message(path: str, exc: BaseException) -> str:
+    """One line that says what is wrong with an input file."""
+    if isinstance(exc, FileNotFoundError) or not os.path.exists(path):
+        return f"{path}: no such file"
+    if isinstance(exc, IsADirectoryError) or os.path.isdir(path):
+        return f"{path}: is a directory"
+    if isinstance(exc, PermissionError):
+        return f"{path}: permission denied"
+    if isinstance(exc, EOFError):
+        return f"{path}: the file is truncated (compressed stream ended early)"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"{path}: not valid FASTA/FASTQ ({text})"
+
+
+def _pack(strings: list[str]) -> tuple[bytes, np.ndarray]:
+    lengths = np.fromiter((len(s) for s in strings), dtype=np.int64, count=len(strings))
+    offsets = np.zeros(len(strings) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return "".join(strings).encode("ascii", errors="replace"), offsets
+
+
+def make_batch(records: list, first: int = 0, path: str = "<reads>") -> ReadBatch:
+    """Pack dnaio records (name, sequence, qualities or None) into a batch."""
+    names_bytes, name_offsets = _pack([r.id for r in records])
+    seq_bytes, offsets = _pack([r.sequence for r in records])
+    codes = encode(seq_bytes)
+    bad = np.flatnonzero(codes == INVALID)
+    if bad.size:
+        i = int(np.searchsorted(offsets, bad[0], side="right")) - 1
+        ch = chr(seq_bytes[int(bad[0])])
+        raise SeedmapError(f"{path}: read {records[i].id!r} has an invalid character {ch!r}")
+    has_quals = records[0].qualities is not None
+    if has_quals:
+        quals = np.frombuffer("".join(r.qualities for r in records).encode("ascii", "replace"), np.uint8)
+    else:
+        quals = np.zeros(0, dtype=np.uint8)
+    return ReadBatch(first, np.frombuffer(names_bytes, np.uint8), name_offsets, codes, offsets, quals,
+                     has_quals)
+
+
+def read_batches(path: str, batch_reads: int = 100_000) -> Iterator[ReadBatch]:
+    """Stream a read file in batches. Raises SeedmapError on bad or empty input."""
+    first = 0
+    try:
+        with dnaio.open(path, mode="r") as reader:
+            records: list = []
+            for record in reader:
+                records.append(record)
+                if len(records) >= batch_reads:
+                    yield make_batch(records, first, path)
+                    first += len(records)
+                    records = []
+            if records:
+                yield make_batch(records, first, path)
+                first += len(records)
+    except SeedmapError:
+        raise
+    except Exception as exc:
+        raise SeedmapError(open_error_message(path, exc)) from None
+    if first == 0:
+        raise SeedmapError(f"{path}: no reads found")

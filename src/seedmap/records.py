@@ -1,0 +1,76 @@
+"""From locations to SAM records: ordering, primary/secondary, NH, MAPQ, unmapped reads.
+
+Order per read: distance, then reference position, then strand. The first is primary, the others
+secondary (flag 256). MAPQ of the primary: 0 when several locations share the best distance, 60 when
+the read has one location, else 20 per edit between best and second best (capped at 60); secondaries
+get 0. --best keeps only the best stratum, -n N the first N locations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+FLAG_REVERSE = 16
+FLAG_UNMAPPED = 4
+FLAG_SECONDARY = 256
+
+
+@dataclass
+class Records:
+    """One row per SAM record, in output order. loc = -1 for an unmapped read."""
+
+    read: np.ndarray
+    loc: np.ndarray
+    flag: np.ndarray
+    mapq: np.ndarray
+    nh: np.ndarray
+
+
+def _rank_within(groups: np.ndarray) -> np.ndarray:
+    """0, 1, 2, ... within runs of equal values of a sorted array."""
+    if groups.size == 0:
+        return groups.copy()
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    return np.arange(groups.size) - np.repeat(starts, np.diff(np.r_[starts, groups.size]))
+
+
+def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.ndarray, best_only: bool,
+                 max_hits: int) -> Records:
+    read = loc_q >> 1
+    strand = loc_q & 1
+    order = np.lexsort((strand, loc_s, loc_d, read))
+    read, dist = read[order], loc_d[order]
+    rank = _rank_within(read)
+    # Per-read statistics over all locations, before any cap.
+    first = rank == 0
+    best = np.zeros(n_reads, dtype=np.int64)
+    best[read[first]] = dist[first]
+    n_best = np.bincount(read[dist == best[read]], minlength=n_reads)
+    second = np.full(n_reads, -1, dtype=np.int64)
+    is_second = rank == 1
+    second[read[is_second]] = dist[is_second]
+    keep = np.ones(read.size, dtype=bool)
+    if best_only:
+        keep &= dist == best[read]
+    if max_hits > 0:
+        keep &= rank < max_hits
+    order, read, rank = order[keep], read[keep], rank[keep]
+    nh = np.bincount(read, minlength=n_reads)
+    mapq = np.zeros(read.size, dtype=np.int64)
+    prim = rank == 0
+    r = read[prim]
+    gap = second[r] - best[r]
+    mapq[prim] = np.where(n_best[r] > 1, 0, np.where(second[r] < 0, 60, np.minimum(60, 20 * gap)))
+    flag = np.where(strand[order] == 1, FLAG_REVERSE, 0) | np.where(prim, 0, FLAG_SECONDARY)
+    unmapped = np.flatnonzero(nh == 0)
+    all_read = np.concatenate([read, unmapped])
+    out = np.argsort(all_read, kind="stable")  # mapped records keep their rank order
+    return Records(
+        read=all_read[out],
+        loc=np.concatenate([order, np.full(unmapped.size, -1)])[out],
+        flag=np.concatenate([flag, np.full(unmapped.size, FLAG_UNMAPPED)])[out],
+        mapq=np.concatenate([mapq, np.zeros(unmapped.size, dtype=np.int64)])[out],
+        nh=np.concatenate([nh[read], np.zeros(unmapped.size, dtype=np.int64)])[out],
+    )

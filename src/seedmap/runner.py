@@ -1,0 +1,146 @@
+"""Runs the pipeline over a read file: index loading, atomic output, batches, progress, summary."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.filter import plan
+from seedmap.index import neighborhood, store
+from seedmap.io.reads import read_batches
+from seedmap.io.reference import Reference, read_fasta
+from seedmap.io.sam import header
+from seedmap.pipeline import MapOptions, SamFormatter, errors_per_read, map_batch
+
+log = logging.getLogger("seedmap")
+
+
+def build_index(fasta: str, out: str | None, u: int, l: int) -> Path:
+    neighborhood.check_parameters(u, l)
+    t0 = time.perf_counter()
+    ref = read_fasta(fasta)
+    t1 = time.perf_counter()
+    log.info("read %d sequences, %d bp in %.1f s", len(ref.names), ref.total, t1 - t0)
+    ix = neighborhood.build(ref, u, l)
+    t2 = time.perf_counter()
+    log.info("built the neighborhood index (u=%d, l=%d): %d positions, %d unique words in %.1f s",
+             u, l, ix.pos.size, ix.nbs.size, t2 - t1)
+    path = Path(out) if out else store.default_path(fasta, "neighborhood")
+    store.save(path, "neighborhood", {"u": u, "l": l}, ref, ix.arrays(), fasta)
+    log.info("wrote %s in %.1f s", path, time.perf_counter() - t2)
+    return path
+
+
+def load_or_build(fasta: str, index_path: str | None, u: int,
+                  l: int) -> tuple[Reference, neighborhood.NeighborhoodIndex]:
+    path = Path(index_path) if index_path else store.default_path(fasta, "neighborhood")
+    if index_path or path.exists():
+        t0 = time.perf_counter()
+        st = store.load(path, "neighborhood", fasta)
+        a = st.arrays
+        ix = neighborhood.NeighborhoodIndex(int(st.params["u"]), int(st.params["l"]), a["seed_start"], a["nbs"],
+                                            a["nb_pos"], a["pos"])
+        log.info("loaded index %s in %.1f s", path, time.perf_counter() - t0)
+        return st.reference, ix
+    log.info("no index at %s: building one in memory (run 'seedmap index' to keep it)", path)
+    ref = read_fasta(fasta)
+    return ref, neighborhood.build(ref, u, l)
+
+
+@contextmanager
+def output_stream(path: str | None) -> Iterator[BinaryIO]:
+    """stdout, or a temporary file renamed to `path` only when everything was written."""
+    if path is None or path == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+class GuaranteeWarnings:
+    """Warns once per read length whose window plan does not keep full sensitivity."""
+
+    def __init__(self, opts: MapOptions, max_window: int, windows: int, step: int, fe: int) -> None:
+        self.opts, self.max_window, self.windows, self.step, self.fe = opts, max_window, windows, step, fe
+        self.seen: set[int] = set()
+
+    def check(self, lengths: np.ndarray) -> None:
+        for m in np.unique(lengths).tolist():
+            if m in self.seen:
+                continue
+            self.seen.add(m)
+            e = int(errors_per_read(np.array([m]), self.opts.errors)[0])
+            g = plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
+            if m == 0 or m <= e:
+                log.warning("reads of length %d are not longer than the %d edits allowed: reported unmapped", m, e)
+            elif g == plan.SUBSTITUTIONS_ONLY:
+                log.warning("reads of length %d, e=%d: this window plan finds every location whose edits are "
+                            "substitutions, but may miss some with indels (not fully sensitive)", m, e)
+            elif g == plan.NONE:
+                log.warning("reads of length %d, e=%d: this window plan is NOT fully sensitive", m, e)
+
+
+def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_path: str | None,
+            windows: int, step: int, fe: int, batch_reads: int, command_line: str, progress: bool) -> None:
+    t0 = time.perf_counter()
+    ref, ix = load_or_build(fasta, index_path, neighborhood.DEFAULT_SEED_LENGTH,
+                            neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH)
+    engine = NeighborhoodEngine(ix, ref.starts, windows=windows, step=step, fe=fe)
+    fmt = SamFormatter(ref)
+    warn = GuaranteeWarnings(opts, engine.max_window, windows, step, fe)
+    n_reads = n_mapped = n_records = 0
+    t_map = time.perf_counter()
+    with output_stream(out) as fh, _progress(progress, reads) as advance:
+        fh.write(header(ref, command_line).encode())
+        for batch in read_batches(reads, batch_reads):
+            warn.check(batch.lengths)
+            text, stats = map_batch(batch, engine, fmt, opts)
+            fh.write(text)
+            n_reads += stats.reads
+            n_mapped += stats.mapped
+            n_records += stats.records
+            advance(stats.reads)
+    elapsed = time.perf_counter() - t_map
+    log.info("mapped %d reads: %d (%.2f%%) with at least one location, %d records; %.0f reads/s "
+             "(%.1f s mapping, %.1f s total)", n_reads, n_mapped, 100.0 * n_mapped / max(n_reads, 1), n_records,
+             n_reads / max(elapsed, 1e-9), elapsed, time.perf_counter() - t0)
+
+
+@contextmanager
+def _progress(enabled: bool, reads: str) -> Iterator:
+    if not enabled:
+        yield lambda n: None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("mapping {task.completed:,} reads"), TimeElapsedColumn(),
+                  transient=True, console=_stderr_console()) as bar:
+        task = bar.add_task("map", total=None)
+        yield lambda n: bar.advance(task, n)
+
+
+def _stderr_console() -> object:
+    from rich.console import Console
+
+    return Console(stderr=True)

@@ -1,0 +1,1 @@
+"""Verification (edit distance over candidate windows) and alignment (traceback to CIGAR/MD)."""

@@ -1,0 +1,166 @@
+"""Alignment of verified locations: banded global traceback of read vs ref[start:end) -> CIGAR, MD.
+
+The location's start is the largest start among optimal alignments ending at its end, so a global
+alignment of exactly `dist` edits exists; every path of cost <= e stays within e diagonals of the main
+one, so a band of 2e + 1 cells per row is enough. Traceback prefers match/mismatch, then deletion, then
+insertion, which makes the CIGAR a deterministic function of read, reference and location.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from seedmap.io.reference import unpack_into
+
+OP_M, OP_I, OP_D = 0, 1, 2
+CIGAR_CHARS = np.frombuffer(b"MID", dtype=np.uint8)
+BASES = np.frombuffer(b"ACGTN", dtype=np.uint8)
+
+
+@njit(cache=True, nogil=True)
+def _write_int(buf: np.ndarray, p: int, value: int) -> int:
+    if value == 0:
+        buf[p] = 48
+        return p + 1
+    digits = 0
+    v = value
+    while v > 0:
+        digits += 1
+        v //= 10
+    for k in range(digits - 1, -1, -1):
+        buf[p + k] = 48 + value % 10
+        value //= 10
+    return p + digits
+
+
+@njit(cache=True, nogil=True)
+def align_one(q: np.ndarray, t: np.ndarray, band: int, ops: np.ndarray, lens: np.ndarray,
+              md: np.ndarray) -> tuple[int, int, int]:
+    """Global alignment within the band. Returns (edit distance, number of CIGAR runs, MD length)."""
+    m, n = q.size, t.size
+    width = 2 * band + 1
+    big = 1 << 28
+    dp = np.full((m + 1, width), big, dtype=np.int32)  # dp[i, c - i + band]
+    for c in range(0, min(n, band) + 1):
+        dp[0, c + band] = c
+    for i in range(1, m + 1):
+        for b in range(width):
+            c = i + b - band
+            if c < 0 or c > n:
+                continue
+            best = big
+            if c == 0:
+                best = i
+            else:
+                cost = 0 if (q[i - 1] == t[c - 1] and t[c - 1] < 4) else 1
+                best = dp[i - 1, b] + cost  # diagonal keeps the band index
+                if b > 0 and dp[i, b - 1] + 1 < best:  # deletion: (i, c - 1)
+                    best = dp[i, b - 1] + 1
+            if b + 1 < width and dp[i - 1, b + 1] + 1 < best:  # insertion: (i - 1, c)
+                best = dp[i - 1, b + 1] + 1
+            dp[i, b] = best
+    dist = dp[m, n - m + band]
+    # Traceback from (m, n); ops collected backwards.
+    rev = np.empty(m + n, dtype=np.uint8)
+    k = 0
+    i, c = m, n
+    while i > 0 or c > 0:
+        b = c - i + band
+        cur = dp[i, b]
+        if i > 0 and c > 0 and cur == dp[i - 1, b] + (0 if (q[i - 1] == t[c - 1] and t[c - 1] < 4) else 1):
+            rev[k] = OP_M
+            i -= 1
+            c -= 1
+        elif c > 0 and b > 0 and cur == dp[i, b - 1] + 1:
+            rev[k] = OP_D
+            c -= 1
+        else:
+            rev[k] = OP_I
+            i -= 1
+        k += 1
+    # Run-length CIGAR and MD, forwards.
+    runs = 0
+    md_len = 0
+    matched = 0
+    qi = 0
+    ti = 0
+    for x in range(k - 1, -1, -1):
+        op = rev[x]
+        if runs > 0 and ops[runs - 1] == op:
+            lens[runs - 1] += 1
+        else:
+            ops[runs] = op
+            lens[runs] = 1
+            runs += 1
+        if op == OP_M:
+            if q[qi] == t[ti] and t[ti] < 4:
+                matched += 1
+            else:
+                md_len = _write_int(md, md_len, matched)
+                md[md_len] = BASES[t[ti]]
+                md_len += 1
+                matched = 0
+            qi += 1
+            ti += 1
+        elif op == OP_I:
+            qi += 1
+        else:
+            if x == k - 1 or rev[x + 1] != OP_D:  # first base of a deletion run
+                md_len = _write_int(md, md_len, matched)
+                md[md_len] = 94  # '^'
+                md_len += 1
+                matched = 0
+            md[md_len] = BASES[t[ti]]
+            md_len += 1
+            ti += 1
+    md_len = _write_int(md, md_len, matched)
+    return dist, runs, md_len
+
+
+def md_capacity(m: np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """Upper bound of an MD string's length: dist + 1 numbers of at most len(str(m)) digits, plus bases."""
+    digits = np.floor(np.log10(np.maximum(m, 1))).astype(np.int64) + 1
+    return (dist + 1) * digits + 3 * dist
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _align_all(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
+               loc_s: np.ndarray, loc_e: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+               cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
+               n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray) -> None:
+    for k in prange(loc_q.size):
+        qi = loc_q[k]
+        q = qcodes[qoff[qi]:qoff[qi + 1]]
+        t = np.empty(loc_e[k] - loc_s[k], dtype=np.uint8)
+        unpack_into(packed, nmask, loc_s[k], t)
+        a, b = cig_off[k], md_off[k]
+        d, r, ml = align_one(q, t, qerr[qi >> 1], ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]],
+                             md[b:md_off[k + 1]])
+        n_runs[k] = r
+        md_len[k] = ml
+        dist[k] = d
+
+
+def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
+          loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> dict:
+    """CIGAR runs and MD strings of all locations, in flat arrays with offsets."""
+    m = (qoff[loc_q + 1] - qoff[loc_q]).astype(np.int64)
+    cig_cap = 2 * loc_d.astype(np.int64) + 1
+    md_cap = md_capacity(m, loc_d.astype(np.int64))
+    cig_off = np.zeros(loc_q.size + 1, dtype=np.int64)
+    np.cumsum(cig_cap, out=cig_off[1:])
+    md_off = np.zeros(loc_q.size + 1, dtype=np.int64)
+    np.cumsum(md_cap, out=md_off[1:])
+    ops = np.empty(int(cig_off[-1]), dtype=np.uint8)
+    lens = np.empty(int(cig_off[-1]), dtype=np.int32)
+    md = np.empty(int(md_off[-1]), dtype=np.uint8)
+    n_runs = np.empty(loc_q.size, dtype=np.int64)
+    md_len = np.empty(loc_q.size, dtype=np.int64)
+    dist = np.empty(loc_q.size, dtype=np.int32)
+    _align_all(qcodes, qoff, qerr, loc_q, loc_s, loc_e, packed, nmask, cig_off, md_off, ops, lens, md,
+               n_runs, md_len, dist)
+    if not np.array_equal(dist, loc_d):
+        raise AssertionError("internal error: traceback distance differs from verification distance")
+    return {"cig_off": cig_off, "ops": ops, "lens": lens, "n_runs": n_runs,
+            "md_off": md_off, "md": md, "md_len": md_len}

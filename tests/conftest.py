@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import dnaio
+import numpy as np
+import pytest
+
+from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.index import neighborhood
+from seedmap.io.alphabet import DECODE
+from seedmap.io.reads import make_batch
+from seedmap.io.reference import Reference
+from seedmap.pipeline import errors_per_read, locate
+
+COMP = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
+
+
+def decode(codes: np.ndarray) -> str:
+    return DECODE[codes].tobytes().decode()
+
+
+def random_genome(rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.integers(0, 4, n).astype(np.uint8)
+
+
+def repetitive_genome(rng: np.random.Generator) -> list[np.ndarray]:
+    """Tandem repeats, many mutated copies of one segment, a poly-A run, N runs, a tiny sequence."""
+    seg = random_genome(rng, 150)
+    parts = [random_genome(rng, 300)]
+    for _ in range(12):
+        copy = seg.copy()
+        for k in rng.integers(0, copy.size, rng.integers(0, 3)):
+            copy[k] = rng.integers(0, 4)
+        parts += [copy, random_genome(rng, int(rng.integers(0, 40)))]
+    parts.append(np.tile(np.array([0, 1, 2, 3, 3, 2], np.uint8), 60))  # tandem repeat
+    parts.append(np.full(80, 0, np.uint8))
+    parts.append(np.full(25, 4, np.uint8))  # N run
+    parts.append(np.tile(np.array([0, 1], np.uint8), 70))
+    parts.append(random_genome(rng, 200))
+    chrom1 = np.concatenate(parts)
+    chrom2 = np.concatenate([seg[:90], np.full(3, 4, np.uint8), seg[60:], random_genome(rng, 100)])
+    return [chrom1, chrom2, random_genome(rng, 7)]
+
+
+def mutate(rng: np.random.Generator, read: np.ndarray, edits: int) -> np.ndarray:
+    r = list(read)
+    for _ in range(edits):
+        k = int(rng.integers(0, len(r) + 1))
+        op = rng.integers(0, 4)
+        if op == 0 and k < len(r):
+            r[k] = (r[k] + rng.integers(1, 4)) % 4
+        elif op == 1:
+            r.insert(k, int(rng.integers(0, 4)))
+        elif op == 2 and k < len(r) and len(r) > 1:
+            del r[k]
+        elif k < len(r):
+            r[k] = 4  # N in the read
+    return np.array(r, dtype=np.uint8)
+
+
+def sample_reads(rng: np.random.Generator, seqs: list[np.ndarray], n: int, lengths: tuple[int, int],
+                 max_edits: int) -> list[np.ndarray]:
+    reads = []
+    for _ in range(n):
+        s = seqs[int(rng.integers(0, len(seqs)))]
+        m = int(rng.integers(*lengths))
+        if s.size < m or rng.random() < 0.1:
+            read = random_genome(rng, m)
+        else:
+            p = int(rng.integers(0, s.size - m + 1))
+            read = mutate(rng, s[p:p + m], int(rng.integers(0, max_edits + 1)))
+        if rng.random() < 0.5:
+            read = COMP[read[::-1]]
+        reads.append(read)
+    return reads
+
+
+def batch_of(reads: list[np.ndarray], quals: bool = True):
+    recs = [dnaio.SequenceRecord(f"r{i}", decode(r), "I" * r.size if quals else None)
+            for i, r in enumerate(reads)]
+    return make_batch(recs)
+
+
+def seedmap_locations(ref: Reference, reads: list[np.ndarray], errors: float, u: int = 10, l: int = 16,
+                      **plan) -> list[set]:
+    ix = neighborhood.build(ref, u, l)
+    engine = NeighborhoodEngine(ix, ref.starts, **plan)
+    batch = batch_of(reads)
+    qerr = errors_per_read(batch.lengths, errors)
+    loc, _ = locate(batch, engine, ref, qerr)
+    out: list[set] = [set() for _ in reads]
+    for q, s, e, d in zip(loc.query, loc.start, loc.end, loc.dist, strict=True):
+        out[q >> 1].add((int(q & 1), int(s), int(e), int(d)))
+    return out
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)

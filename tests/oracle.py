@@ -1,0 +1,73 @@
+"""Brute-force oracle: every end position of every read within e edits, by plain dynamic programming.
+
+Written independently of seedmap's kernels (row-wise numpy DP over whole sequences). For each hit end j
+it derives the largest start among optimal alignments by a second, reversed global DP, then groups hits
+whose intervals [start, end) overlap into locations, keeping each location's best hit (lowest distance,
+then leftmost end): the definition seedmap documents.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+COMP = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
+
+
+def _last_row(q: np.ndarray, t: np.ndarray, free_start: bool) -> np.ndarray:
+    """Last DP row of q (rows) against t (columns); row 0 is 0 (free start) or 0, 1, 2, ... (global)."""
+    w = t.size
+    cols = np.arange(w + 1)
+    prev = np.zeros(w + 1, dtype=np.int64) if free_start else cols.copy()
+    for i in range(1, q.size + 1):
+        cost = ((t != q[i - 1]) | (t > 3) | (q[i - 1] > 3)).astype(np.int64)
+        cur = np.empty(w + 1, dtype=np.int64)
+        cur[0] = i
+        cur[1:] = np.minimum(prev[:-1] + cost, prev[1:] + 1)
+        cur = cols + np.minimum.accumulate(cur - cols)  # horizontal moves (deletions)
+        prev = cur
+    return prev
+
+
+def hits_one(q: np.ndarray, t: np.ndarray, e: int) -> list[tuple[int, int, int]]:
+    """(start, end, dist) for every end with distance <= e in one sequence t; start = largest optimal."""
+    m = q.size
+    if m <= e:
+        raise ValueError("reads not longer than e match everywhere")
+    row = _last_row(q, t, free_start=True)
+    out = []
+    for j in np.flatnonzero(row <= e):
+        if j == 0:
+            continue
+        d = int(row[j])
+        back = t[max(0, j - m - e):j][::-1]
+        g = _last_row(q[::-1], back, free_start=False)
+        k = int(np.flatnonzero(g == d)[0])
+        out.append((int(j) - k, int(j), d))
+    return out
+
+
+def group(hits: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Merge hits (sorted by end) whose intervals overlap; best per group: lowest dist, then leftmost end."""
+    comps: list[list] = []  # [lo, hi, best(start, end, dist)]
+    for s, en, d in sorted(hits, key=lambda h: h[1]):
+        lo, best = s, (s, en, d)
+        while comps and comps[-1][1] > lo:
+            c = comps.pop()
+            lo = min(lo, c[0])
+            if c[2][2] <= best[2]:
+                best = c[2]
+        comps.append([lo, en, best])
+    return [c[2] for c in comps]
+
+
+def oracle_locations(read: np.ndarray, ref_codes: np.ndarray, ref_starts: np.ndarray, e: int,
+                     ends_only: bool = False) -> set[tuple[int, int, int, int]]:
+    """{(strand, start, end, dist)} in global coordinates; both strands; never across sequences."""
+    result = set()
+    for strand, q in ((0, read), (1, COMP[read[::-1]])):
+        for s in range(ref_starts.size - 1):
+            a, b = int(ref_starts[s]), int(ref_starts[s + 1])
+            hits = hits_one(q, ref_codes[a:b], e)
+            chosen = hits if ends_only else group(hits)
+            result.update((strand, a + st, a + en, d) for st, en, d in chosen)
+    return result
