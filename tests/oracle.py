@@ -1,9 +1,9 @@
 """Brute-force oracle: every end position of every read within e edits, by plain dynamic programming.
 
 Written independently of seedmap's kernels (row-wise numpy DP over whole sequences). For each hit end j
-it derives the largest start among optimal alignments by a second, reversed global DP, then groups hits
-whose intervals [start, end) overlap into locations, keeping each location's best hit (lowest distance,
-then leftmost end): the definition seedmap documents.
+it derives the largest start among optimal alignments by a second, reversed global DP. Locations are
+runs of consecutive hit ends; each keeps its best hit (lowest distance, then leftmost end): the
+definition seedmap documents.
 """
 
 from __future__ import annotations
@@ -47,17 +47,14 @@ def hits_one(q: np.ndarray, t: np.ndarray, e: int) -> list[tuple[int, int, int]]
 
 
 def group(hits: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Merge hits (sorted by end) whose intervals overlap; best per group: lowest dist, then leftmost end."""
-    comps: list[list] = []  # [lo, hi, best(start, end, dist)]
-    for s, en, d in sorted(hits, key=lambda h: h[1]):
-        lo, best = s, (s, en, d)
-        while comps and comps[-1][1] > lo:
-            c = comps.pop()
-            lo = min(lo, c[0])
-            if c[2][2] <= best[2]:
-                best = c[2]
-        comps.append([lo, en, best])
-    return [c[2] for c in comps]
+    """Runs of consecutive ends; best per run: lowest dist, then leftmost end."""
+    runs: list[list[tuple[int, int, int]]] = []
+    for h in sorted(hits, key=lambda h: h[1]):
+        if runs and runs[-1][-1][1] + 1 == h[1]:
+            runs[-1].append(h)
+        else:
+            runs.append([h])
+    return [min(run, key=lambda h: (h[2], h[1])) for run in runs]
 
 
 def oracle_locations(read: np.ndarray, ref_codes: np.ndarray, ref_starts: np.ndarray, e: int,

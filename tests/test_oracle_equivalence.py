@@ -127,3 +127,16 @@ def test_edits_at_read_ends_pick_the_latest_optimal_start(rng):
     # Read 0 = ref[50:90] with its first base changed: its best location starts at 51 (insertion),
     # not 50 (mismatch), and ends at 90.
     assert (0, 51, 90, 1) in got
+
+
+def test_windows_with_many_locations_lose_none(rng, monkeypatch):
+    """Force the overflow path of the verifier (more locations in a window than its first-pass slots)."""
+    from seedmap.backends import cpu
+
+    monkeypatch.setattr(cpu, "SLOTS", 1)
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 30, (20, 60), 3)
+    reads.append(np.tile(np.array([0, 1], np.uint8), 15))  # inside the (AC)^70 repeat
+    reads.append(np.tile(np.array([0, 1, 2, 3, 3, 2], np.uint8), 6))
+    assert check(ref, reads, 1) > 30

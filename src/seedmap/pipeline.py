@@ -44,8 +44,8 @@ def errors_per_read(lengths: np.ndarray, errors: float) -> np.ndarray:
 
 def locate(batch: ReadBatch, engine: object, ref: Reference, qerr: np.ndarray) -> tuple[Locations, tuple]:
     qcodes, qoff = batch.queries()
-    win_q, win_s, win_e = engine.candidate_windows(qcodes, qoff, qerr)
-    loc = Locations(*cpu.verify(qcodes, qoff, qerr, win_q, win_s, win_e, ref.packed, ref.nmask))
+    win_q, windows = engine.candidate_windows(qcodes, qoff, qerr)
+    loc = Locations(*cpu.verify(qcodes, qoff, qerr, win_q, windows, ref.packed, ref.nmask))
     return loc, (qcodes, qoff)
 
 

@@ -6,52 +6,78 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.io.reference import unpack_into
-from seedmap.verify.semiglobal import group_locations, scan_hits
+from seedmap.verify.semiglobal import group_runs, scan_hits
+
+BLOCK = 64  # windows per parallel task: scratch buffers are allocated once per block
+SLOTS = 4  # locations kept per window on the first pass; windows with more are verified again
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
-                    win_s: np.ndarray, win_e: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
-                    slot_off: np.ndarray, loc_start: np.ndarray, loc_end: np.ndarray,
-                    loc_dist: np.ndarray, loc_count: np.ndarray) -> None:
-    for w in prange(win_q.size):
-        qi = win_q[w]
-        q = qcodes[qoff[qi]:qoff[qi + 1]]
-        e = qerr[qi >> 1]
-        width = win_e[w] - win_s[w]
+                    win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray,
+                    loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray,
+                    loc_count: np.ndarray) -> None:
+    nw = win_q.size
+    for blk in prange((nw + BLOCK - 1) // BLOCK):
+        lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
+        width = 1
+        for w in range(lo, hi):
+            width = max(width, win[w, 1] - win[w, 0])
         t = np.empty(width, dtype=np.uint8)
-        unpack_into(packed, nmask, win_s[w], t)
         h_end = np.empty(width, dtype=np.int64)
         h_start = np.empty(width, dtype=np.int64)
         h_dist = np.empty(width, dtype=np.int32)
-        n = scan_hits(q, t, e, h_end, h_start, h_dist)
-        a, b = slot_off[w], slot_off[w + 1]
-        k = group_locations(n, h_end, h_start, h_dist, loc_start[a:b], loc_end[a:b], loc_dist[a:b])
-        for i in range(k):
-            loc_start[a + i] += win_s[w]
-            loc_end[a + i] += win_s[w]
-        loc_count[w] = k
+        for w in range(lo, hi):
+            qi = win_q[w]
+            q = qcodes[qoff[qi]:qoff[qi + 1]]
+            e = qerr[qi >> 1]
+            ws = win[w, 0]
+            wt = t[:win[w, 1] - ws]
+            unpack_into(packed, nmask, ws, wt)
+            n = scan_hits(q, wt, e, win[w, 2] - e - ws, win[w, 3] + e - ws, h_end, h_start, h_dist)
+            a, b = slot_off[w], slot_off[w + 1]
+            k = group_runs(n, h_end, h_start, h_dist, loc_start[a:b], loc_end[a:b], loc_dist[a:b])
+            for i in range(min(k, b - a)):
+                loc_start[a + i] += ws
+                loc_end[a + i] += ws
+            loc_count[w] = k
 
 
-def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win_s: np.ndarray,
-           win_e: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Locations found in the windows: (query, start, end, distance), ordered by query then start.
-
-    Windows of one query are disjoint and each holds every alignment of cost <= e ending inside it, so
-    the locations of different windows never overlap. A window of width W holds at most W // (m - e)
-    locations (each spans >= m - e reference bases), which sizes the output exactly: nothing is lost.
-    """
-    m = (qoff[win_q + 1] - qoff[win_q]).astype(np.int64)
-    e = qerr[win_q >> 1].astype(np.int64)
-    cap = (win_e - win_s) // np.maximum(m - e, 1)
+def _run(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
+         packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
     slot_off = np.zeros(win_q.size + 1, dtype=np.int64)
     np.cumsum(cap, out=slot_off[1:])
     total = int(slot_off[-1])
     loc_start = np.empty(total, dtype=np.int64)
     loc_end = np.empty(total, dtype=np.int64)
     loc_dist = np.empty(total, dtype=np.int32)
-    loc_count = np.zeros(win_q.size, dtype=np.int64)
-    _verify_windows(qcodes, qoff, qerr, win_q, win_s, win_e, packed, nmask, slot_off, loc_start, loc_end,
-                    loc_dist, loc_count)
-    keep = np.arange(total) - np.repeat(slot_off[:-1], cap) < np.repeat(loc_count, cap)
+    count = np.zeros(win_q.size, dtype=np.int64)
+    _verify_windows(qcodes, qoff, qerr, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist, count)
+    return slot_off, loc_start, loc_end, loc_dist, count
+
+
+def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
+           packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Locations found in the windows: (query, start, end, distance), ordered by query then start.
+
+    Windows of one query are disjoint and each holds every alignment of cost <= e ending inside it, so
+    each location lies in one window. Each window keeps up to SLOTS locations; the few windows that have
+    more (repeats) are verified again with room for all of them: nothing is lost.
+    """
+    cap = np.full(win_q.size, SLOTS, dtype=np.int64)
+    slot_off, loc_start, loc_end, loc_dist, count = _run(qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
+    over = np.flatnonzero(count > cap)
+    if over.size:
+        _, s2, e2, d2, _ = _run(qcodes, qoff, qerr, win_q[over], win[over], packed, nmask, count[over])
+        # Splice: overflowing windows take their full lists from the second pass.
+        kept = np.minimum(count, cap)
+        kept[over] = 0
+        keep = np.arange(slot_off[-1]) - np.repeat(slot_off[:-1], cap) < np.repeat(kept, cap)
+        q = np.concatenate([np.repeat(win_q, cap)[keep], np.repeat(win_q[over], count[over])])
+        s = np.concatenate([loc_start[keep], s2])
+        e = np.concatenate([loc_end[keep], e2])
+        d = np.concatenate([loc_dist[keep], d2])
+        order = np.lexsort((s, q))
+        return q[order], s[order], e[order], d[order]
+    keep = np.arange(slot_off[-1]) - np.repeat(slot_off[:-1], cap) < np.repeat(count, cap)
     return np.repeat(win_q, cap)[keep], loc_start[keep], loc_end[keep], loc_dist[keep]

@@ -25,7 +25,7 @@ class NeighborhoodEngine:
         return self.index.word
 
     def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
-                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ix = self.index
         counts = count_candidates(qcodes, qoff, qerr, ix.u, ix.l, self.windows, self.step, self.fe,
                                   ix.seed_start, ix.nbs, ix.nb_pos)
@@ -40,11 +40,11 @@ class NeighborhoodEngine:
             size = int(cand_off[last] - cand_off[first])
             win_s = np.empty(size, dtype=np.int64)
             win_e = np.empty(size, dtype=np.int64)
+            win_d = np.empty(size, dtype=np.int64)
             fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.u, ix.l, self.windows, self.step,
-                         self.fe, ix.seed_start, ix.nbs, ix.nb_pos, ix.pos, self.ref_starts, win_s, win_e)
-            parts.append(merge_windows(first, last, cand_off, win_s, win_e))
+                         self.fe, ix.seed_start, ix.nbs, ix.nb_pos, ix.pos, self.ref_starts, win_s, win_e, win_d)
+            parts.append(merge_windows(first, last, cand_off, win_s, win_e, win_d))
             first = last
         if not parts:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, empty
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])

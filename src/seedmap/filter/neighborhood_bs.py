@@ -129,8 +129,8 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, u: 
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, u: int, l: int, windows: int, step: int, fe: int,
                  seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray,
-                 ref_starts: np.ndarray, win_start: np.ndarray, win_end: np.ndarray) -> None:
-    """Verification windows of queries [q_first, q_last), sorted by start within each query."""
+                 ref_starts: np.ndarray, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
+    """Verification windows (and their diagonals) of queries [q_first, q_last), sorted by start per query."""
     cap = max_patterns(l, fe)
     base = cand_off[q_first]
     for qi in prange(q_first, q_last):
@@ -151,50 +151,58 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
                     diag = p - o
                     win_start[w] = max(diag - e, ref_starts[s])
                     win_end[w] = min(diag + m + e, ref_starts[s + 1])
+                    win_diag[w] = diag
                     w += 1
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
         if hi - lo > 1:
             order = np.argsort(win_start[lo:hi])
             win_start[lo:hi] = win_start[lo:hi][order]
             win_end[lo:hi] = win_end[lo:hi][order]
+            win_diag[lo:hi] = win_diag[lo:hi][order]
 
 
 @njit(cache=True, nogil=True)
-def _merge_one(starts: np.ndarray, ends: np.ndarray, out_s: np.ndarray, out_e: np.ndarray, write: bool) -> int:
+def _merge_one(starts: np.ndarray, ends: np.ndarray, diags: np.ndarray, out: np.ndarray, write: bool) -> int:
+    """Merge overlapping windows (sorted by start); out rows: start, end, min diagonal, max diagonal."""
     n = 0
     i = 0
     while i < starts.size:
         s, e = starts[i], ends[i]
+        dmin = dmax = diags[i]
         i += 1
         while i < starts.size and starts[i] < e:
             e = max(e, ends[i])
+            dmin = min(dmin, diags[i])
+            dmax = max(dmax, diags[i])
             i += 1
         if write:
-            out_s[n] = s
-            out_e[n] = e
+            out[n, 0] = s
+            out[n, 1] = e
+            out[n, 2] = dmin
+            out[n, 3] = dmax
         n += 1
     return n
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def merge_windows(q_first: int, q_last: int, cand_off: np.ndarray, win_start: np.ndarray,
-                  win_end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Union of overlapping windows per query: (query, start, end) arrays ordered by query then start."""
+def merge_windows(q_first: int, q_last: int, cand_off: np.ndarray, win_start: np.ndarray, win_end: np.ndarray,
+                  win_diag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Union of overlapping windows per query: query array and rows (start, end, min diag, max diag),
+    ordered by query then start."""
     nq = q_last - q_first
     base = cand_off[q_first]
     counts = np.zeros(nq + 1, dtype=np.int64)
-    dummy = np.zeros(0, dtype=np.int64)
+    dummy = np.zeros((0, 4), dtype=np.int64)
     for j in prange(nq):
         lo, hi = cand_off[q_first + j] - base, cand_off[q_first + j + 1] - base
-        counts[j + 1] = _merge_one(win_start[lo:hi], win_end[lo:hi], dummy, dummy, False)
+        counts[j + 1] = _merge_one(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], dummy, False)
     for j in range(nq):
         counts[j + 1] += counts[j]
     uq = np.empty(counts[nq], dtype=np.int64)
-    us = np.empty(counts[nq], dtype=np.int64)
-    ue = np.empty(counts[nq], dtype=np.int64)
+    rows = np.empty((counts[nq], 4), dtype=np.int64)
     for j in prange(nq):
         lo, hi = cand_off[q_first + j] - base, cand_off[q_first + j + 1] - base
         a, b = counts[j], counts[j + 1]
-        _merge_one(win_start[lo:hi], win_end[lo:hi], us[a:b], ue[a:b], True)
+        _merge_one(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], rows[a:b], True)
         uq[a:b] = q_first + j
-    return uq, us, ue
+    return uq, rows

@@ -5,9 +5,11 @@ end in the reference; N never matches). A hit is an end with D(j) <= e. For each
 S(j), the largest start among optimal alignments ending at j (ties between predecessors keep the larger
 start). S(j) does not depend on the window as long as the window holds every alignment of cost <= e that
 ends at j, which the candidate windows guarantee; so hit sets and locations agree with a whole-genome DP.
+The reported alignment of a location starts at S(j) of its best end.
 
 Ukkonen's cut-off: values are capped at e + 1 and only rows up to the last active one (value <= e) plus
-one are computed, so random windows cost O(e) per column instead of O(m).
+one are computed, so random windows cost O(e) per column instead of O(m); a diagonal band bounds the
+rest (see scan_hits).
 """
 
 from __future__ import annotations
@@ -17,29 +19,45 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def scan_hits(q: np.ndarray, t: np.ndarray, e: int, hit_end: np.ndarray, hit_start: np.ndarray,
-              hit_dist: np.ndarray) -> int:
-    """Hits of q in t: end column j (1..len(t)), start column, distance. Returns how many (<= len(t))."""
+def scan_hits(q: np.ndarray, t: np.ndarray, e: int, dlo: int, dhi: int, hit_end: np.ndarray,
+              hit_start: np.ndarray, hit_dist: np.ndarray) -> int:
+    """Hits of q in t: end column j (1..len(t)), start column, distance. Returns how many (<= len(t)).
+
+    Only cells (i, c) on diagonals c - i in [dlo, dhi] are computed: every alignment of cost <= e passes
+    within e diagonals of its exact window's diagonal, so callers pass [min diag - e, max diag + e] and
+    nothing of cost <= e is cut off, while a typical window costs m * (4e + 1) cells instead of m^2 / 2.
+    """
     m = q.size
     cap = e + 1
-    d_col = np.empty(m + 1, dtype=np.int32)
-    s_col = np.empty(m + 1, dtype=np.int64)
-    for i in range(m + 1):
-        d_col[i] = min(i, cap)
-        s_col[i] = 0
-    lact = min(e, m)
-    n = 0  # (column 0, the empty alignment, is never reported: callers skip reads with m <= e)
-    for j in range(1, t.size + 1):
-        c = t[j - 1]
-        diag_d = d_col[0]
-        diag_s = s_col[0]
-        d_col[0] = 0
-        s_col[0] = j
-        top = min(lact + 1, m)
-        for i in range(1, top + 1):
+    d_col = np.full(m + 1, cap, dtype=np.int32)
+    s_col = np.zeros(m + 1, dtype=np.int64)
+    lact = -1  # last row with a value <= e in the current column (-1: none)
+    if dlo <= 0 <= dhi:
+        for i in range(min(m, -dlo, e) + 1):  # column 0: start at 0, then i insertions
+            d_col[i] = i
+            lact = i
+    n = 0  # (column 0, the empty alignment, is never a hit: callers skip reads with m <= e)
+    for c in range(1, t.size + 1):
+        low = max(0, c - dhi)
+        if low > m or (lact < 0 and low > 0):
+            break  # the band has left the matrix, or nothing is active and no new start can enter
+        high = min(m, c - dlo, lact + 1)
+        ch = t[c - 1]
+        if low == 0:
+            diag_d = d_col[0]
+            diag_s = s_col[0]
+            d_col[0] = 0
+            s_col[0] = c
+            first = 1
+        else:
+            diag_d = d_col[low - 1]
+            diag_s = s_col[low - 1]
+            d_col[low - 1] = cap  # (low - 1, c) is outside the band
+            first = low
+        for i in range(first, high + 1):
             old_d = d_col[i]
             old_s = s_col[i]
-            d = diag_d + (0 if (q[i - 1] == c and c < 4) else 1)
+            d = diag_d + (0 if (q[i - 1] == ch and ch < 4) else 1)
             s = diag_s
             v = d_col[i - 1] + 1  # insertion: read base against nothing
             if v < d:
@@ -59,11 +77,13 @@ def scan_hits(q: np.ndarray, t: np.ndarray, e: int, hit_end: np.ndarray, hit_sta
             s_col[i] = s
             diag_d = old_d
             diag_s = old_s
-        lact = top
-        while lact > 0 and d_col[lact] > e:
+        lact = high
+        while lact >= low and d_col[lact] > e:
             lact -= 1
+        if lact < low:
+            lact = -1
         if lact == m:
-            hit_end[n] = j
+            hit_end[n] = c
             hit_start[n] = s_col[m]
             hit_dist[n] = d_col[m]
             n += 1
@@ -71,26 +91,25 @@ def scan_hits(q: np.ndarray, t: np.ndarray, e: int, hit_end: np.ndarray, hit_sta
 
 
 @njit(cache=True, nogil=True)
-def group_locations(n: int, hit_end: np.ndarray, hit_start: np.ndarray, hit_dist: np.ndarray,
-                    loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray) -> int:
-    """Merge hits whose intervals [start, end) overlap into locations; keep each location's best hit
-    (lowest distance, then leftmost end). Hits come in increasing end order. Returns the count."""
-    # Stack of disjoint components: interval [c_lo, c_hi) and its best hit.
-    c_lo = np.empty(n, dtype=np.int64)
-    c_hi = np.empty(n, dtype=np.int64)
-    top = 0
-    for h in range(n):
-        lo, hi = hit_start[h], hit_end[h]
-        b_s, b_e, b_d = hit_start[h], hit_end[h], hit_dist[h]
-        while top > 0 and c_hi[top - 1] > lo:
-            top -= 1
-            lo = min(lo, c_lo[top])
-            if loc_dist[top] <= b_d:  # earlier hit wins ties: it has the smaller end
-                b_s, b_e, b_d = loc_start[top], loc_end[top], loc_dist[top]
-        c_lo[top] = lo
-        c_hi[top] = hi
-        loc_start[top] = b_s
-        loc_end[top] = b_e
-        loc_dist[top] = b_d
-        top += 1
-    return top
+def group_runs(n: int, hit_end: np.ndarray, hit_start: np.ndarray, hit_dist: np.ndarray,
+               loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray) -> int:
+    """Locations = runs of consecutive hit ends (D changes by at most 1 from one end to the next, so
+    the ends of one alignment's neighbourhood form one run, and two copies of a repeat are separated by
+    ends where the read does not fit). Keeps each run's best hit: lowest distance, then leftmost end.
+    Writes at most len(loc_start) locations; returns how many runs there are."""
+    cap = loc_start.size
+    k = 0
+    h = 0
+    while h < n:
+        best = h
+        h += 1
+        while h < n and hit_end[h] == hit_end[h - 1] + 1:
+            if hit_dist[h] < hit_dist[best]:
+                best = h
+            h += 1
+        if k < cap:
+            loc_start[k] = hit_start[best]
+            loc_end[k] = hit_end[best]
+            loc_dist[k] = hit_dist[best]
+        k += 1
+    return k

@@ -1,0 +1,139 @@
+"""SAM records: fields consistent with the read and the reference; flags, NH, MAPQ, ordering; pysam."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from conftest import COMP, batch_of, decode, random_genome, repetitive_genome, sample_reads
+
+from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.index import neighborhood
+from seedmap.io.reference import Reference
+from seedmap.io.sam import header
+from seedmap.pipeline import MapOptions, SamFormatter, map_batch
+
+CIGAR_RE = re.compile(r"(\d+)([MID])")
+MD_RE = re.compile(r"(\d+)|(\^[A-Z]+)|([A-Z])")
+
+
+def run(ref: Reference, reads: list[np.ndarray], opts: MapOptions, quals: bool = True) -> list[list[str]]:
+    engine = NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
+    text, _ = map_batch(batch_of(reads, quals), engine, SamFormatter(ref), opts)
+    return [line.split("\t") for line in text.decode().splitlines()]
+
+
+def reference_from_alignment(seq: str, cigar: str, md: str) -> tuple[str, int]:
+    """Rebuild the aligned reference from SEQ, CIGAR and MD; also count edits (for NM)."""
+    ref_parts, qi, edits = [], 0, 0
+    ops = [(int(n), op) for n, op in CIGAR_RE.findall(cigar)]
+    aligned = []  # read bases aligned to reference bases (M), in order
+    for n, op in ops:
+        if op == "M":
+            aligned.append(seq[qi:qi + n])
+            qi += n
+        elif op == "I":
+            qi += n
+            edits += n
+        else:
+            aligned.append(None)
+            edits += n
+    assert qi == len(seq), "CIGAR does not consume the whole read"
+    matched = "".join(a for a in aligned if a is not None)
+    mi = 0
+    for num, dele, mis in MD_RE.findall(md):
+        if num:
+            ref_parts.append(matched[mi:mi + int(num)])
+            mi += int(num)
+        elif dele:
+            ref_parts.append(dele[1:])
+        else:
+            ref_parts.append(mis)
+            mi += 1
+            edits += 1
+    assert mi == len(matched), "MD does not cover the M bases"
+    return "".join(ref_parts), edits
+
+
+@pytest.mark.parametrize("e", [2, 5])
+def test_fields_consistent_with_reference(rng, e):
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 60, (40, 100), e + 2)
+    recs = run(ref, reads, MapOptions(errors=e))
+    codes = ref.codes()
+    name_to_start = dict(zip(ref.names, ref.starts[:-1].tolist(), strict=True))
+    n_mapped = 0
+    for f in recs:
+        read = reads[int(f[0][1:])]
+        flag = int(f[1])
+        fwd = decode(read)
+        if flag & 4:
+            assert f[2] == "*" and f[5] == "*" and f[9] == fwd
+            continue
+        n_mapped += 1
+        seq = decode(COMP[read[::-1]]) if flag & 16 else fwd
+        assert f[9] == seq
+        assert len(f[10]) == len(seq)
+        tags = dict((t[:2], t[5:]) for t in f[11:])
+        rebuilt, edits = reference_from_alignment(seq, f[5], tags["MD"])
+        start = name_to_start[f[2]] + int(f[3]) - 1
+        assert rebuilt == decode(codes[start:start + len(rebuilt)])
+        assert edits == int(tags["NM"]) <= e
+        assert int(tags["AS"]) == -int(tags["NM"])
+    assert n_mapped > 30
+
+
+def test_flags_nh_mapq_and_order(rng):
+    seg = random_genome(rng, 80)
+    g = np.concatenate([random_genome(rng, 500), seg, random_genome(rng, 300), seg, random_genome(rng, 400)])
+    seg2 = seg.copy()
+    seg2[40] = (seg2[40] + 1) % 4  # a third copy, in another sequence, with one substitution
+    ref = Reference.from_codes(["a", "b"], [g, np.concatenate([random_genome(rng, 200), seg2])])
+    read = seg[5:65].copy()
+    unique = g[100:160].copy()
+    recs = run(ref, [read, unique, random_genome(rng, 60)], MapOptions(errors=2))
+    by_read: dict[str, list] = {}
+    for f in recs:
+        by_read.setdefault(f[0], []).append(f)
+    r0 = by_read["r0"]
+    assert len(r0) >= 3
+    assert [int(f[1]) & 256 for f in r0] == [0] + [256] * (len(r0) - 1)
+    nms = [int(dict((t[:2], t[5:]) for t in f[11:])["NM"]) for f in r0]
+    assert nms == sorted(nms)
+    assert all(f"NH:i:{len(r0)}" in f for f in r0)
+    assert r0[0][4] == "0"  # several locations share the best distance
+    assert by_read["r1"][0][4] == "60" and int(by_read["r1"][0][1]) & 256 == 0
+    assert int(by_read["r2"][0][1]) == 4
+    # --best and -n
+    best = run(ref, [read], MapOptions(errors=2, best_only=True))
+    assert all("NM:i:0" in f for f in best) and len(best) == nms.count(0)
+    capped = run(ref, [read], MapOptions(errors=2, max_hits=1))
+    assert len(capped) == 1 and capped[0][1] in ("0", "16")
+
+
+def test_fasta_reads_have_no_quality(rng):
+    g = random_genome(rng, 1000)
+    ref = Reference.from_codes(["a"], [g])
+    recs = run(ref, [g[10:70]], MapOptions(errors=1), quals=False)
+    assert recs[0][10] == "*"
+
+
+def test_pysam_reads_output(rng, tmp_path):
+    pysam = pytest.importorskip("pysam")
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 30, (40, 100), 4)
+    engine = NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
+    text, _ = map_batch(batch_of(reads), engine, SamFormatter(ref), MapOptions(errors=3))
+    path = tmp_path / "out.sam"
+    path.write_bytes(header(ref, "seedmap test").encode() + text)
+    with pysam.AlignmentFile(str(path), "r") as sam:
+        n = 0
+        for rec in sam:
+            n += 1
+            if not rec.is_unmapped:
+                assert rec.infer_query_length() == rec.query_length
+                assert rec.get_tag("NM") <= 3
+        assert n >= 30
