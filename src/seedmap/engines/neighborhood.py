@@ -24,15 +24,24 @@ class NeighborhoodEngine:
     def max_window(self) -> int:
         return self.index.word
 
+    def _saved_ranges(self, qerr: np.ndarray) -> int:
+        """Room per query for the index ranges the count pass hands to the fill pass: one per window for
+        the default plan; plans with more are searched again in the fill pass."""
+        if self.step or self.fe:
+            return 1
+        return (self.windows or int(qerr.max(initial=0)) + 1)
+
     def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
                           qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ix = self.index
+        nq = qoff.size - 1
+        saved = np.empty((nq, self._saved_ranges(qerr), 3), dtype=np.int64)
+        n_saved = np.empty(nq, dtype=np.int64)
         counts = count_candidates(qcodes, qoff, qerr, ix.u, ix.l, self.windows, self.step, self.fe,
-                                  ix.seed_start, ix.nbs, ix.nb_pos)
+                                  ix.seed_start, ix.nbs, ix.nb_pos, saved, n_saved)
         cand_off = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=cand_off[1:])
         parts = []
-        nq = counts.size
         first = 0
         while first < nq:
             last = int(np.searchsorted(cand_off, cand_off[first] + CANDIDATE_BUDGET, side="right")) - 1
@@ -42,7 +51,8 @@ class NeighborhoodEngine:
             win_e = np.empty(size, dtype=np.int64)
             win_d = np.empty(size, dtype=np.int64)
             fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.u, ix.l, self.windows, self.step,
-                         self.fe, ix.seed_start, ix.nbs, ix.nb_pos, ix.pos, self.ref_starts, win_s, win_e, win_d)
+                         self.fe, ix.seed_start, ix.nbs, ix.nb_pos, ix.pos, self.ref_starts, saved, n_saved,
+                         win_s, win_e, win_d)
             parts.append(merge_windows(first, last, cand_off, win_s, win_e, win_d))
             first = last
         if not parts:

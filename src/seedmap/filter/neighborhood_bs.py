@@ -104,32 +104,83 @@ def _window_ranges(q: np.ndarray, o: int, length: int, u: int, l: int, fe: int,
 
 @njit(cache=True, nogil=True, parallel=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, u: int, l: int, windows: int,
-                     step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray) -> np.ndarray:
+                     step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
+                     saved: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
+    """Candidates per query. The position ranges found are saved per query (rows of `saved`: offset,
+    range start, range end) when they fit, so that the fill pass need not search the index again;
+    n_saved[q] = -1 when they did not fit."""
     nq = qoff.size - 1
     counts = np.zeros(nq, dtype=np.int64)
     cap = max_patterns(l, fe)
+    room = saved.shape[1]
     for qi in prange(nq):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         m = q.size
         e = qerr[qi >> 1]
+        n_saved[qi] = 0
         if m <= e:
             continue
         length, offsets = window_plan(m, e, u + l, windows, step)
         ranges = np.empty((cap, 2), dtype=np.int64)
         c = 0
+        k = 0
         for o in offsets:
             n = _window_ranges(q, o, length, u, l, fe, seed_start, nbs, nb_pos, ranges)
             for i in range(n):
                 c += ranges[i, 1] - ranges[i, 0]
+                if k < room:
+                    saved[qi, k, 0] = o
+                    saved[qi, k, 1] = ranges[i, 0]
+                    saved[qi, k, 2] = ranges[i, 1]
+                k += 1
+        n_saved[qi] = k if k <= room else -1
         counts[qi] = c
     return counts
+
+
+@njit(cache=True, nogil=True)
+def _sort_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
+    """Sort by start (insertion sort for the usual handful, argsort for repeats)."""
+    n = ws.size
+    if n > 32:
+        order = np.argsort(ws)
+        ws[:] = ws[order]
+        we[:] = we[order]
+        wd[:] = wd[order]
+        return
+    for i in range(1, n):
+        a, b, c = ws[i], we[i], wd[i]
+        j = i - 1
+        while j >= 0 and ws[j] > a:
+            ws[j + 1] = ws[j]
+            we[j + 1] = we[j]
+            wd[j + 1] = wd[j]
+            j -= 1
+        ws[j + 1] = a
+        we[j + 1] = b
+        wd[j + 1] = c
+
+
+@njit(cache=True, nogil=True)
+def _emit(o: int, lo: int, hi: int, m: int, e: int, pos: np.ndarray, ref_starts: np.ndarray, w: int,
+          win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> int:
+    for k in range(lo, hi):
+        p = np.int64(pos[k])
+        s = np.searchsorted(ref_starts, p, side="right") - 1
+        diag = p - o
+        win_start[w] = max(diag - e, ref_starts[s])
+        win_end[w] = min(diag + m + e, ref_starts[s + 1])
+        win_diag[w] = diag
+        w += 1
+    return w
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, u: int, l: int, windows: int, step: int, fe: int,
                  seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray,
-                 ref_starts: np.ndarray, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
+                 ref_starts: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, win_start: np.ndarray,
+                 win_end: np.ndarray, win_diag: np.ndarray) -> None:
     """Verification windows (and their diagonals) of queries [q_first, q_last), sorted by start per query."""
     cap = max_patterns(l, fe)
     base = cand_off[q_first]
@@ -139,26 +190,21 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
         e = qerr[qi >> 1]
         if m <= e:
             continue
-        length, offsets = window_plan(m, e, u + l, windows, step)
-        ranges = np.empty((cap, 2), dtype=np.int64)
         w = cand_off[qi] - base
-        for o in offsets:
-            n = _window_ranges(q, o, length, u, l, fe, seed_start, nbs, nb_pos, ranges)
-            for i in range(n):
-                for k in range(ranges[i, 0], ranges[i, 1]):
-                    p = np.int64(pos[k])
-                    s = np.searchsorted(ref_starts, p, side="right") - 1
-                    diag = p - o
-                    win_start[w] = max(diag - e, ref_starts[s])
-                    win_end[w] = min(diag + m + e, ref_starts[s + 1])
-                    win_diag[w] = diag
-                    w += 1
+        if n_saved[qi] >= 0:
+            for k in range(n_saved[qi]):
+                w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
+                          win_start, win_end, win_diag)
+        else:
+            length, offsets = window_plan(m, e, u + l, windows, step)
+            ranges = np.empty((cap, 2), dtype=np.int64)
+            for o in offsets:
+                n = _window_ranges(q, o, length, u, l, fe, seed_start, nbs, nb_pos, ranges)
+                for i in range(n):
+                    w = _emit(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
+                              win_diag)
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-        if hi - lo > 1:
-            order = np.argsort(win_start[lo:hi])
-            win_start[lo:hi] = win_start[lo:hi][order]
-            win_end[lo:hi] = win_end[lo:hi][order]
-            win_diag[lo:hi] = win_diag[lo:hi][order]
+        _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
 
 
 @njit(cache=True, nogil=True)

@@ -19,11 +19,3 @@ def encode(text: bytes) -> np.ndarray:
     """Codes of an ASCII sequence; INVALID marks bytes that are not nucleotides."""
     return ENCODE[np.frombuffer(text, dtype=np.uint8)]
 
-
-def reverse_complement_concat(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Reverse complement of each segment [offsets[i], offsets[i+1]) of a concatenated code array."""
-    lengths = np.diff(offsets)
-    starts = np.repeat(offsets[:-1], lengths)
-    ends = np.repeat(offsets[1:], lengths)
-    within = np.arange(codes.size, dtype=np.int64) - starts
-    return COMPLEMENT[codes[ends - 1 - within]]

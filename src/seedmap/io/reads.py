@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 import dnaio
 import numpy as np
+from numba import njit
 
 from seedmap.errors import SeedmapError
-from seedmap.io.alphabet import INVALID, encode, reverse_complement_concat
+from seedmap.io.alphabet import INVALID, encode
 
 
 @dataclass
@@ -35,20 +36,22 @@ class ReadBatch:
 
     def queries(self) -> tuple[np.ndarray, np.ndarray]:
         """Query 2i is read i, query 2i + 1 its reverse complement: codes and offsets (2n + 1)."""
-        rc = reverse_complement_concat(self.codes, self.offsets)
-        lengths = self.lengths
-        n = self.size
-        qoff = np.zeros(2 * n + 1, dtype=np.int64)
-        qoff[1:] = np.cumsum(np.repeat(lengths, 2))
+        qoff = np.zeros(2 * self.size + 1, dtype=np.int64)
+        np.cumsum(np.repeat(self.lengths, 2), out=qoff[1:])
         qcodes = np.empty(2 * self.codes.size, dtype=np.uint8)
-        fwd_start = qoff[0:-1:2]
-        rev_start = qoff[1::2]
-        shift_f = np.repeat(fwd_start - self.offsets[:-1], lengths)
-        shift_r = np.repeat(rev_start - self.offsets[:-1], lengths)
-        idx = np.arange(self.codes.size, dtype=np.int64)
-        qcodes[idx + shift_f] = self.codes
-        qcodes[idx + shift_r] = rc
+        _fill_queries(self.codes, self.offsets, qoff, qcodes)
         return qcodes, qoff
+
+
+@njit(cache=True, nogil=True)
+def _fill_queries(codes: np.ndarray, offsets: np.ndarray, qoff: np.ndarray, qcodes: np.ndarray) -> None:
+    for r in range(offsets.size - 1):
+        a, b = offsets[r], offsets[r + 1]
+        f, rv = qoff[2 * r], qoff[2 * r + 1]
+        for k in range(b - a):
+            qcodes[f + k] = codes[a + k]
+            c = codes[b - 1 - k]
+            qcodes[rv + k] = 3 - c if c < 4 else 4
 
 
 def open_error_message(path: str, exc: BaseException) -> str:

@@ -35,13 +35,15 @@ def _write_int(buf: np.ndarray, p: int, value: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def align_one(q: np.ndarray, t: np.ndarray, band: int, ops: np.ndarray, lens: np.ndarray,
-              md: np.ndarray) -> tuple[int, int, int]:
-    """Global alignment within the band. Returns (edit distance, number of CIGAR runs, MD length)."""
+def align_one(q: np.ndarray, t: np.ndarray, band: int, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
+              scratch: np.ndarray, rev: np.ndarray) -> tuple[int, int, int]:
+    """Global alignment within the band. Returns (edit distance, number of CIGAR runs, MD length).
+    scratch: at least (m + 1) * (2 * band + 1) int32; rev: at least m + len(t) uint8."""
     m, n = q.size, t.size
     width = 2 * band + 1
     big = 1 << 28
-    dp = np.full((m + 1, width), big, dtype=np.int32)  # dp[i, c - i + band]
+    dp = scratch[:(m + 1) * width].reshape((m + 1, width))  # dp[i, c - i + band]
+    dp[:] = big
     for c in range(0, min(n, band) + 1):
         dp[0, c + band] = c
     for i in range(1, m + 1):
@@ -62,7 +64,6 @@ def align_one(q: np.ndarray, t: np.ndarray, band: int, ops: np.ndarray, lens: np
             dp[i, b] = best
     dist = dp[m, n - m + band]
     # Traceback from (m, n); ops collected backwards.
-    rev = np.empty(m + n, dtype=np.uint8)
     k = 0
     i, c = m, n
     while i > 0 or c > 0:
@@ -124,22 +125,37 @@ def md_capacity(m: np.ndarray, dist: np.ndarray) -> np.ndarray:
     return (dist + 1) * digits + 3 * dist
 
 
+BLOCK = 64  # locations per parallel task: scratch allocated once per block
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _align_all(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                loc_s: np.ndarray, loc_e: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
                cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
                n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray) -> None:
-    for k in prange(loc_q.size):
-        qi = loc_q[k]
-        q = qcodes[qoff[qi]:qoff[qi + 1]]
-        t = np.empty(loc_e[k] - loc_s[k], dtype=np.uint8)
-        unpack_into(packed, nmask, loc_s[k], t)
-        a, b = cig_off[k], md_off[k]
-        d, r, ml = align_one(q, t, qerr[qi >> 1], ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]],
-                             md[b:md_off[k + 1]])
-        n_runs[k] = r
-        md_len[k] = ml
-        dist[k] = d
+    nl = loc_q.size
+    for blk in prange((nl + BLOCK - 1) // BLOCK):
+        lo, hi = blk * BLOCK, min(nl, (blk + 1) * BLOCK)
+        cells, span = 1, 1
+        for k in range(lo, hi):
+            qi = loc_q[k]
+            m = qoff[qi + 1] - qoff[qi]
+            cells = max(cells, (m + 1) * (2 * qerr[qi >> 1] + 1))
+            span = max(span, m + loc_e[k] - loc_s[k])
+        scratch = np.empty(cells, dtype=np.int32)
+        rev = np.empty(span, dtype=np.uint8)
+        t = np.empty(span, dtype=np.uint8)
+        for k in range(lo, hi):
+            qi = loc_q[k]
+            q = qcodes[qoff[qi]:qoff[qi + 1]]
+            tk = t[:loc_e[k] - loc_s[k]]
+            unpack_into(packed, nmask, loc_s[k], tk)
+            a, b = cig_off[k], md_off[k]
+            d, r, ml = align_one(q, tk, qerr[qi >> 1], ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]],
+                                 md[b:md_off[k + 1]], scratch, rev)
+            n_runs[k] = r
+            md_len[k] = ml
+            dist[k] = d
 
 
 def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
