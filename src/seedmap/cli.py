@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import shlex
 import sys
@@ -28,25 +29,32 @@ Reads not longer than e are reported unmapped (they would match everywhere).
 """
 
 
-def _errors(text: str) -> float:
+def edits_or_rate(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 0 or (value >= 1 and value != int(value)):
+    if not math.isfinite(value) or value < 0 or (value >= 1 and not value.is_integer()):
         raise argparse.ArgumentTypeError("give a whole number of edits (e.g. 3) or a rate below 1 (e.g. 0.05)")
     return value
 
 
-def _positive(text: str) -> int:
-    value = int(text)
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    value = _int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
 
 
-def _nonnegative(text: str) -> int:
-    value = int(text)
+def nonnegative_int(text: str) -> int:
+    value = _int(text)
     if value < 0:
         raise argparse.ArgumentTypeError("must be at least 0")
     return value
@@ -71,17 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("reference", help="reference FASTA (its index REFERENCE.smi is used when present)")
     mp.add_argument("reads", help="reads: FASTQ or FASTA, plain or gz")
     mp.add_argument("-o", "--output", help="output SAM file (default: stdout)")
-    mp.add_argument("-t", "--threads", type=_positive, default=1, help="threads (default %(default)s)")
-    mp.add_argument("-e", "--errors", type=_errors, default=0.05,
+    mp.add_argument("-t", "--threads", type=positive_int, default=1, help="threads (default %(default)s)")
+    mp.add_argument("-e", "--errors", type=edits_or_rate, default=0.05,
                     help="edits allowed: a number (3) or a rate of the read length (0.05; default %(default)s)")
     mp.add_argument("--best", action="store_true", help="report only the best stratum of locations")
-    mp.add_argument("-n", "--max-hits", type=_nonnegative, default=0,
+    mp.add_argument("-n", "--max-hits", type=nonnegative_int, default=0,
                     help="report at most N locations per read, best first (default: all)")
     mp.add_argument("--index", help="index directory (default: REFERENCE.smi)")
-    mp.add_argument("--windows", type=_nonnegative, default=0, help="disjoint windows per read (0 = e + 1)")
-    mp.add_argument("--step", type=_nonnegative, default=0, help="sliding windows with this step (0 = disjoint)")
-    mp.add_argument("--fe", type=_nonnegative, default=0, help="substitutions allowed in a window's neighborhood")
-    mp.add_argument("--batch-size", type=_positive, default=100_000, help="reads per batch (default %(default)s)")
+    mp.add_argument("--windows", type=nonnegative_int, default=0, help="disjoint windows per read (0 = e + 1)")
+    mp.add_argument("--step", type=nonnegative_int, default=0, help="sliding windows with this step (0 = disjoint)")
+    mp.add_argument("--fe", type=nonnegative_int, default=0, help="substitutions allowed in a window's neighborhood")
+    mp.add_argument("--batch-size", type=positive_int, default=100_000, help="reads per batch (default %(default)s)")
     mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     return p
 

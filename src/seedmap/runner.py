@@ -15,6 +15,7 @@ from typing import BinaryIO
 import numpy as np
 
 from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.errors import SeedmapError
 from seedmap.filter import plan
 from seedmap.index import neighborhood, store
 from seedmap.io.reads import read_batches
@@ -46,7 +47,7 @@ def load_or_build(fasta: str, index_path: str | None, u: int,
     path = Path(index_path) if index_path else store.default_path(fasta, "neighborhood")
     if index_path or path.exists():
         t0 = time.perf_counter()
-        st = store.load(path, "neighborhood", fasta)
+        st = store.load(path, "neighborhood", ("seed_start", "nbs", "nb_pos", "pos"), fasta)
         a = st.arrays
         ix = neighborhood.NeighborhoodIndex(int(st.params["u"]), int(st.params["l"]), a["seed_start"], a["nbs"],
                                             a["nb_pos"], a["pos"])
@@ -65,7 +66,18 @@ def output_stream(path: str | None) -> Iterator[BinaryIO]:
         sys.stdout.buffer.flush()
         return
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    if target.is_dir():
+        raise SeedmapError(f"{path}: is a directory")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise SeedmapError(f"{path}: the directory {parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise SeedmapError(f"{path}: cannot write here ({exc.strerror})") from None
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; an output file follows the umask like any other
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh

@@ -87,7 +87,20 @@ def _replace_dir(tmp: Path, path: Path) -> None:
         os.rename(tmp, path)
 
 
-def load(path: str | Path, kind: str, fasta: str | Path | None = None, verify: bool = True) -> StoredIndex:
+REFERENCE_ARRAYS = ("ref_starts", "ref_packed", "ref_nmask")
+
+
+def _complete(header: dict, required: tuple[str, ...]) -> bool:
+    try:
+        return (isinstance(header["params"], dict) and isinstance(header["reference"]["names"], list)
+                and all(isinstance(header["arrays"][name], dict) for name in REFERENCE_ARRAYS + required))
+    except (KeyError, TypeError):
+        return False
+
+
+def load(path: str | Path, kind: str, required: tuple[str, ...], fasta: str | Path | None = None,
+         verify: bool = True) -> StoredIndex:
+    """Load and check an index of `kind` that must hold the arrays `required`."""
     path = Path(path)
     try:
         header = json.loads((path / "header.json").read_text())
@@ -97,6 +110,8 @@ def load(path: str | Path, kind: str, fasta: str | Path | None = None, verify: b
         raise SeedmapError(f"{path}: the index header is unreadable or corrupted; rebuild the index") from None
     if not isinstance(header, dict) or header.get("format") != "seedmap-index":
         raise SeedmapError(f"{path}: not a seedmap index")
+    if not _complete(header, required):
+        raise SeedmapError(f"{path}: the index header is incomplete; rebuild the index")
     if header.get("format_version") != FORMAT_VERSION:
         raise SeedmapError(f"{path}: index format version {header.get('format_version')} is not supported by "
                            f"seedmap {__version__} (version {FORMAT_VERSION}); rebuild the index")
@@ -110,11 +125,11 @@ def load(path: str | Path, kind: str, fasta: str | Path | None = None, verify: b
     for name, desc in header["arrays"].items():
         try:
             arr = np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError):
+        except Exception:  # OSError, ValueError, EOFError (empty file), ...
             raise SeedmapError(f"{path}: array {name} is missing or corrupted; rebuild the index") from None
-        if arr.dtype.str != desc["dtype"] or list(arr.shape) != desc["shape"]:
+        if arr.dtype.str != desc.get("dtype") or list(arr.shape) != desc.get("shape"):
             raise SeedmapError(f"{path}: array {name} has the wrong type or size; rebuild the index")
-        if verify and _crc(arr) != desc["crc32"]:
+        if verify and _crc(arr) != desc.get("crc32"):
             raise SeedmapError(f"{path}: array {name} is corrupted (checksum mismatch); rebuild the index")
         arrays[name] = arr
     ref = Reference(list(header["reference"]["names"]), np.asarray(arrays.pop("ref_starts")),
