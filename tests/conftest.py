@@ -4,8 +4,9 @@ import dnaio
 import numpy as np
 import pytest
 
+from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.neighborhood import NeighborhoodEngine
-from seedmap.index import neighborhood
+from seedmap.index import kmer, neighborhood
 from seedmap.io.alphabet import DECODE
 from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
@@ -80,10 +81,15 @@ def batch_of(reads: list[np.ndarray], quals: bool = True):
     return make_batch(recs)
 
 
-def seedmap_locations(ref: Reference, reads: list[np.ndarray], errors: float, u: int = 10, l: int = 16,
-                      **plan) -> list[set]:
-    ix = neighborhood.build(ref, u, l)
-    engine = NeighborhoodEngine(ix, ref.starts, **plan)
+def make_engine(ref: Reference, engine: str = "neighborhood", u: int = 10, l: int = 16, k: int = 12,
+                **plan):
+    if engine == "kmer":
+        return KmerEngine(kmer.build(ref, k), ref.starts, **plan)
+    return NeighborhoodEngine(neighborhood.build(ref, u, l), ref.starts, **plan)
+
+
+def seedmap_locations(ref: Reference, reads: list[np.ndarray], errors: float, **kw) -> list[set]:
+    engine = make_engine(ref, **kw)
     batch = batch_of(reads)
     qerr = errors_per_read(batch.lengths, errors)
     loc, _ = locate(batch, engine, ref, qerr)

@@ -20,14 +20,17 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def indexed_example(tmp_path_factory) -> Path:
     ref = tmp_path_factory.mktemp("example") / "ref.fa.gz"
     ref.write_bytes((EXAMPLES / "ref.fa.gz").read_bytes())
-    build_index(str(ref), None, 10, 16)
+    build_index(str(ref), None, "neighborhood", {"u": 10, "l": 16})
+    build_index(str(ref), None, "kmer", {"k": 12})
     return ref
 
 
-def _map(ref: Path, out: Path, threads: int, batch: int, errors: float = 0.05) -> list[str]:
+def _map(ref: Path, out: Path, threads: int, batch: int, errors: float = 0.05, kind: str = "neighborhood",
+         **engine_options) -> list[str]:
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     run_map(str(ref), str(EXAMPLES / "reads.fq.gz"), str(out), MapOptions(errors=errors), index_path=None,
-            windows=0, step=0, fe=0, batch_reads=batch, command_line="seedmap test", progress=False)
+            engine_options=engine_options, batch_reads=batch, command_line="seedmap test", progress=False,
+            kind=kind)
     return out.read_text().splitlines()
 
 
@@ -35,7 +38,9 @@ def test_same_output_for_threads_and_batches(indexed_example, tmp_path):
     a = _map(indexed_example, tmp_path / "a.sam", threads=1, batch=100_000)
     b = _map(indexed_example, tmp_path / "b.sam", threads=2, batch=777)
     c = _map(indexed_example, tmp_path / "c.sam", threads=2, batch=1)
-    assert a == b == c
+    d = _map(indexed_example, tmp_path / "d.sam", threads=2, batch=5000, kind="kmer")
+    f = _map(indexed_example, tmp_path / "f.sam", threads=1, batch=300, kind="kmer", adjacency=2)
+    assert a == b == c == d == f
     records = [line for line in a if not line.startswith("@")]
     assert len({r.split("\t")[0] for r in records}) == 5000  # every read written, in input order
     assert [r.split("\t")[0] for r in records if int(r.split("\t")[1]) & 256 == 0] == [

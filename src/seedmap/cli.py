@@ -11,7 +11,7 @@ import sys
 
 from seedmap import __version__
 from seedmap.errors import SeedmapError
-from seedmap.index import neighborhood
+from seedmap.index import kmer, neighborhood
 
 log = logging.getLogger("seedmap")
 
@@ -65,13 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"seedmap {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    ix = sub.add_parser("index", help="build the neighborhood index of a reference FASTA")
+    ix = sub.add_parser("index", help="build an index of a reference FASTA")
     ix.add_argument("reference", help="FASTA file, plain or gz")
-    ix.add_argument("-o", "--output", help="index directory (default: REFERENCE.smi)")
+    ix.add_argument("--kind", choices=["neighborhood", "kmer"], default="neighborhood",
+                    help="neighborhood index (Tran; default) or k-mer hash table (mrFAST)")
+    ix.add_argument("-o", "--output", help="index directory (default: REFERENCE.smi, REFERENCE.kmer.smi)")
     ix.add_argument("-u", "--seed-length", type=int, default=neighborhood.DEFAULT_SEED_LENGTH,
                     help="seed length u (default %(default)s; the seed table has 4^u entries)")
     ix.add_argument("-l", "--neighborhood-length", type=int, default=neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH,
                     help="neighborhood length l, at most 16 (default %(default)s)")
+    ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K,
+                    help="k-mer length for --kind kmer, at most 14 (default %(default)s)")
     ix.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
 
     mp = sub.add_parser("map", help="map reads; SAM to stdout or -o", epilog=MAP_EPILOG,
@@ -85,7 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--best", action="store_true", help="report only the best stratum of locations")
     mp.add_argument("-n", "--max-hits", type=nonnegative_int, default=0,
                     help="report at most N locations per read, best first (default: all)")
-    mp.add_argument("--index", help="index directory (default: REFERENCE.smi)")
+    mp.add_argument("--engine", choices=["neighborhood", "kmer"], default="neighborhood",
+                    help="index kind to map with (default %(default)s); all engines report the same hits")
+    mp.add_argument("--index", help="index directory (default: REFERENCE.smi or REFERENCE.kmer.smi)")
+    mp.add_argument("--adjacency", type=positive_int, default=1,
+                    help="kmer engine: a candidate needs this many agreeing seeds (e + A seeds are taken, so "
+                         "no location is lost; reads too short for them use A = 1)")
     mp.add_argument("--windows", type=nonnegative_int, default=0, help="disjoint windows per read (0 = e + 1)")
     mp.add_argument("--step", type=nonnegative_int, default=0, help="sliding windows with this step (0 = disjoint)")
     mp.add_argument("--fe", type=nonnegative_int, default=0, help="substitutions allowed in a window's neighborhood")
@@ -132,7 +141,13 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     from seedmap import runner
 
     if args.command == "index":
-        runner.build_index(args.reference, args.output, args.seed_length, args.neighborhood_length)
+        if args.kind == "kmer":
+            kmer.check_parameters(args.kmer_length)
+            params = {"k": args.kmer_length}
+        else:
+            neighborhood.check_parameters(args.seed_length, args.neighborhood_length)
+            params = {"u": args.seed_length, "l": args.neighborhood_length}
+        runner.build_index(args.reference, args.output, args.kind, params)
         return 0
     import numba
 
@@ -141,7 +156,8 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     opts = MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits)
     command_line = shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)])
-    runner.run_map(args.reference, args.reads, args.output, opts, index_path=args.index, windows=args.windows,
-                   step=args.step, fe=args.fe, batch_reads=args.batch_size, command_line=command_line,
-                   progress=sys.stderr.isatty() and not args.quiet)
+    engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency}
+    runner.run_map(args.reference, args.reads, args.output, opts, index_path=args.index,
+                   engine_options=engine_options, batch_reads=args.batch_size, command_line=command_line,
+                   progress=sys.stderr.isatty() and not args.quiet, kind=args.engine)
     return 0

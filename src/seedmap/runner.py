@@ -7,17 +7,20 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
+from seedmap.engines.base import CandidateEngine
+from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter import plan
-from seedmap.index import neighborhood, store
+from seedmap.index import kmer, neighborhood, store
 from seedmap.io.reads import read_batches
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.io.sam import header
@@ -26,36 +29,66 @@ from seedmap.pipeline import MapOptions, SamFormatter, errors_per_read, map_batc
 log = logging.getLogger("seedmap")
 
 
-def build_index(fasta: str, out: str | None, u: int, l: int) -> Path:
-    neighborhood.check_parameters(u, l)
+@dataclass
+class IndexKind:
+    """How to build, store and load one kind of index, and make its engine."""
+
+    name: str
+    arrays: tuple[str, ...]
+    build: Callable[[Reference, dict], object]
+    from_arrays: Callable[[dict, dict], object]
+    engine: Callable[[object, np.ndarray, dict], CandidateEngine]
+    describe: Callable[[object], str]
+
+
+KINDS = {
+    "neighborhood": IndexKind(
+        "neighborhood", ("seed_start", "nbs", "nb_pos", "pos"),
+        build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"]),
+        from_arrays=lambda p, a: neighborhood.NeighborhoodIndex(p["u"], p["l"], a["seed_start"], a["nbs"],
+                                                                a["nb_pos"], a["pos"]),
+        engine=lambda ix, starts, o: NeighborhoodEngine(ix, starts, windows=o.get("windows", 0),
+                                                        step=o.get("step", 0), fe=o.get("fe", 0)),
+        describe=lambda ix: f"u={ix.u}, l={ix.l}: {ix.pos.size} positions, {ix.nbs.size} unique words"),
+    "kmer": IndexKind(
+        "kmer", ("offsets", "pos"),
+        build=lambda ref, p: kmer.build(ref, p["k"]),
+        from_arrays=lambda p, a: kmer.KmerIndex(p["k"], a["offsets"], a["pos"]),
+        engine=lambda ix, starts, o: KmerEngine(ix, starts, adjacency=o.get("adjacency", 1)),
+        describe=lambda ix: f"k={ix.k}: {ix.pos.size} positions"),
+}
+DEFAULT_PARAMS = {
+    "neighborhood": {"u": neighborhood.DEFAULT_SEED_LENGTH, "l": neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH},
+    "kmer": {"k": kmer.DEFAULT_K},
+}
+
+
+def build_index(fasta: str, out: str | None, kind: str, params: dict) -> Path:
     t0 = time.perf_counter()
     ref = read_fasta(fasta)
     t1 = time.perf_counter()
     log.info("read %d sequences, %d bp in %.1f s", len(ref.names), ref.total, t1 - t0)
-    ix = neighborhood.build(ref, u, l)
+    ix = KINDS[kind].build(ref, params)
     t2 = time.perf_counter()
-    log.info("built the neighborhood index (u=%d, l=%d): %d positions, %d unique words in %.1f s",
-             u, l, ix.pos.size, ix.nbs.size, t2 - t1)
-    path = Path(out) if out else store.default_path(fasta, "neighborhood")
-    store.save(path, "neighborhood", {"u": u, "l": l}, ref, ix.arrays(), fasta)
+    log.info("built the %s index (%s) in %.1f s", kind, KINDS[kind].describe(ix), t2 - t1)
+    path = Path(out) if out else store.default_path(fasta, kind)
+    store.save(path, kind, params, ref, ix.arrays(), fasta)
     log.info("wrote %s in %.1f s", path, time.perf_counter() - t2)
     return path
 
 
-def load_or_build(fasta: str, index_path: str | None, u: int,
-                  l: int) -> tuple[Reference, neighborhood.NeighborhoodIndex]:
-    path = Path(index_path) if index_path else store.default_path(fasta, "neighborhood")
+def load_or_build(fasta: str, index_path: str | None, kind: str = "neighborhood") -> tuple[Reference, object]:
+    spec = KINDS[kind]
+    path = Path(index_path) if index_path else store.default_path(fasta, kind)
     if index_path or path.exists():
         t0 = time.perf_counter()
-        st = store.load(path, "neighborhood", ("seed_start", "nbs", "nb_pos", "pos"), fasta)
-        a = st.arrays
-        ix = neighborhood.NeighborhoodIndex(int(st.params["u"]), int(st.params["l"]), a["seed_start"], a["nbs"],
-                                            a["nb_pos"], a["pos"])
+        st = store.load(path, kind, spec.arrays, fasta)
+        ix = spec.from_arrays(st.params, st.arrays)
         log.info("loaded index %s in %.1f s", path, time.perf_counter() - t0)
         return st.reference, ix
-    log.info("no index at %s: building one in memory (run 'seedmap index' to keep it)", path)
+    log.info("no %s index at %s: building one in memory (run 'seedmap index' to keep it)", kind, path)
     ref = read_fasta(fasta)
-    return ref, neighborhood.build(ref, u, l)
+    return ref, spec.build(ref, DEFAULT_PARAMS[kind])
 
 
 @contextmanager
@@ -114,13 +147,14 @@ class GuaranteeWarnings:
 
 
 def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_path: str | None,
-            windows: int, step: int, fe: int, batch_reads: int, command_line: str, progress: bool) -> None:
+            engine_options: dict, batch_reads: int, command_line: str, progress: bool,
+            kind: str = "neighborhood") -> None:
     t0 = time.perf_counter()
-    ref, ix = load_or_build(fasta, index_path, neighborhood.DEFAULT_SEED_LENGTH,
-                            neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH)
-    engine = NeighborhoodEngine(ix, ref.starts, windows=windows, step=step, fe=fe)
+    ref, ix = load_or_build(fasta, index_path, kind)
+    engine = KINDS[kind].engine(ix, ref.starts, engine_options)
     fmt = SamFormatter(ref)
-    warn = GuaranteeWarnings(opts, engine.max_window, windows, step, fe)
+    o = engine_options
+    warn = GuaranteeWarnings(opts, engine.max_window, o.get("windows", 0), o.get("step", 0), o.get("fe", 0))
     n_reads = n_mapped = n_records = 0
     t_map = time.perf_counter()
     with output_stream(out) as fh, _progress(progress, reads) as advance:

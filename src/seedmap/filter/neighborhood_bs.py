@@ -231,23 +231,25 @@ def _merge_one(starts: np.ndarray, ends: np.ndarray, diags: np.ndarray, out: np.
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def merge_windows(q_first: int, q_last: int, cand_off: np.ndarray, win_start: np.ndarray, win_end: np.ndarray,
-                  win_diag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Union of overlapping windows per query: query array and rows (start, end, min diag, max diag),
-    ordered by query then start."""
+def merge_windows(q_first: int, q_last: int, cand_off: np.ndarray, cand_len: np.ndarray, win_start: np.ndarray,
+                  win_end: np.ndarray, win_diag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Union of overlapping windows per query (query q has cand_len[q] windows from cand_off[q], sorted
+    by start): query array and rows (start, end, min diag, max diag), ordered by query then start."""
     nq = q_last - q_first
     base = cand_off[q_first]
     counts = np.zeros(nq + 1, dtype=np.int64)
     dummy = np.zeros((0, 4), dtype=np.int64)
     for j in prange(nq):
-        lo, hi = cand_off[q_first + j] - base, cand_off[q_first + j + 1] - base
+        lo = cand_off[q_first + j] - base
+        hi = lo + cand_len[q_first + j]
         counts[j + 1] = _merge_one(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], dummy, False)
     for j in range(nq):
         counts[j + 1] += counts[j]
     uq = np.empty(counts[nq], dtype=np.int64)
     rows = np.empty((counts[nq], 4), dtype=np.int64)
     for j in prange(nq):
-        lo, hi = cand_off[q_first + j] - base, cand_off[q_first + j + 1] - base
+        lo = cand_off[q_first + j] - base
+        hi = lo + cand_len[q_first + j]
         a, b = counts[j], counts[j + 1]
         _merge_one(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], rows[a:b], True)
         uq[a:b] = q_first + j

@@ -1,0 +1,32 @@
+"""The k-mer hash engine (mrFAST/Nouri): cheapest e + a disjoint k-mers, optional adjacency filter."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from seedmap.engines.base import CandidateEngine
+from seedmap.filter.kmer_seeds import count_candidates, fill_windows
+from seedmap.index.kmer import KmerIndex
+
+
+class KmerEngine(CandidateEngine):
+    def __init__(self, index: KmerIndex, ref_starts: np.ndarray, adjacency: int = 1) -> None:
+        super().__init__(ref_starts)
+        self.index = index
+        self.adjacency = max(1, adjacency)
+        self.max_window = index.k
+
+    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
+        nq = qoff.size - 1
+        saved = np.empty((nq, int(qerr.max(initial=0)) + self.adjacency, 3), dtype=np.int64)
+        n_saved = np.empty(nq, dtype=np.int64)
+        counts = count_candidates(qcodes, qoff, qerr, self.index.k, self.adjacency, self.index.offsets, saved,
+                                  n_saved)
+        return counts, (saved, n_saved)
+
+    def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
+              cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
+              cand_len: np.ndarray) -> None:
+        saved, n_saved = state
+        fill_windows(qcodes, qoff, qerr, first, last, cand_off, self.adjacency, self.index.pos, self.ref_starts,
+                     saved, n_saved, win_s, win_e, win_d, cand_len)

@@ -1,0 +1,299 @@
+"""Bulk bit-parallel verification: the edit distance of many (query, diagonal) candidates at once.
+
+This is the interface every device backend implements (a GPU one follows Nouri's mrFAST GPU
+verification): one minimum semi-global edit distance per candidate, capped at e + 1.
+
+Candidate k of query i = cand_q[k] (codes qcodes[qoff[i]:qoff[i + 1]], m = its length, e = qerr[i >> 1]:
+the two strands of a read share e) is checked against the reference window
+[cand_diag[k] - e, cand_diag[k] + m + e) clipped to [cand_seq_start[k], cand_seq_end[k]). The result is
+min(D, e + 1) with D = min over window columns j (0..n, column 0 included, so D <= m) of the DP cell
+(m, j), where row 0 is 0 everywhere (free start) and N (code 4) never matches on either side.
+
+Two kernels, both bit-parallel (Myers 1999 in Hyyro's formulation):
+
+- Banded (the default whenever it fits one word): every alignment of cost <= e inside the window starts
+  at a column >= 0 and ends at a column <= n, so it stays within the window diagonals [-e, n - m + e]
+  (at most 4e + 1 of them). The band (one diagonal more on top, W = n - m + 2e + 2 rows, W <= 64, so
+  e <= 15 for an unclipped window) is one 64-bit word whose bit k always follows the same diagonal
+  (Hyyro 2003): each text column shifts the vertical deltas down one bit, enters the row below the band
+  as "+1 over the row above" and the row above the band as a horizontal "+1" (both are real paths, so
+  every computed cell lies between the true value and the band-restricted value: the minimum over the
+  last row is exact whenever it is <= e). The pattern bits of the band come from one funnel shift of
+  the query's match masks, padded with 64 "virtual" rows above row 1 that match every character
+  (their cells stay 0: the free start). The band's bottom cell is followed along its diagonal until it
+  reaches row m, then row m is followed across the band. Early exit: every later cell is >= the band's
+  minimum, which is >= (bottom cell - number of +1 vertical deltas), and the last row changes by at
+  most 1 per column.
+- Myers (m <= 64: one word; longer reads: blocks of 64 rows with the horizontal delta carried between
+  blocks, and Ukkonen's cut-off on blocks: only blocks up to the last one holding a cell <= e are
+  computed, a block is added when the row above it is <= e in this or the previous column, and
+  re-entered blocks start as "+1 per row"). Early exit: the last row cannot fall by more than the
+  columns left. Used when the band does not fit (e >= 16) or m <= e.
+
+Both kernels read the 2-bit packed reference directly (base | N bit << 2 indexes an 8-row mask table
+whose rows 4..7 are N). Candidates are processed in parallel blocks; the masks are built once per run
+of equal queries (candidates arrive sorted by query), scratch once per block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
+
+BLOCK = 512  # candidates per parallel task
+
+ONE = np.uint64(1)
+ZERO = np.uint64(0)
+ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+B63 = np.uint64(63)
+
+AUTO = 0  # banded where the band fits one word, else Myers
+MYERS = 1  # Myers everywhere (reference path, benchmarks)
+
+
+@intrinsic
+def _popcount(typingctx: object, x: types.Type) -> tuple:
+    """Number of set bits of a uint64 (llvm.ctpop: one instruction on x86-64 with popcnt)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> ir.Value:
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
+        return builder.call(fn, args)
+
+    return types.uint64(types.uint64), codegen
+
+
+@njit(cache=True, nogil=True)
+def _code8(packed: np.ndarray, nmask: np.ndarray, p: int) -> int:
+    """Reference base p as base | (N bit << 2): 0..3 for A, C, G, T, 4..7 for N."""
+    b = (np.int64(packed[p >> 2]) >> ((p & 3) << 1)) & 3
+    nb = (np.int64(nmask[p >> 3]) >> (p & 7)) & 1
+    return b | (nb << 2)
+
+
+@njit(cache=True, nogil=True)
+def _build_peq(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray) -> None:
+    """Match masks of query qcodes[a:a+m]: peq[c, 1 + w] bit b <=> query[64w + b] == c (c < 4; rows
+    4..7, N, match nothing). Word 0 is all ones in every row: 64 virtual rows above row 1 that match
+    every character (the banded kernel's free start); word nw + 1 is 0 (padding for funnel shifts)."""
+    nw = (m + 63) >> 6
+    for c in range(8):
+        peq[c, 0] = ALL
+        for w in range(1, nw + 2):
+            peq[c, w] = ZERO
+    for i in range(m):
+        c = qcodes[a + i]
+        if c < 4:
+            peq[c, 1 + (i >> 6)] |= ONE << np.uint64(i & 63)
+
+
+@njit(cache=True, nogil=True)
+def _banded(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray, nmask: np.ndarray) -> int:
+    """min(D, e + 1) by the diagonal band. Requires m > e, n >= m - e and n - m + 2e + 2 <= 64."""
+    cap = e + 1
+    dhi = n - m + e + 1  # band: window diagonals [-e, dhi]; bit k of column j is row j - dhi + k
+    wd = dhi + e + 1  # band width, 2..64
+    wm1 = np.uint64(wd - 1)
+    wm2 = np.uint64(wd - 2)
+    mask = ALL >> np.uint64(64 - wd)
+    top = ONE << wm1
+    # column 0: rows <= 0 (virtual) are 0, rows 1..e (bits dhi + 1 .. wd - 1) are 1..e
+    vp = (ALL >> np.uint64(64 - e)) << np.uint64(dhi + 1) if e > 0 else ZERO
+    vn = ZERO
+    sb = e  # the band's bottom cell (row j + e, column j), followed until it reaches row m
+    sm = 0  # D(m, j) once row m is in the band
+    jm = m - e  # column where the bottom cell reaches row m (1 <= jm <= n)
+    best = cap
+    for j in range(1, n + 1):
+        c = _code8(packed, nmask, ws + j - 1)
+        off = 63 + j - dhi  # bit of row j - dhi in peq's rows (row r <-> bit 63 + r)
+        w = off >> 6
+        s = np.uint64(off & 63)
+        eq = (peq[c, w] >> s) | ((peq[c, w + 1] << ONE) << (B63 - s))
+        vp = (vp >> ONE) | top  # follow the diagonals; the new bottom row is the row above + 1
+        vn = vn >> ONE
+        xv = eq | vn
+        xh = (((eq & vp) + vp) ^ vp) | eq
+        ph = vn | ~(xh | vp)
+        mh = vp & xh
+        if j <= jm:
+            sb += np.int64((ph >> wm2) & ONE) - np.int64((mh >> wm2) & ONE)
+        else:
+            k = np.uint64(m - j + dhi)  # row m's bit
+            sm += np.int64((ph >> k) & ONE) - np.int64((mh >> k) & ONE)
+        ph = ph << ONE
+        if j - dhi > 1:
+            ph |= ONE  # the row above the band is real: "+1" (a deletion from the previous column)
+        mh = mh << ONE
+        vp = (mh | ~(xv | ph)) & mask
+        vn = ph & xv & mask
+        if j <= jm:
+            sb += np.int64((vp >> wm1) & ONE) - np.int64((vn >> wm1) & ONE)
+            if j == jm:
+                sm = sb
+                if sm < best:
+                    best = sm
+            if sb - np.int64(_popcount(vp)) >= best:
+                break  # every cell of the band exceeds e: no later cell can be <= e
+        else:
+            if sm < best:
+                best = sm
+            if sm - (n - j) >= best:
+                break
+            below = (ONE << (k + ONE)) - ONE  # bits of rows <= m
+            if sm - np.int64(_popcount(vp & below)) >= best:
+                break
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _advance(pv: np.ndarray, mv: np.ndarray, b: int, eq: np.uint64, hin: int, hbit: np.uint64) -> int:
+    """One column step of block b (Myers' block algorithm) given the horizontal delta above it; returns
+    the horizontal delta at the block's last row (bit hbit)."""
+    p = pv[b]
+    mm = mv[b]
+    xv = eq | mm
+    if hin < 0:
+        eq |= ONE
+    xh = (((eq & p) + p) ^ p) | eq
+    ph = mm | ~(xh | p)
+    mh = p & xh
+    hout = 0
+    if ph & hbit:
+        hout = 1
+    elif mh & hbit:
+        hout = -1
+    ph = ph << ONE
+    mh = mh << ONE
+    if hin < 0:
+        mh |= ONE
+    elif hin > 0:
+        ph |= ONE
+    pv[b] = mh | ~(xv | ph)
+    mv[b] = ph & xv
+    return hout
+
+
+@njit(cache=True, nogil=True)
+def _myers(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray, nmask: np.ndarray,
+           pv: np.ndarray, mv: np.ndarray, sc: np.ndarray) -> int:
+    """min(D, e + 1) by Myers' column-wise bit vectors (any m, any e)."""
+    cap = e + 1
+    best = min(m, cap)  # column 0: D(m, 0) = m
+    if n <= 0 or best == 0:
+        return best
+    nb = (m + 63) >> 6
+    if nb == 1:
+        hs = np.uint64(m - 1)
+        p = ALL
+        mm = ZERO
+        score = m
+        for j in range(1, n + 1):
+            eq = peq[_code8(packed, nmask, ws + j - 1), 1]
+            xv = eq | mm
+            xh = (((eq & p) + p) ^ p) | eq
+            ph = mm | ~(xh | p)
+            mh = p & xh
+            score += np.int64((ph >> hs) & ONE) - np.int64((mh >> hs) & ONE)
+            ph = ph << ONE
+            mh = mh << ONE
+            p = mh | ~(xv | ph)
+            mm = ph & xv
+            if score < best:
+                best = score
+            if score - (n - j) >= best:
+                break
+        return best
+    last_rows = m - ((nb - 1) << 6)
+    hlast = ONE << np.uint64(last_rows - 1)
+    hfull = ONE << B63
+    y = 0 if e < 1 else min(nb - 1, (e - 1) >> 6)  # last active block: column 0 has D(i, 0) = i
+    for b in range(y + 1):
+        pv[b] = ALL
+        mv[b] = ZERO
+        sc[b] = min((b + 1) << 6, m)  # D at the block's last row
+    for j in range(1, n + 1):
+        c = _code8(packed, nmask, ws + j - 1)
+        h = 0  # row 0 is 0 in every column (free start)
+        for b in range(y + 1):
+            h = _advance(pv, mv, b, peq[c, 1 + b], h, hlast if b == nb - 1 else hfull)
+            sc[b] += h
+        # Ukkonen: a block below can only get a cell <= e through the last row of block y, at this
+        # column or the previous one (its cells were all > e in the previous column).
+        while y + 1 < nb and (sc[y] <= e or sc[y] - h <= e):
+            y += 1
+            pv[y] = ALL
+            mv[y] = ZERO
+            sc[y] = sc[y - 1] - h + (64 if y < nb - 1 else last_rows)
+            h = _advance(pv, mv, y, peq[c, 1 + y], h, hlast if y == nb - 1 else hfull)
+            sc[y] += h
+        while y > 0 and sc[y] - (64 if y < nb - 1 else last_rows) >= e:
+            y -= 1  # every cell of block y is > e
+        left = n - j
+        if y == nb - 1:
+            if sc[y] < best:
+                best = sc[y]
+            if sc[y] - left >= best:
+                break
+        elif m - ((y + 1) << 6) - left >= best:
+            break  # row m is out of reach: too many rows left below the active blocks
+    return best
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray, cand_diag: np.ndarray,
+          cand_seq_start: np.ndarray, cand_seq_end: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+          nwmax: int, method: int, out: np.ndarray) -> None:
+    nc = cand_q.size
+    for blk in prange((nc + BLOCK - 1) // BLOCK):
+        lo = blk * BLOCK
+        hi = min(nc, lo + BLOCK)
+        peq = np.empty((8, nwmax + 2), dtype=np.uint64)
+        pv = np.empty(nwmax, dtype=np.uint64)
+        mv = np.empty(nwmax, dtype=np.uint64)
+        sc = np.empty(nwmax, dtype=np.int64)
+        cur = -1
+        for k in range(lo, hi):
+            qi = np.int64(cand_q[k])
+            a = np.int64(qoff[qi])
+            m = np.int64(qoff[qi + 1]) - a
+            e = np.int64(qerr[qi >> 1])
+            if qi != cur:
+                _build_peq(qcodes, a, m, peq)
+                cur = qi
+            d = np.int64(cand_diag[k])
+            ws = max(d - e, np.int64(cand_seq_start[k]))
+            n = max(min(d + m + e, np.int64(cand_seq_end[k])) - ws, 0)
+            if m <= e or method == MYERS or n - m + 2 * e + 2 > 64:
+                out[k] = _myers(peq, m, e, ws, n, packed, nmask, pv, mv, sc)
+            elif n < m - e:
+                out[k] = e + 1  # more than e read bases would be inserted
+            else:
+                out[k] = _banded(peq, m, e, ws, n, packed, nmask)
+
+
+def bulk_distances(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray,
+                   cand_diag: np.ndarray, cand_seq_start: np.ndarray, cand_seq_end: np.ndarray,
+                   packed: np.ndarray, nmask: np.ndarray, method: int = AUTO) -> np.ndarray:
+    """min(edit distance, e + 1) of every candidate (int32), see the module docstring.
+
+    Candidates should be sorted by query (masks are rebuilt whenever the query changes); results do not
+    depend on the order or on the thread count. method=MYERS forces the Myers kernel everywhere.
+    """
+    qcodes = np.ascontiguousarray(qcodes, dtype=np.uint8)
+    qoff = np.ascontiguousarray(qoff, dtype=np.int64)
+    qerr = np.ascontiguousarray(qerr, dtype=np.int64)
+    cand_q = np.ascontiguousarray(cand_q, dtype=np.int64)
+    cand_diag = np.ascontiguousarray(cand_diag, dtype=np.int64)
+    cand_seq_start = np.ascontiguousarray(cand_seq_start, dtype=np.int64)
+    cand_seq_end = np.ascontiguousarray(cand_seq_end, dtype=np.int64)
+    out = np.empty(cand_q.size, dtype=np.int32)
+    if cand_q.size == 0:
+        return out
+    nwmax = int((np.diff(qoff).max() + 63) >> 6) if qoff.size > 1 else 0
+    _bulk(qcodes, qoff, qerr, cand_q, cand_diag, cand_seq_start, cand_seq_end, packed, nmask, nwmax,
+          int(method), out)
+    return out

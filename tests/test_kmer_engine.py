@@ -1,0 +1,76 @@
+"""The k-mer hash engine reports exactly the oracle's locations (and so the neighborhood engine's)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_genome, repetitive_genome, sample_reads, seedmap_locations
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_oracle_equivalence import check
+
+from seedmap.filter.kmer_seeds import choose_seeds
+from seedmap.index import kmer
+from seedmap.io.reference import Reference
+
+
+@pytest.mark.parametrize("e", [0, 2, 5])
+def test_random_genome(rng, e):
+    seqs = [random_genome(rng, 3000), random_genome(rng, 1200)]
+    ref = Reference.from_codes(["a", "b"], seqs)
+    reads = sample_reads(rng, seqs, 40, (60, 101), e + 1)
+    assert check(ref, reads, e, engine="kmer", k=8) > 20
+
+
+@pytest.mark.parametrize("adjacency", [1, 2, 3])
+def test_repetitive_genome_with_adjacency(rng, adjacency):
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 40, (30, 100), 3)
+    assert check(ref, reads, 2, engine="kmer", k=6, adjacency=adjacency) > 40
+
+
+def test_short_reads_use_shorter_windows(rng):
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 30, (12, 40), 4)
+    check(ref, reads, 3, engine="kmer", k=12)
+
+
+def test_same_locations_as_neighborhood_engine(rng):
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 60, (40, 120), 5)
+    a = seedmap_locations(ref, reads, 0.05, engine="kmer", k=10, adjacency=2)
+    b = seedmap_locations(ref, reads, 0.05, u=6, l=10)
+    assert a == b and sum(map(len, a)) > 50
+
+
+def test_seed_choice_is_cheapest_disjoint_set():
+    """Brute force over all sets of 3 disjoint 4-mers of a 20 bp read."""
+    rng = np.random.default_rng(3)
+    g = np.concatenate([np.zeros(400, np.uint8), random_genome(rng, 2000)])  # poly-A makes AAAA costly
+    ix = kmer.build(Reference.from_codes(["g"], [g]), 4)
+    for _ in range(20):
+        q = random_genome(rng, 20)
+        q[:6] = 0
+        cost = [int(ix.offsets[c + 1]) - int(ix.offsets[c]) for c in
+                [int("".join(map(str, q[p:p + 4])), 4) for p in range(17)]]
+        best = min(cost[a] + cost[b] + cost[c] for a in range(17) for b in range(a + 4, 17)
+                   for c in range(b + 4, 17))
+        out = np.empty(3, np.int64)
+        choose_seeds(q, 4, 3, ix.offsets, out)
+        assert out[1] >= out[0] + 4 and out[2] >= out[1] + 4
+        assert sum(cost[p] for p in out) == best
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), e=st.integers(0, 4), m=st.integers(8, 60), k=st.integers(3, 9),
+       adjacency=st.integers(1, 3))
+def test_property(seed, e, m, k, adjacency):
+    rng = np.random.default_rng(seed)
+    g = random_genome(rng, 400)
+    g[100:250] = np.resize(random_genome(rng, 3), 150)
+    ref = Reference.from_codes(["g"], [g])
+    reads = sample_reads(rng, [g], 3, (m, m + 1), e + 1)
+    check(ref, reads, e, engine="kmer", k=k, adjacency=adjacency)
