@@ -137,3 +137,14 @@ def test_pysam_reads_output(rng, tmp_path):
                 assert rec.infer_query_length() == rec.query_length
                 assert rec.get_tag("NM") <= 3
         assert n >= 30
+
+
+def test_ungapped_alignment_preferred_when_optimal(rng):
+    g = random_genome(rng, 1000)
+    ref = Reference.from_codes(["a"], [g])
+    read = g[200:260].copy()
+    read[10] = (read[10] + 1) % 4
+    read[59] = (read[59] + 2) % 4  # last base: an insertion would cost the same
+    f = run(ref, [read], MapOptions(errors=3))[0]
+    assert f[3] == "201" and f[5] == "60M"
+    assert f"MD:Z:10{decode(g[210:211])}48{decode(g[259:260])}0" in f and "NM:i:2" in f

@@ -2,8 +2,10 @@
 
 The location's start is the largest start among optimal alignments ending at its end, so a global
 alignment of exactly `dist` edits exists; every path of cost <= e stays within e diagonals of the main
-one, so a band of 2e + 1 cells per row is enough. Traceback prefers match/mismatch, then deletion, then
-insertion, which makes the CIGAR a deterministic function of read, reference and location.
+one, so a band of 2e + 1 cells per row is enough. When the ungapped alignment of the read against
+ref[start:end) has exactly `dist` mismatches, that alignment is reported (no DP: the usual case);
+otherwise the traceback prefers match/mismatch, then deletion, then insertion. Either way the CIGAR is a
+deterministic function of read, reference and location.
 """
 
 from __future__ import annotations
@@ -35,11 +37,18 @@ def _write_int(buf: np.ndarray, p: int, value: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def align_one(q: np.ndarray, t: np.ndarray, band: int, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
-              scratch: np.ndarray, rev: np.ndarray) -> tuple[int, int, int]:
-    """Global alignment within the band. Returns (edit distance, number of CIGAR runs, MD length).
-    scratch: at least (m + 1) * (2 * band + 1) int32; rev: at least m + len(t) uint8."""
+def align_one(q: np.ndarray, t: np.ndarray, band: int, dist: int, ops: np.ndarray, lens: np.ndarray,
+              md: np.ndarray, scratch: np.ndarray, rev: np.ndarray) -> tuple[int, int, int]:
+    """Global alignment within the band, of cost `dist` (the verified distance). Returns (edit distance,
+    number of CIGAR runs, MD length). scratch: (m + 1) * (2 * band + 1) int32; rev: m + len(t) uint8."""
     m, n = q.size, t.size
+    if m == n:
+        mismatches = 0
+        for i in range(m):
+            if q[i] != t[i] or t[i] > 3:
+                mismatches += 1
+        if mismatches == dist:
+            return _ungapped(q, t, mismatches, ops, lens, md)
     width = 2 * band + 1
     big = 1 << 28
     dp = scratch[:(m + 1) * width].reshape((m + 1, width))  # dp[i, c - i + band]
@@ -62,7 +71,7 @@ def align_one(q: np.ndarray, t: np.ndarray, band: int, ops: np.ndarray, lens: np
             if b + 1 < width and dp[i - 1, b + 1] + 1 < best:  # insertion: (i - 1, c)
                 best = dp[i - 1, b + 1] + 1
             dp[i, b] = best
-    dist = dp[m, n - m + band]
+    dist = dp[m, n - m + band]  # (the caller checks it equals the verified distance)
     # Traceback from (m, n); ops collected backwards.
     k = 0
     i, c = m, n
@@ -119,6 +128,25 @@ def align_one(q: np.ndarray, t: np.ndarray, band: int, ops: np.ndarray, lens: np
     return dist, runs, md_len
 
 
+@njit(cache=True, nogil=True)
+def _ungapped(q: np.ndarray, t: np.ndarray, mismatches: int, ops: np.ndarray, lens: np.ndarray,
+              md: np.ndarray) -> tuple[int, int, int]:
+    ops[0] = OP_M
+    lens[0] = q.size
+    md_len = 0
+    matched = 0
+    for i in range(q.size):
+        if q[i] == t[i] and t[i] < 4:
+            matched += 1
+        else:
+            md_len = _write_int(md, md_len, matched)
+            md[md_len] = BASES[t[i]]
+            md_len += 1
+            matched = 0
+    md_len = _write_int(md, md_len, matched)
+    return mismatches, 1, md_len
+
+
 def md_capacity(m: np.ndarray, dist: np.ndarray) -> np.ndarray:
     """Upper bound of an MD string's length: dist + 1 numbers of at most len(str(m)) digits, plus bases."""
     digits = np.floor(np.log10(np.maximum(m, 1))).astype(np.int64) + 1
@@ -130,7 +158,7 @@ BLOCK = 64  # locations per parallel task: scratch allocated once per block
 
 @njit(cache=True, nogil=True, parallel=True)
 def _align_all(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
-               loc_s: np.ndarray, loc_e: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+               loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
                cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
                n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray) -> None:
     nl = loc_q.size
@@ -151,7 +179,7 @@ def _align_all(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np
             tk = t[:loc_e[k] - loc_s[k]]
             unpack_into(packed, nmask, loc_s[k], tk)
             a, b = cig_off[k], md_off[k]
-            d, r, ml = align_one(q, tk, qerr[qi >> 1], ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]],
+            d, r, ml = align_one(q, tk, qerr[qi >> 1], loc_d[k], ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]],
                                  md[b:md_off[k + 1]], scratch, rev)
             n_runs[k] = r
             md_len[k] = ml
@@ -174,7 +202,7 @@ def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndar
     n_runs = np.empty(loc_q.size, dtype=np.int64)
     md_len = np.empty(loc_q.size, dtype=np.int64)
     dist = np.empty(loc_q.size, dtype=np.int32)
-    _align_all(qcodes, qoff, qerr, loc_q, loc_s, loc_e, packed, nmask, cig_off, md_off, ops, lens, md,
+    _align_all(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, cig_off, md_off, ops, lens, md,
                n_runs, md_len, dist)
     if not np.array_equal(dist, loc_d):
         raise AssertionError("internal error: traceback distance differs from verification distance")

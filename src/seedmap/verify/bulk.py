@@ -48,6 +48,7 @@ ONE = np.uint64(1)
 ZERO = np.uint64(0)
 ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 B63 = np.uint64(63)
+B8 = np.uint64(8)
 
 AUTO = 0  # banded where the band fits one word, else Myers
 MYERS = 1  # Myers everywhere (reference path, benchmarks)
@@ -66,90 +67,138 @@ def _popcount(typingctx: object, x: types.Type) -> tuple:
     return types.uint64(types.uint64), codegen
 
 
-@njit(cache=True, nogil=True)
-def _code8(packed: np.ndarray, nmask: np.ndarray, p: int) -> int:
-    """Reference base p as base | (N bit << 2): 0..3 for A, C, G, T, 4..7 for N."""
-    b = (np.int64(packed[p >> 2]) >> ((p & 3) << 1)) & 3
-    nb = (np.int64(nmask[p >> 3]) >> (p & 7)) & 1
-    return b | (nb << 2)
+@njit(cache=True, nogil=True, inline="always")
+def _load64(a: np.ndarray, i: np.uint64) -> np.uint64:
+    """Bytes a[i:i + 8] as a little-endian uint64 (bytes past the end read as 0)."""
+    v = ZERO
+    if i + B8 <= np.uint64(a.size):
+        v = (np.uint64(a[i]) | (np.uint64(a[i + ONE]) << B8) | (np.uint64(a[i + np.uint64(2)]) << np.uint64(16))
+             | (np.uint64(a[i + np.uint64(3)]) << np.uint64(24)) | (np.uint64(a[i + np.uint64(4)]) << np.uint64(32))
+             | (np.uint64(a[i + np.uint64(5)]) << np.uint64(40)) | (np.uint64(a[i + np.uint64(6)]) << np.uint64(48))
+             | (np.uint64(a[i + np.uint64(7)]) << np.uint64(56)))
+    else:
+        for k in range(8):
+            if i + np.uint64(k) < np.uint64(a.size):
+                v |= np.uint64(a[i + np.uint64(k)]) << np.uint64(8 * k)
+    return v
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
+def _text32(packed: np.ndarray, nmask: np.ndarray, p: np.uint64) -> tuple[np.uint64, np.uint64, int]:
+    """Reference bases from p on: 2-bit codes (base p in bits 0-1), N bits (base p in bit 0), and how
+    many bases (29..32) both hold."""
+    tw = _load64(packed, p >> np.uint64(2)) >> ((p & np.uint64(3)) << ONE)
+    nw = _load64(nmask, p >> np.uint64(3)) >> (p & np.uint64(7))
+    return tw, nw, 32 - np.int64(p & np.uint64(3))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _build_peq(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray) -> None:
-    """Match masks of query qcodes[a:a+m]: peq[c, 1 + w] bit b <=> query[64w + b] == c (c < 4; rows
-    4..7, N, match nothing). Word 0 is all ones in every row: 64 virtual rows above row 1 that match
-    every character (the banded kernel's free start); word nw + 1 is 0 (padding for funnel shifts)."""
+    """Match masks of query qcodes[a:a+m], word w of character c at peq[8w + c]: word 1 + v bit b <=>
+    query[64v + b] == c (c < 4; c = 4..7, N, matches nothing). Word 0 is all ones for every character:
+    64 virtual rows above row 1 that match anything (the banded kernel's free start); word nw + 1 is 0
+    (padding for funnel shifts)."""
     nw = (m + 63) >> 6
     for c in range(8):
-        peq[c, 0] = ALL
-        for w in range(1, nw + 2):
-            peq[c, w] = ZERO
+        peq[c] = ALL
+    for i in range(8, 8 * (nw + 2)):
+        peq[i] = ZERO
     for i in range(m):
-        c = qcodes[a + i]
+        c = np.int64(qcodes[a + i])
         if c < 4:
-            peq[c, 1 + (i >> 6)] |= ONE << np.uint64(i & 63)
+            peq[(((i >> 6) + 1) << 3) + c] |= ONE << np.uint64(i & 63)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
+def _band_step(eq: np.uint64, vp: np.uint64, vn: np.uint64, top: np.uint64, hin: np.uint64,
+               maskw: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """One text column of the band: shift to follow the diagonals (the new bottom row is "row above
+    + 1"), then Myers' step with horizontal delta hin (0 or +1) entering above the band."""
+    vp = (vp >> ONE) | top
+    vn = vn >> ONE
+    xv = eq | vn
+    xh = (((eq & vp) + vp) ^ vp) | eq
+    ph = vn | ~(xh | vp)
+    mh = vp & xh
+    ph = (ph << ONE) | hin
+    mh = mh << ONE
+    return mh | ~(xv | ph), ph & xv & maskw  # vp's bits >= wd hold garbage that never moves down
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _banded(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray, nmask: np.ndarray) -> int:
-    """min(D, e + 1) by the diagonal band. Requires m > e, n >= m - e and n - m + 2e + 2 <= 64."""
+    """min(D, e + 1) by the diagonal band. Requires m > e, n >= m - e and n - m + 2e + 2 <= 64.
+
+    Bit k of column j is row j - dhi + k. Rows <= 0 are virtual (0 everywhere: their match bits are all
+    ones and their deltas stay 0). st is the band's top cell (bit 0), 0 while it is virtual: st(j) =
+    st(j - 1) + hin + (vertical delta of bit 0), hin the horizontal delta entering above the band (0
+    while the row above is row <= 0, else the "+1" assumption). Three phases: top virtual and row m
+    not reached (no bookkeeping), then the top cell followed for the early exit, then row m in the band.
+    """
     cap = e + 1
-    dhi = n - m + e + 1  # band: window diagonals [-e, dhi]; bit k of column j is row j - dhi + k
+    dhi = n - m + e + 1  # band: window diagonals [-e, dhi]
     wd = dhi + e + 1  # band width, 2..64
-    wm1 = np.uint64(wd - 1)
-    wm2 = np.uint64(wd - 2)
-    mask = ALL >> np.uint64(64 - wd)
-    top = ONE << wm1
-    # column 0: rows <= 0 (virtual) are 0, rows 1..e (bits dhi + 1 .. wd - 1) are 1..e
-    vp = (ALL >> np.uint64(64 - e)) << np.uint64(dhi + 1) if e > 0 else ZERO
+    maskw = ALL >> np.uint64(64 - wd)
+    top = ONE << np.uint64(wd - 1)
+    vp = (ALL >> np.uint64(64 - e)) << np.uint64(dhi + 1) if e > 0 else ZERO  # column 0: D(i, 0) = i
     vn = ZERO
-    sb = e  # the band's bottom cell (row j + e, column j), followed until it reaches row m
-    sm = 0  # D(m, j) once row m is in the band
-    jm = m - e  # column where the bottom cell reaches row m (1 <= jm <= n)
+    jm = m - e  # first column where row m is in the band (its bottom row), 1 <= jm <= n
+    off = np.uint64(63 - dhi)  # bit of the band's top row in the match masks (row r <-> bit 63 + r), - 1
+    p = np.uint64(ws)  # next reference base
+    tw = ZERO  # its 2-bit code in bits 0-1, then the following ones
+    nw = ZERO  # its N bit in bit 0, ...
+    left = 0  # bases left in tw / nw
+    n_packed = np.uint64(packed.size)
+    n_nmask = np.uint64(nmask.size)
+    st = 0
     best = cap
+    j1 = min(dhi, jm - 1)
     for j in range(1, n + 1):
-        c = _code8(packed, nmask, ws + j - 1)
-        off = 63 + j - dhi  # bit of row j - dhi in peq's rows (row r <-> bit 63 + r)
-        w = off >> 6
-        s = np.uint64(off & 63)
-        eq = (peq[c, w] >> s) | ((peq[c, w + 1] << ONE) << (B63 - s))
-        vp = (vp >> ONE) | top  # follow the diagonals; the new bottom row is the row above + 1
-        vn = vn >> ONE
-        xv = eq | vn
-        xh = (((eq & vp) + vp) ^ vp) | eq
-        ph = vn | ~(xh | vp)
-        mh = vp & xh
-        if j <= jm:
-            sb += np.int64((ph >> wm2) & ONE) - np.int64((mh >> wm2) & ONE)
-        else:
-            k = np.uint64(m - j + dhi)  # row m's bit
-            sm += np.int64((ph >> k) & ONE) - np.int64((mh >> k) & ONE)
-        ph = ph << ONE
-        if j - dhi > 1:
-            ph |= ONE  # the row above the band is real: "+1" (a deletion from the previous column)
-        mh = mh << ONE
-        vp = (mh | ~(xv | ph)) & mask
-        vn = ph & xv & mask
-        if j <= jm:
-            sb += np.int64((vp >> wm1) & ONE) - np.int64((vn >> wm1) & ONE)
-            if j == jm:
-                sm = sb
-                if sm < best:
-                    best = sm
-            if sb - np.int64(_popcount(vp)) >= best:
-                break  # every cell of the band exceeds e: no later cell can be <= e
-        else:
-            if sm < best:
-                best = sm
-            if sm - (n - j) >= best:
-                break
-            below = (ONE << (k + ONE)) - ONE  # bits of rows <= m
-            if sm - np.int64(_popcount(vp & below)) >= best:
-                break
+        if left == 0:  # refill: 29..32 bases
+            i = p >> np.uint64(2)
+            tw = ZERO
+            for k in range(8):
+                if i + np.uint64(k) < n_packed:
+                    tw |= np.uint64(packed[i + np.uint64(k)]) << np.uint64(8 * k)
+            tw >>= (p & np.uint64(3)) << ONE
+            i = p >> np.uint64(3)
+            nw = ZERO
+            for k in range(8):
+                if i + np.uint64(k) < n_nmask:
+                    nw |= np.uint64(nmask[i + np.uint64(k)]) << np.uint64(8 * k)
+            nw >>= p & np.uint64(7)
+            left = 32 - np.int64(p & np.uint64(3))
+        c = (tw & np.uint64(3)) | ((nw & ONE) << np.uint64(2))
+        tw >>= np.uint64(2)
+        nw >>= ONE
+        left -= 1
+        p += ONE
+        off += ONE
+        wi = ((off >> np.uint64(6)) << np.uint64(3)) + c
+        s = off & B63
+        eq = (peq[wi] >> s) | ((peq[wi + B8] << ONE) << (B63 - s))
+        if j <= j1:
+            vp, vn = _band_step(eq, vp, vn, top, ZERO, maskw)
+            continue
+        hin = ONE if j > dhi + 1 else ZERO
+        vp, vn = _band_step(eq, vp, vn, top, hin, maskw)
+        st += np.int64(hin) + np.int64(vp & ONE) - np.int64(vn & ONE)
+        if j < jm:
+            if st - np.int64(_popcount(vn)) >= best:
+                break  # every cell of the band exceeds e: no later cell can do better
+            continue
+        k1 = np.uint64(m - j + dhi + 1)  # bits 1..k1 - 1: rows below the top down to row m
+        mk = (ONE << k1) - np.uint64(2)
+        vnm = np.int64(_popcount(vn & mk))
+        dm = st + np.int64(_popcount(vp & mk)) - vnm  # D(m, j)
+        if dm < best:
+            best = dm
+        if dm - (n - j) >= best or st - vnm >= best:
+            break
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _advance(pv: np.ndarray, mv: np.ndarray, b: int, eq: np.uint64, hin: int, hbit: np.uint64) -> int:
     """One column step of block b (Myers' block algorithm) given the horizontal delta above it; returns
     the horizontal delta at the block's last row (bit hbit)."""
@@ -177,7 +226,7 @@ def _advance(pv: np.ndarray, mv: np.ndarray, b: int, eq: np.uint64, hin: int, hb
     return hout
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _myers(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray, nmask: np.ndarray,
            pv: np.ndarray, mv: np.ndarray, sc: np.ndarray) -> int:
     """min(D, e + 1) by Myers' column-wise bit vectors (any m, any e)."""
@@ -186,26 +235,37 @@ def _myers(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray,
     if n <= 0 or best == 0:
         return best
     nb = (m + 63) >> 6
+    p = np.uint64(ws)
+    tw = ZERO
+    nw = ZERO
+    left = 0
     if nb == 1:
         hs = np.uint64(m - 1)
-        p = ALL
-        mm = ZERO
+        vp = ALL
+        vn = ZERO
         score = m
         for j in range(1, n + 1):
-            eq = peq[_code8(packed, nmask, ws + j - 1), 1]
-            xv = eq | mm
-            xh = (((eq & p) + p) ^ p) | eq
-            ph = mm | ~(xh | p)
-            mh = p & xh
+            if left == 0:
+                tw, nw, left = _text32(packed, nmask, p)
+            c = (tw & np.uint64(3)) | ((nw & ONE) << np.uint64(2))
+            tw >>= np.uint64(2)
+            nw >>= ONE
+            left -= 1
+            p += ONE
+            eq = peq[B8 + c]
+            xv = eq | vn
+            xh = (((eq & vp) + vp) ^ vp) | eq
+            ph = vn | ~(xh | vp)
+            mh = vp & xh
             score += np.int64((ph >> hs) & ONE) - np.int64((mh >> hs) & ONE)
             ph = ph << ONE
             mh = mh << ONE
-            p = mh | ~(xv | ph)
-            mm = ph & xv
+            vp = mh | ~(xv | ph)
+            vn = ph & xv
             if score < best:
                 best = score
             if score - (n - j) >= best:
-                break
+                break  # the last row falls by at most 1 per column
         return best
     last_rows = m - ((nb - 1) << 6)
     hlast = ONE << np.uint64(last_rows - 1)
@@ -216,10 +276,16 @@ def _myers(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray,
         mv[b] = ZERO
         sc[b] = min((b + 1) << 6, m)  # D at the block's last row
     for j in range(1, n + 1):
-        c = _code8(packed, nmask, ws + j - 1)
+        if left == 0:
+            tw, nw, left = _text32(packed, nmask, p)
+        c = np.int64((tw & np.uint64(3)) | ((nw & ONE) << np.uint64(2)))
+        tw >>= np.uint64(2)
+        nw >>= ONE
+        left -= 1
+        p += ONE
         h = 0  # row 0 is 0 in every column (free start)
         for b in range(y + 1):
-            h = _advance(pv, mv, b, peq[c, 1 + b], h, hlast if b == nb - 1 else hfull)
+            h = _advance(pv, mv, b, peq[((b + 1) << 3) + c], h, hlast if b == nb - 1 else hfull)
             sc[b] += h
         # Ukkonen: a block below can only get a cell <= e through the last row of block y, at this
         # column or the previous one (its cells were all > e in the previous column).
@@ -228,17 +294,17 @@ def _myers(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray,
             pv[y] = ALL
             mv[y] = ZERO
             sc[y] = sc[y - 1] - h + (64 if y < nb - 1 else last_rows)
-            h = _advance(pv, mv, y, peq[c, 1 + y], h, hlast if y == nb - 1 else hfull)
+            h = _advance(pv, mv, y, peq[((y + 1) << 3) + c], h, hlast if y == nb - 1 else hfull)
             sc[y] += h
         while y > 0 and sc[y] - (64 if y < nb - 1 else last_rows) >= e:
             y -= 1  # every cell of block y is > e
-        left = n - j
+        rest = n - j
         if y == nb - 1:
             if sc[y] < best:
                 best = sc[y]
-            if sc[y] - left >= best:
+            if sc[y] - rest >= best:
                 break
-        elif m - ((y + 1) << 6) - left >= best:
+        elif m - ((y + 1) << 6) - rest >= best:
             break  # row m is out of reach: too many rows left below the active blocks
     return best
 
@@ -251,7 +317,7 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
     for blk in prange((nc + BLOCK - 1) // BLOCK):
         lo = blk * BLOCK
         hi = min(nc, lo + BLOCK)
-        peq = np.empty((8, nwmax + 2), dtype=np.uint64)
+        peq = np.empty(8 * (nwmax + 2), dtype=np.uint64)
         pv = np.empty(nwmax, dtype=np.uint64)
         mv = np.empty(nwmax, dtype=np.uint64)
         sc = np.empty(nwmax, dtype=np.int64)
