@@ -2,8 +2,8 @@
 
 Written independently of seedmap's kernels (row-wise numpy DP over whole sequences). For each hit end j
 it derives the largest start among optimal alignments by a second, reversed global DP. Locations are
-runs of consecutive hit ends; each keeps its best hit (lowest distance, then leftmost end): the
-definition seedmap documents.
+runs of consecutive hit ends; each keeps its best hit (lowest distance, then the span closest to the read
+length, then leftmost end): the definition seedmap documents.
 """
 
 from __future__ import annotations
@@ -46,15 +46,15 @@ def hits_one(q: np.ndarray, t: np.ndarray, e: int) -> list[tuple[int, int, int]]
     return out
 
 
-def group(hits: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Runs of consecutive ends; best per run: lowest dist, then leftmost end."""
+def group(hits: list[tuple[int, int, int]], m: int) -> list[tuple[int, int, int]]:
+    """Runs of consecutive ends; best per run: lowest dist, then span closest to m, then leftmost end."""
     runs: list[list[tuple[int, int, int]]] = []
     for h in sorted(hits, key=lambda h: h[1]):
         if runs and runs[-1][-1][1] + 1 == h[1]:
             runs[-1].append(h)
         else:
             runs.append([h])
-    return [min(run, key=lambda h: (h[2], h[1])) for run in runs]
+    return [min(run, key=lambda h: (h[2], abs(h[1] - h[0] - m), h[1])) for run in runs]
 
 
 def oracle_locations(read: np.ndarray, ref_codes: np.ndarray, ref_starts: np.ndarray, e: int,
@@ -65,6 +65,6 @@ def oracle_locations(read: np.ndarray, ref_codes: np.ndarray, ref_starts: np.nda
         for s in range(ref_starts.size - 1):
             a, b = int(ref_starts[s]), int(ref_starts[s + 1])
             hits = hits_one(q, ref_codes[a:b], e)
-            chosen = hits if ends_only else group(hits)
+            chosen = hits if ends_only else group(hits, read.size)
             result.update((strand, a + st, a + en, d) for st, en, d in chosen)
     return result

@@ -36,7 +36,7 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
             unpack_into(packed, nmask, ws, wt)
             n = scan_hits(q, wt, e, win[w, 2] - e - ws, win[w, 3] + e - ws, h_end, h_start, h_dist)
             a, b = slot_off[w], slot_off[w + 1]
-            k = group_runs(n, h_end, h_start, h_dist, loc_start[a:b], loc_end[a:b], loc_dist[a:b])
+            k = group_runs(n, q.size, h_end, h_start, h_dist, loc_start[a:b], loc_end[a:b], loc_dist[a:b])
             for i in range(min(k, b - a)):
                 loc_start[a + i] += ws
                 loc_end[a + i] += ws

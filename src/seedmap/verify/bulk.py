@@ -110,91 +110,111 @@ def _build_peq(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _band_step(eq: np.uint64, vp: np.uint64, vn: np.uint64, top: np.uint64, hin: np.uint64,
-               maskw: np.uint64) -> tuple[np.uint64, np.uint64]:
-    """One text column of the band: shift to follow the diagonals (the new bottom row is "row above
-    + 1"), then Myers' step with horizontal delta hin (0 or +1) entering above the band."""
-    vp = (vp >> ONE) | top
-    vn = vn >> ONE
+def _band_step(eq: np.uint64, vp: np.uint64, vn: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64]:
+    """One column of the band (see _banded); returns the new vp, vn and xv."""
     xv = eq | vn
     xh = (((eq & vp) + vp) ^ vp) | eq
     ph = vn | ~(xh | vp)
     mh = vp & xh
-    ph = (ph << ONE) | hin
-    mh = mh << ONE
-    return mh | ~(xv | ph), ph & xv & maskw  # vp's bits >= wd hold garbage that never moves down
+    xs = xv >> ONE
+    return mh | ~(xs | ph), ph & xs, xv
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _banded(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray, nmask: np.ndarray) -> int:
+def _has_n(nmask: np.ndarray, lo: int, hi: int) -> bool:
+    """Whether the N mask has a bit set in the bytes covering bases [lo, hi)."""
+    acc = 0
+    for i in range(lo >> 3, ((hi - 1) >> 3) + 1):
+        acc |= nmask[i]
+    return acc != 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _banded(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray, nmask: np.ndarray,
+            fb: np.ndarray) -> int:
     """min(D, e + 1) by the diagonal band. Requires m > e, n >= m - e and n - m + 2e + 2 <= 64.
 
-    Bit k of column j is row j - dhi + k. Rows <= 0 are virtual (0 everywhere: their match bits are all
-    ones and their deltas stay 0). st is the band's top cell (bit 0), 0 while it is virtual: st(j) =
-    st(j - 1) + hin + (vertical delta of bit 0), hin the horizontal delta entering above the band (0
-    while the row above is row <= 0, else the "+1" assumption). Three phases: top virtual and row m
-    not reached (no bookkeeping), then the top cell followed for the early exit, then row m in the band.
+    Bit k of column j is row j - dhi + k. Rows <= 0 are virtual: their match bits are all ones, so
+    their deltas stay 0 (the free start). The vertical deltas (vp, vn) are kept aligned to the next
+    column: after column j's step, bit k is row j + 1 - dhi + k, the band's new bottom row (bit wd - 1)
+    comes out as "row above + 1" by itself (eq is masked to the band, so xv and ph have bit wd - 1 clear),
+    and the horizontal delta entering above the band only concerns the dropped top row. st is the top
+    cell of column j (bit 0): st(j) = st(j - 1) + 1 - (bit 0 of xv), 0 while it is virtual. Bits of vp
+    at or above wd hold garbage that never moves down into the band (carries and shifts go up).
+
+    Columns go in chunks without refills: text (29..32 bases per load) and match bits (one funnel
+    shift per character gives 64 rows from the band's top: 65 - wd columns, fb[c] >> column offset).
+    Within a chunk, three phases: 1..j1 (top row virtual, row m not reached: no bookkeeping), then
+    the top cell followed for the early exit, then row m in the band (jm..n).
     """
     cap = e + 1
     dhi = n - m + e + 1  # band: window diagonals [-e, dhi]
     wd = dhi + e + 1  # band width, 2..64
     maskw = ALL >> np.uint64(64 - wd)
-    top = ONE << np.uint64(wd - 1)
-    vp = (ALL >> np.uint64(64 - e)) << np.uint64(dhi + 1) if e > 0 else ZERO  # column 0: D(i, 0) = i
+    span = 65 - wd  # columns served by one set of funnel shifts
+    vp = (ALL >> np.uint64(63 - e)) << np.uint64(dhi)  # column 0 (D(i, 0) = i), aligned to column 1
     vn = ZERO
     jm = m - e  # first column where row m is in the band (its bottom row), 1 <= jm <= n
-    off = np.uint64(63 - dhi)  # bit of the band's top row in the match masks (row r <-> bit 63 + r), - 1
-    p = np.uint64(ws)  # next reference base
-    tw = ZERO  # its 2-bit code in bits 0-1, then the following ones
-    nw = ZERO  # its N bit in bit 0, ...
-    left = 0  # bases left in tw / nw
-    n_packed = np.uint64(packed.size)
-    n_nmask = np.uint64(nmask.size)
+    j1 = min(dhi, jm - 1)  # columns 1..j1: top row virtual (st = 0), row m not reached
+    with_n = _has_n(nmask, ws, ws + n)
+    tw = ZERO  # 2-bit codes of the text from column jt - left on
+    nw = ZERO  # N bits, same
+    jt = 1  # next column that needs a text refill
+    jf = 1  # next column that needs new funnel shifts
+    fbase = 1  # column of fb's shift 0
     st = 0
     best = cap
-    j1 = min(dhi, jm - 1)
-    for j in range(1, n + 1):
-        if left == 0:  # refill: 29..32 bases
-            i = p >> np.uint64(2)
-            tw = ZERO
-            for k in range(8):
-                if i + np.uint64(k) < n_packed:
-                    tw |= np.uint64(packed[i + np.uint64(k)]) << np.uint64(8 * k)
-            tw >>= (p & np.uint64(3)) << ONE
-            i = p >> np.uint64(3)
-            nw = ZERO
-            for k in range(8):
-                if i + np.uint64(k) < n_nmask:
-                    nw |= np.uint64(nmask[i + np.uint64(k)]) << np.uint64(8 * k)
-            nw >>= p & np.uint64(7)
-            left = 32 - np.int64(p & np.uint64(3))
-        c = (tw & np.uint64(3)) | ((nw & ONE) << np.uint64(2))
-        tw >>= np.uint64(2)
-        nw >>= ONE
-        left -= 1
-        p += ONE
-        off += ONE
-        wi = ((off >> np.uint64(6)) << np.uint64(3)) + c
-        s = off & B63
-        eq = (peq[wi] >> s) | ((peq[wi + B8] << ONE) << (B63 - s))
-        if j <= j1:
-            vp, vn = _band_step(eq, vp, vn, top, ZERO, maskw)
-            continue
-        hin = ONE if j > dhi + 1 else ZERO
-        vp, vn = _band_step(eq, vp, vn, top, hin, maskw)
-        st += np.int64(hin) + np.int64(vp & ONE) - np.int64(vn & ONE)
-        if j < jm:
+    j = 1
+    while j <= n:
+        if j == jt:
+            p = np.uint64(ws + j - 1)
+            tw, nw, left = _text32(packed, nmask, p)
+            jt = j + left
+        if j == jf:
+            off = np.uint64(63 + j - dhi)  # bit of the band's top row in the match masks (row r <-> 63 + r)
+            w8 = (off >> np.uint64(6)) << np.uint64(3)
+            s = off & B63
+            for c in range(5):
+                fb[c] = (peq[w8 + np.uint64(c)] >> s) | ((peq[w8 + np.uint64(c + 8)] << ONE) << (B63 - s))
+            fb[5] = fb[4]
+            fb[6] = fb[4]
+            fb[7] = fb[4]
+            jf = j + span
+            fbase = j
+        je = min(jt, jf, n + 1)  # this chunk: columns j..je - 1
+        for jj in range(j, min(je, j1 + 1)):
+            c = tw & np.uint64(3)
+            tw >>= np.uint64(2)
+            if with_n:
+                c |= (nw & ONE) << np.uint64(2)
+                nw >>= ONE
+            vp, vn, xv = _band_step((fb[c] >> np.uint64(jj - fbase)) & maskw, vp, vn)
+        for jj in range(max(j, j1 + 1), min(je, jm)):
+            c = tw & np.uint64(3)
+            tw >>= np.uint64(2)
+            if with_n:
+                c |= (nw & ONE) << np.uint64(2)
+                nw >>= ONE
+            vp, vn, xv = _band_step((fb[c] >> np.uint64(jj - fbase)) & maskw, vp, vn)
+            st += 1 - np.int64(xv & ONE)
             if st - np.int64(_popcount(vn)) >= best:
-                break  # every cell of the band exceeds e: no later cell can do better
-            continue
-        k1 = np.uint64(m - j + dhi + 1)  # bits 1..k1 - 1: rows below the top down to row m
-        mk = (ONE << k1) - np.uint64(2)
-        vnm = np.int64(_popcount(vn & mk))
-        dm = st + np.int64(_popcount(vp & mk)) - vnm  # D(m, j)
-        if dm < best:
-            best = dm
-        if dm - (n - j) >= best or st - vnm >= best:
-            break
+                return best  # every cell of the band exceeds e: no later cell can do better
+        for jj in range(max(j, jm), je):
+            c = tw & np.uint64(3)
+            tw >>= np.uint64(2)
+            if with_n:
+                c |= (nw & ONE) << np.uint64(2)
+                nw >>= ONE
+            vp, vn, xv = _band_step((fb[c] >> np.uint64(jj - fbase)) & maskw, vp, vn)
+            st += 1 - np.int64(xv & ONE)
+            mk = (ONE << np.uint64(m - jj + dhi)) - ONE  # rows below the top, down to row m
+            vnm = np.int64(_popcount(vn & mk))
+            dm = st + np.int64(_popcount(vp & mk)) - vnm  # D(m, jj)
+            if dm < best:
+                best = dm
+            if dm - (n - jj) >= best or st - vnm >= best:
+                return best
+        j = je
     return best
 
 
@@ -321,6 +341,7 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
         pv = np.empty(nwmax, dtype=np.uint64)
         mv = np.empty(nwmax, dtype=np.uint64)
         sc = np.empty(nwmax, dtype=np.int64)
+        fb = np.empty(8, dtype=np.uint64)
         cur = -1
         for k in range(lo, hi):
             qi = np.int64(cand_q[k])
@@ -338,7 +359,7 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
             elif n < m - e:
                 out[k] = e + 1  # more than e read bases would be inserted
             else:
-                out[k] = _banded(peq, m, e, ws, n, packed, nmask)
+                out[k] = _banded(peq, m, e, ws, n, packed, nmask, fb)
 
 
 def bulk_distances(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray,

@@ -91,11 +91,12 @@ def scan_hits(q: np.ndarray, t: np.ndarray, e: int, dlo: int, dhi: int, hit_end:
 
 
 @njit(cache=True, nogil=True)
-def group_runs(n: int, hit_end: np.ndarray, hit_start: np.ndarray, hit_dist: np.ndarray,
+def group_runs(n: int, m: int, hit_end: np.ndarray, hit_start: np.ndarray, hit_dist: np.ndarray,
                loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray) -> int:
     """Locations = runs of consecutive hit ends (D changes by at most 1 from one end to the next, so
     the ends of one alignment's neighbourhood form one run, and two copies of a repeat are separated by
-    ends where the read does not fit). Keeps each run's best hit: lowest distance, then leftmost end.
+    ends where the read does not fit). Keeps each run's best hit: lowest distance, then a span closest to
+    the read length m (a trailing mismatch rather than an insertion), then leftmost end.
     Writes at most len(loc_start) locations; returns how many runs there are."""
     cap = loc_start.size
     k = 0
@@ -104,7 +105,8 @@ def group_runs(n: int, hit_end: np.ndarray, hit_start: np.ndarray, hit_dist: np.
         best = h
         h += 1
         while h < n and hit_end[h] == hit_end[h - 1] + 1:
-            if hit_dist[h] < hit_dist[best]:
+            if hit_dist[h] < hit_dist[best] or (hit_dist[h] == hit_dist[best] and abs(
+                    hit_end[h] - hit_start[h] - m) < abs(hit_end[best] - hit_start[best] - m)):
                 best = h
             h += 1
         if k < cap:
