@@ -15,6 +15,7 @@ alignment_start), so bwa mem's local clipping does not hide hits.
 
 Tool command lines (E = --e, L = read length, T = --threads):
   seedmap  seedmap index ref.fa ; seedmap map -t T -e E ref.fa reads.fq -o seedmap.sam
+  seedmap-kmer  seedmap index --kind kmer ref.fa ; seedmap map --engine kmer -t T -e E ref.fa reads.fq ...
   yara     yara_indexer -o idx ref.fa ;
            yara_mapper -t T -e ceil(100E/L) -s ceil(100E/L) -y full -sa record -o yara.sam idx reads.fq
            (-s = strata equal to -e reports every alignment up to the error rate, not just the
@@ -55,7 +56,7 @@ from benchutil import (
     write_fasta_record,
 )
 
-TOOLS = ("seedmap", "yara", "bwa", "bowtie2", "razers3")
+TOOLS = ("seedmap", "seedmap-kmer", "yara", "bwa", "bowtie2", "razers3")
 TRUTH = "razers3"
 START = time.perf_counter()
 
@@ -140,6 +141,7 @@ def make_plans(args: argparse.Namespace, ref: Path, reads: Path, work: Path) -> 
     t, e, r = str(args.threads), str(args.e), str(reads)
     seedmap = seedmap_prefix(args.seedmap_cmd)
     sm_ref = str(work / "seedmap" / ref.name)  # private copy, so its index lands in a fresh dir
+    km_ref = str(work / "seedmap-kmer" / ref.name)
     idx = {tool: str(work / tool / "idx") for tool in TOOLS}
     sam = {tool: work / tool / f"{tool}.sam" for tool in TOOLS}
     pct = yara_percent(args.e, args.read_len)
@@ -150,6 +152,10 @@ def make_plans(args: argparse.Namespace, ref: Path, reads: Path, work: Path) -> 
                  [[*seedmap, "index", sm_ref]],
                  [*seedmap, "map", "-t", t, "-e", e, sm_ref, r, "-o", str(sam["seedmap"])],
                  sam["seedmap"]),
+        ToolPlan("seedmap-kmer", seedmap[:1],
+                 [[*seedmap, "index", "--kind", "kmer", km_ref]],
+                 [*seedmap, "map", "--engine", "kmer", "-t", t, "-e", e, km_ref, r, "-o", str(sam["seedmap-kmer"])],
+                 sam["seedmap-kmer"]),
         ToolPlan("yara", ["yara_indexer", "yara_mapper"],
                  [["yara_indexer", "-o", idx["yara"], str(ref)]],
                  ["yara_mapper", "-t", t, "-e", pct, "-s", pct, "-y", "full", "-sa", "record",
@@ -188,7 +194,7 @@ def run_tool(plan: ToolPlan, ref: Path, work: Path, warm_cmd: list[str] | None, 
     """Build the index (from scratch) and map; failures become a note instead of aborting."""
     res = ToolResult(plan.name)
     tool_dir = fresh_dir(work / plan.name)
-    if plan.name == "seedmap":
+    if plan.name.startswith("seedmap"):
         shutil.copyfile(ref, tool_dir / ref.name)
     log = tool_dir / f"{plan.name}.log"
     try:
@@ -311,6 +317,21 @@ def table_rows(results: list[ToolResult], truth: Hits | None, slack: int) -> lis
     return rows
 
 
+def same_records(a: Path, b: Path) -> str | None:
+    """'identical (N records)' or how many differ; None when either SAM is missing."""
+    if not (a.exists() and b.exists()):
+        return None
+
+    def records(path: Path) -> list[str]:
+        with open(path) as fh:
+            return sorted(line for line in fh if not line.startswith("@"))
+
+    ra, rb = records(a), records(b)
+    if ra == rb:
+        return f"identical ({len(ra)} records)"
+    return f"DIFFERENT: {len(set(ra) ^ set(rb))} records in only one of them"
+
+
 def ratio_line(by_name: dict[str, ToolResult], num: str, den: str) -> str | None:
     a, b = by_name.get(num), by_name.get(den)
     if not (a and b and a.map and b.map and a.index and b.index):
@@ -416,8 +437,12 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.threads} threads, truth = razers3, slack = {args.slack} bp\n"
     )
     print(markdown_table(header, table_rows(results, truth, args.slack)))
-    line = ratio_line(by_name, "seedmap", "yara")
-    print(f"\n{line}" if line else "\nseedmap/yara wall time: n/a (needs both)")
+    for name in ("seedmap", "seedmap-kmer"):
+        line = ratio_line(by_name, name, "yara")
+        print(f"\n{line}" if line else f"\n{name}/yara wall time: n/a (needs both)")
+    same = same_records(work / "seedmap" / "seedmap.sam", work / "seedmap-kmer" / "seedmap-kmer.sam")
+    if same is not None:
+        print(f"\nseedmap (neighborhood) vs seedmap-kmer SAM records after sorting: {same}")
     for note in notes:
         print(f"- {note}")
     print(f"\ntotal script time {time.perf_counter() - START:.1f}s")
