@@ -8,6 +8,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter import plan
 from seedmap.index import kmer, neighborhood, store
-from seedmap.io.reads import read_batches
+from seedmap.io.reads import ReadBatch, read_batches
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.io.sam import header
 from seedmap.pipeline import MapOptions, SamFormatter, errors_per_read, map_batch
@@ -159,7 +160,7 @@ def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_
     t_map = time.perf_counter()
     with output_stream(out) as fh, _progress(progress, reads) as advance:
         fh.write(header(ref, command_line).encode())
-        for batch in read_batches(reads, batch_reads):
+        for batch in prefetch(read_batches(reads, batch_reads)):
             warn.check(batch.lengths)
             text, stats = map_batch(batch, engine, fmt, opts)
             fh.write(text)
@@ -171,6 +172,19 @@ def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_
     log.info("mapped %d reads: %d (%.2f%%) with at least one location, %d records; %.0f reads/s "
              "(%.1f s mapping, %.1f s total)", n_reads, n_mapped, 100.0 * n_mapped / max(n_reads, 1), n_records,
              n_reads / max(elapsed, 1e-9), elapsed, time.perf_counter() - t0)
+
+
+def prefetch(batches: Iterator[ReadBatch]) -> Iterator[ReadBatch]:
+    """Parse the next batch in a background thread while the current one is mapped (the numba kernels
+    release the GIL). Errors surface, in order, where the batch would have been."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(next, batches, None)
+        while True:
+            batch = pending.result()
+            if batch is None:
+                return
+            pending = pool.submit(next, batches, None)
+            yield batch
 
 
 @contextmanager
