@@ -11,6 +11,7 @@ from seedmap.io.alphabet import DECODE
 from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
 from seedmap.pipeline import errors_per_read, locate
+from seedmap.verify.bulk import bulk_distances
 
 COMP = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
 
@@ -84,7 +85,8 @@ def batch_of(reads: list[np.ndarray], quals: bool = True):
 def make_engine(ref: Reference, engine: str = "neighborhood", u: int = 10, l: int = 16, k: int = 12,
                 **plan):
     if engine == "kmer":
-        return KmerEngine(kmer.build(ref, k), ref.starts, **plan)
+        return KmerEngine(kmer.build(ref, k), ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask,
+                          **plan)
     return NeighborhoodEngine(neighborhood.build(ref, u, l), ref.starts, **plan)
 
 

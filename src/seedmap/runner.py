@@ -26,6 +26,7 @@ from seedmap.io.reads import ReadBatch, read_batches
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.io.sam import header
 from seedmap.pipeline import MapOptions, SamFormatter, errors_per_read, map_batch
+from seedmap.verify.bulk import bulk_distances
 
 log = logging.getLogger("seedmap")
 
@@ -38,7 +39,7 @@ class IndexKind:
     arrays: tuple[str, ...]
     build: Callable[[Reference, dict], object]
     from_arrays: Callable[[dict, dict], object]
-    engine: Callable[[object, np.ndarray, dict], CandidateEngine]
+    engine: Callable[[object, Reference, dict], CandidateEngine]
     describe: Callable[[object], str]
 
 
@@ -48,14 +49,15 @@ KINDS = {
         build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"]),
         from_arrays=lambda p, a: neighborhood.NeighborhoodIndex(p["u"], p["l"], a["seed_start"], a["nbs"],
                                                                 a["nb_pos"], a["pos"]),
-        engine=lambda ix, starts, o: NeighborhoodEngine(ix, starts, windows=o.get("windows", 0),
+        engine=lambda ix, ref, o: NeighborhoodEngine(ix, ref.starts, windows=o.get("windows", 0),
                                                         step=o.get("step", 0), fe=o.get("fe", 0)),
         describe=lambda ix: f"u={ix.u}, l={ix.l}: {ix.pos.size} positions, {ix.nbs.size} unique words"),
     "kmer": IndexKind(
         "kmer", ("offsets", "pos"),
         build=lambda ref, p: kmer.build(ref, p["k"]),
         from_arrays=lambda p, a: kmer.KmerIndex(p["k"], a["offsets"], a["pos"]),
-        engine=lambda ix, starts, o: KmerEngine(ix, starts, adjacency=o.get("adjacency", 1)),
+        engine=lambda ix, ref, o: KmerEngine(ix, ref.starts, adjacency=o.get("adjacency", 1), bulk=bulk_distances,
+                                             packed=ref.packed, nmask=ref.nmask),
         describe=lambda ix: f"k={ix.k}: {ix.pos.size} positions"),
 }
 DEFAULT_PARAMS = {
@@ -152,7 +154,7 @@ def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_
             kind: str = "neighborhood") -> None:
     t0 = time.perf_counter()
     ref, ix = load_or_build(fasta, index_path, kind)
-    engine = KINDS[kind].engine(ix, ref.starts, engine_options)
+    engine = KINDS[kind].engine(ix, ref, engine_options)
     fmt = SamFormatter(ref)
     o = engine_options
     warn = GuaranteeWarnings(opts, engine.max_window, o.get("windows", 0), o.get("step", 0), o.get("fe", 0))

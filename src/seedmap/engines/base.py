@@ -4,6 +4,7 @@ then merge each query's overlapping windows (the dedupe stage)."""
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, prange
 
 from seedmap.filter.neighborhood_bs import merge_windows
 
@@ -11,13 +12,39 @@ from seedmap.filter.neighborhood_bs import merge_windows
 CANDIDATE_BUDGET = 8_000_000
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def _keep_verified(first: int, last: int, cand_off: np.ndarray, cand_len: np.ndarray, ok: np.ndarray,
+                   win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
+    """Move each query's candidates that passed bulk verification to the front of its segment, in order."""
+    base = cand_off[first]
+    for qi in prange(first, last):
+        lo = cand_off[qi] - base
+        n = 0
+        for k in range(lo, lo + cand_len[qi]):
+            if ok[k]:
+                win_s[lo + n] = win_s[k]
+                win_e[lo + n] = win_e[k]
+                win_d[lo + n] = win_d[k]
+                n += 1
+        cand_len[qi] = n
+
+
 class CandidateEngine:
-    """Subclasses implement _count (candidates per query, plus state handed to _fill) and _fill."""
+    """Subclasses implement _count (candidates per query, plus state handed to _fill) and _fill.
+
+    With `bulk` set (a device's bulk verifier, seedmap.verify.bulk.bulk_distances or its GPU twin),
+    every candidate's own window [diag - e, diag + m + e) is verified before merging and the ones with no
+    alignment within e are dropped: safe, since every such alignment lies in the window of its exact seed.
+    """
 
     max_window: int
 
-    def __init__(self, ref_starts: np.ndarray) -> None:
+    def __init__(self, ref_starts: np.ndarray, bulk: object = None, packed: np.ndarray | None = None,
+                 nmask: np.ndarray | None = None) -> None:
         self.ref_starts = np.ascontiguousarray(ref_starts, dtype=np.int64)
+        self.bulk = bulk
+        self.packed = packed
+        self.nmask = nmask
 
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
         raise NotImplementedError
@@ -26,6 +53,19 @@ class CandidateEngine:
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
         raise NotImplementedError
+
+    def _bulk_filter(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
+                     cand_off: np.ndarray, cand_len: np.ndarray, win_s: np.ndarray, win_e: np.ndarray,
+                     win_d: np.ndarray) -> None:
+        lens = cand_len[first:last]
+        rel = cand_off[first:last] - cand_off[first]
+        idx = np.repeat(rel, lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
+        cand_q = np.repeat(np.arange(first, last), lens)
+        # A candidate's window, clipped to its sequence, is exactly [win_s, win_e).
+        dist = self.bulk(qcodes, qoff, qerr, cand_q, win_d[idx], win_s[idx], win_e[idx], self.packed, self.nmask)
+        ok = np.zeros(win_s.size, dtype=np.bool_)
+        ok[idx] = dist <= qerr[cand_q >> 1]
+        _keep_verified(first, last, cand_off, cand_len, ok, win_s, win_e, win_d)
 
     def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
                           qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -44,6 +84,8 @@ class CandidateEngine:
             win_e = np.empty(size, dtype=np.int64)
             win_d = np.empty(size, dtype=np.int64)
             self._fill(qcodes, qoff, qerr, first, last, cand_off, state, win_s, win_e, win_d, cand_len)
+            if self.bulk is not None and size:
+                self._bulk_filter(qcodes, qoff, qerr, first, last, cand_off, cand_len, win_s, win_e, win_d)
             parts.append(merge_windows(first, last, cand_off, cand_len, win_s, win_e, win_d))
             first = last
         if not parts:

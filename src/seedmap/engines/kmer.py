@@ -10,8 +10,11 @@ from seedmap.index.kmer import KmerIndex
 
 
 class KmerEngine(CandidateEngine):
-    def __init__(self, index: KmerIndex, ref_starts: np.ndarray, adjacency: int = 1) -> None:
-        super().__init__(ref_starts)
+    """Seeds from the k-mer table; candidates verified in bulk (the device's bulk verifier) when given."""
+
+    def __init__(self, index: KmerIndex, ref_starts: np.ndarray, adjacency: int = 1, bulk: object = None,
+                 packed: np.ndarray | None = None, nmask: np.ndarray | None = None) -> None:
+        super().__init__(ref_starts, bulk, packed, nmask)
         self.index = index
         self.adjacency = max(1, adjacency)
         self.max_window = index.k
