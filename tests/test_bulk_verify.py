@@ -233,6 +233,30 @@ def test_exact_and_all_n():
             assert want[k] == min(case["reads"][qi].size, case["qerr"][qi >> 1] + 1)
 
 
+def test_empty_read_and_empty_windows():
+    """An empty read costs 0 anywhere; a window clipped to nothing leaves only column 0 (m insertions)."""
+    genome, starts, ref = make_genome(np.random.default_rng(3), [500, 300])
+    reads = [np.zeros(0, np.uint8), np.zeros(0, np.uint8), genome[10:40].copy(), genome[10:40].copy()]
+    case = dict(genome=genome, ref=ref, reads=reads, qcodes=np.concatenate(reads),
+                qoff=np.array([0, 0, 0, 30, 60], dtype=np.int64), qerr=np.array([3, 40], dtype=np.int64),
+                cand_q=np.array([0, 1, 2, 2, 3, 3], dtype=np.int64),
+                cand_diag=np.array([5, 600, 10, 900, -100, 10], dtype=np.int64),
+                s0=np.array([0, 500, 0, 500, 0, 0], dtype=np.int64),
+                s1=np.array([500, 800, 500, 800, 500, 500], dtype=np.int64))
+    want = check(case)
+    assert list(want) == [0, 0, 0, 30, 30, 0]
+
+
+def test_bad_input():
+    case = make_case(np.random.default_rng(4), nreads=4, ncand=2)
+    with pytest.raises(ValueError):
+        run({**case, "cand_q": case["cand_q"] + 4})
+    with pytest.raises(ValueError):
+        run({**case, "s1": case["s1"] + 10**6})
+    with pytest.raises(ValueError):
+        run({**case, "qerr": case["qerr"] - 100})
+
+
 def test_unsorted_candidates_and_empty():
     case = make_case(np.random.default_rng(9), nreads=50, ncand=4)
     base = run(case)

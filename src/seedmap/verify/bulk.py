@@ -3,52 +3,61 @@
 This is the interface every device backend implements (a GPU one follows Nouri's mrFAST GPU
 verification): one minimum semi-global edit distance per candidate, capped at e + 1.
 
-Candidate k of query i = cand_q[k] (codes qcodes[qoff[i]:qoff[i + 1]], m = its length, e = qerr[i >> 1]:
-the two strands of a read share e) is checked against the reference window
-[cand_diag[k] - e, cand_diag[k] + m + e) clipped to [cand_seq_start[k], cand_seq_end[k]). The result is
-min(D, e + 1) with D = min over window columns j (0..n, column 0 included, so D <= m) of the DP cell
-(m, j), where row 0 is 0 everywhere (free start) and N (code 4) never matches on either side.
+Candidate k of query i = cand_q[k] (codes qcodes[qoff[i]:qoff[i + 1]], 0..4, m = its length, e =
+qerr[i >> 1]: the two strands of a read share e) is checked against the reference window
+[cand_diag[k] - e, cand_diag[k] + m + e) clipped to [cand_seq_start[k], cand_seq_end[k]) (n columns).
+The result is min(D, e + 1), D = min over the window's columns j = 0..n (column 0 included, so D <= m)
+of the DP cell (m, j), where row 0 is 0 everywhere (free start in the text) and N (code 4) never
+matches on either side. Results are exact (the early exits below never change them).
 
-Two kernels, both bit-parallel (Myers 1999 in Hyyro's formulation):
+Two kernels, both bit-parallel (Myers 1999, in Hyyro's formulation):
 
-- Banded (the default whenever it fits one word): every alignment of cost <= e inside the window starts
-  at a column >= 0 and ends at a column <= n, so it stays within the window diagonals [-e, n - m + e]
-  (at most 4e + 1 of them). The band (one diagonal more on top, W = n - m + 2e + 2 rows, W <= 64, so
-  e <= 15 for an unclipped window) is one 64-bit word whose bit k always follows the same diagonal
-  (Hyyro 2003): each text column shifts the vertical deltas down one bit, enters the row below the band
-  as "+1 over the row above" and the row above the band as a horizontal "+1" (both are real paths, so
-  every computed cell lies between the true value and the band-restricted value: the minimum over the
-  last row is exact whenever it is <= e). The pattern bits of the band come from one funnel shift of
-  the query's match masks, padded with 64 "virtual" rows above row 1 that match every character
-  (their cells stay 0: the free start). The band's bottom cell is followed along its diagonal until it
-  reaches row m, then row m is followed across the band. Early exit: every later cell is >= the band's
-  minimum, which is >= (bottom cell - number of +1 vertical deltas), and the last row changes by at
-  most 1 per column.
+- Banded (used whenever the band fits one 64-bit word): every alignment of cost <= e inside the
+  window starts at a column >= 0 and ends at a column <= n, so it stays within the window diagonals
+  [-e, n - m + e] (Hyyro 2003 bands the diagonals [-e, e] of the candidate; this band is wider because
+  the window allows starts at any of its first 2e + 1 columns, up to 4e + 1 diagonals). The band
+  (one diagonal more on top: W = n - m + 2e + 2 <= 64 rows, e <= 15 for an unclipped window) is one
+  word whose bit k always follows the same diagonal. Cells just outside the band enter as real paths
+  ("row above + 1" at the bottom, a horizontal "+1" at the top), so every computed cell lies between
+  the true value and the band-restricted one: the minimum over the last row is exact when <= e. The
+  query's match masks are padded with 64 virtual rows above row 1 that match every character: their
+  cells stay 0, the free start. Early exit: every later cell is >= the band's minimum (>= the top cell
+  minus the number of -1 vertical deltas), and the last row falls by at most 1 per column. Two windows
+  of the same query and length run in lockstep (two independent dependency chains per column).
 - Myers (m <= 64: one word; longer reads: blocks of 64 rows with the horizontal delta carried between
   blocks, and Ukkonen's cut-off on blocks: only blocks up to the last one holding a cell <= e are
-  computed, a block is added when the row above it is <= e in this or the previous column, and
-  re-entered blocks start as "+1 per row"). Early exit: the last row cannot fall by more than the
-  columns left. Used when the band does not fit (e >= 16) or m <= e.
+  computed, a block is added when the row above it is <= e in this or the previous column, and a
+  re-entered block starts as "+1 per row"). Early exit: row m cannot fall by more than the columns
+  left, nor be reached from the last active row for less than the rows left beyond the columns left.
+  Used when the band does not fit (e >= 16) or m <= e; method=MYERS forces it everywhere.
 
-Both kernels read the 2-bit packed reference directly (base | N bit << 2 indexes an 8-row mask table
-whose rows 4..7 are N). Candidates are processed in parallel blocks; the masks are built once per run
-of equal queries (candidates arrive sorted by query), scratch once per block.
+Masks are built once per run of equal queries (eight codes at a time); the window is decoded from
+the 2-bit packed reference with a byte table (N adds 4 to the code: rows 4..7 of the 8-row mask table
+are N). Candidates are processed in parallel blocks (scratch allocated once per block, dynamic
+scheduling), with the reference windows of the next candidates prefetched.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import njit, parallel_chunksize, prange, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
-BLOCK = 512  # candidates per parallel task
+BLOCK = 512  # candidates per parallel task (scratch is allocated once per block)
+CHUNK = 4  # blocks handed to a thread at a time
+PREFETCH = 4  # candidates ahead whose reference window is prefetched
 
 ONE = np.uint64(1)
 ZERO = np.uint64(0)
 ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 B63 = np.uint64(63)
 B8 = np.uint64(8)
+BYTE_LSB = np.uint64(0x0101010101010101)
+GATHER = np.uint64(0x0102040810204080)  # (x & BYTE_LSB) * GATHER >> 56: bit 0 of byte k -> bit k
+# packed byte -> its four codes, one per byte (little-endian)
+DECODE4 = np.array([sum(((b >> (2 * k)) & 3) << (8 * k) for k in range(4)) for b in range(256)], dtype=np.uint32)
 
 AUTO = 0  # banded where the band fits one word, else Myers
 MYERS = 1  # Myers everywhere (reference path, benchmarks)
@@ -67,72 +76,124 @@ def _popcount(typingctx: object, x: types.Type) -> tuple:
     return types.uint64(types.uint64), codegen
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _load64(a: np.ndarray, i: np.uint64) -> np.uint64:
-    """Bytes a[i:i + 8] as a little-endian uint64 (bytes past the end read as 0)."""
-    v = ZERO
-    if i + B8 <= np.uint64(a.size):
-        v = (np.uint64(a[i]) | (np.uint64(a[i + ONE]) << B8) | (np.uint64(a[i + np.uint64(2)]) << np.uint64(16))
-             | (np.uint64(a[i + np.uint64(3)]) << np.uint64(24)) | (np.uint64(a[i + np.uint64(4)]) << np.uint64(32))
-             | (np.uint64(a[i + np.uint64(5)]) << np.uint64(40)) | (np.uint64(a[i + np.uint64(6)]) << np.uint64(48))
-             | (np.uint64(a[i + np.uint64(7)]) << np.uint64(56)))
-    else:
-        for k in range(8):
-            if i + np.uint64(k) < np.uint64(a.size):
-                v |= np.uint64(a[i + np.uint64(k)]) << np.uint64(8 * k)
-    return v
+@intrinsic
+def _prefetch(typingctx: object, arr: types.Type, idx: types.Type) -> tuple:
+    """Hint the cache to load arr[idx] (llvm.prefetch: no effect on results, never faults)."""
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        return None
+
+    def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> object:
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]], wraparound=False,
+                                       boundscheck=False)
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])  # read, keep in all cache levels, data
+        return context.get_dummy_value()
+
+    return types.none(arr, idx), codegen
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _text32(packed: np.ndarray, nmask: np.ndarray, p: np.uint64) -> tuple[np.uint64, np.uint64, int]:
-    """Reference bases from p on: 2-bit codes (base p in bits 0-1), N bits (base p in bit 0), and how
-    many bases (29..32) both hold."""
-    tw = _load64(packed, p >> np.uint64(2)) >> ((p & np.uint64(3)) << ONE)
-    nw = _load64(nmask, p >> np.uint64(3)) >> (p & np.uint64(7))
-    return tw, nw, 32 - np.int64(p & np.uint64(3))
-
-
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, _nrt=False)
 def _build_peq(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray) -> None:
     """Match masks of query qcodes[a:a+m], word w of character c at peq[8w + c]: word 1 + v bit b <=>
     query[64v + b] == c (c < 4; c = 4..7, N, matches nothing). Word 0 is all ones for every character:
     64 virtual rows above row 1 that match anything (the banded kernel's free start); word nw + 1 is 0
-    (padding for funnel shifts)."""
+    (padding for funnel shifts). Eight codes at a time: bit planes gathered by a multiplication."""
     nw = (m + 63) >> 6
     for c in range(8):
         peq[c] = ALL
-    for i in range(8, 8 * (nw + 2)):
-        peq[i] = ZERO
-    for i in range(m):
-        c = np.int64(qcodes[a + i])
-        if c < 4:
-            peq[(((i >> 6) + 1) << 3) + c] |= ONE << np.uint64(i & 63)
+        peq[8 * (nw + 1) + c] = ZERO
+    for w in range(nw):
+        lo = ZERO
+        hi = ZERO
+        nn = ZERO
+        for g in range(8):
+            i = (w << 6) + (g << 3)
+            if i >= m:
+                break
+            x = ZERO  # codes a + i .. a + i + 7 (loaded directly: no helper call taking an array here)
+            if a + i + 8 <= qcodes.size:
+                for k in range(8):
+                    x |= np.uint64(qcodes[a + i + k]) << np.uint64(8 * k)
+            else:
+                for k in range(qcodes.size - a - i):
+                    x |= np.uint64(qcodes[a + i + k]) << np.uint64(8 * k)
+            sh = np.uint64(g << 3)
+            lo |= (((x & BYTE_LSB) * GATHER) >> np.uint64(56)) << sh
+            hi |= ((((x >> ONE) & BYTE_LSB) * GATHER) >> np.uint64(56)) << sh
+            nn |= ((((x >> np.uint64(2)) & BYTE_LSB) * GATHER) >> np.uint64(56)) << sh
+        rows = m - (w << 6)
+        valid = ALL if rows >= 64 else (ONE << np.uint64(rows)) - ONE
+        valid &= ~nn
+        b = 8 * (w + 1)
+        peq[b] = ~lo & ~hi & valid
+        peq[b + 1] = lo & ~hi & valid
+        peq[b + 2] = ~lo & hi & valid
+        peq[b + 3] = lo & hi & valid
+        for c in range(4, 8):
+            peq[b + c] = ZERO
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _decode(packed: np.ndarray, nmask: np.ndarray, ws: int, n: int, t32: np.ndarray, t8: np.ndarray) -> int:
+    """Reference bases [ws, ws + n) as one code per byte, t8[o + i] for base ws + i (o returned):
+    0..3, or 4 for N (its packed code is 0, so the byte becomes 4..7 with the N bit added)."""
+    b0 = ws >> 2
+    for k in range(((ws + n + 3) >> 2) - b0):
+        t32[k] = DECODE4[packed[b0 + k]]
+    o = ws & 3
+    acc = 0
+    for i in range(ws >> 3, ((ws + n - 1) >> 3) + 1):
+        acc |= nmask[i]
+    if acc != 0:
+        for i in range(n):
+            q = ws + i
+            t8[o + i] |= ((nmask[q >> 3] >> (q & 7)) & 1) << 2
+    return o
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _band_step(eq: np.uint64, vp: np.uint64, vn: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64]:
-    """One column of the band (see _banded); returns the new vp, vn and xv."""
+    """One column of the band (see _band_run); returns the new vp, vn and xv."""
     xv = eq | vn
     xh = (((eq & vp) + vp) ^ vp) | eq
-    ph = vn | ~(xh | vp)
+    nph = ~vn & (xh | vp)  # ~ph, ph = vn | ~(xh | vp) (written for andn)
     mh = vp & xh
     xs = xv >> ONE
-    return mh | ~(xs | ph), ph & xs, xv
+    return mh | (~xs & nph), ~nph & xs, xv
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _has_n(nmask: np.ndarray, lo: int, hi: int) -> bool:
-    """Whether the N mask has a bit set in the bytes covering bases [lo, hi)."""
-    acc = 0
-    for i in range(lo >> 3, ((hi - 1) >> 3) + 1):
-        acc |= nmask[i]
-    return acc != 0
+def _band_fill(fb: np.ndarray, peq: np.ndarray, j: int, dhi: int) -> None:
+    """fb[c] = the match bits of character c for the 64 rows from column j's band top (row j - dhi)."""
+    off = 63 + j - dhi  # row r <-> bit 63 + r of the masks
+    w8 = np.uint64((off >> 6) << 3)
+    s = np.uint64(off & 63)
+    for c in range(5):
+        fb[c] = (peq[w8 + np.uint64(c)] >> s) | ((peq[w8 + np.uint64(c + 8)] << ONE) << (B63 - s))
+    fb[5] = fb[4]
+    fb[6] = fb[4]
+    fb[7] = fb[4]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _banded(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray, nmask: np.ndarray,
-            fb: np.ndarray) -> int:
-    """min(D, e + 1) by the diagonal band. Requires m > e, n >= m - e and n - m + 2e + 2 <= 64.
+def _band_last(st: int, vp: np.uint64, vn: np.uint64, mk: np.uint64, best: int, rest: int) -> tuple[int, bool]:
+    """Column with row m in the band: D(m, j) from the top cell and the deltas down to row m (mask mk);
+    returns the new best and whether nothing later can improve it."""
+    vnm = np.int64(_popcount(vn & mk))
+    dm = st + np.int64(_popcount(vp & mk)) - vnm
+    if dm < best:
+        best = dm
+    return best, dm - rest >= best or st - vnm >= best
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _band_run(fb: np.ndarray, peq: np.ndarray, t8: np.ndarray, o: int, m: int, e: int, n: int, j: int,
+              vp: np.uint64, vn: np.uint64, st: int, best: int) -> int:
+    """The banded kernel (see the module docstring) from column j to the end; returns min(D, e + 1).
+    Requires m > e, n >= m - e and n - m + 2e + 2 <= 64.
 
     Bit k of column j is row j - dhi + k. Rows <= 0 are virtual: their match bits are all ones, so
     their deltas stay 0 (the free start). The vertical deltas (vp, vn) are kept aligned to the next
@@ -142,137 +203,147 @@ def _banded(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray
     cell of column j (bit 0): st(j) = st(j - 1) + 1 - (bit 0 of xv), 0 while it is virtual. Bits of vp
     at or above wd hold garbage that never moves down into the band (carries and shifts go up).
 
-    Columns go in chunks without refills: text (29..32 bases per load) and match bits (one funnel
-    shift per character gives 64 rows from the band's top: 65 - wd columns, fb[c] >> column offset).
-    Within a chunk, three phases: 1..j1 (top row virtual, row m not reached: no bookkeeping), then
-    the top cell followed for the early exit, then row m in the band (jm..n).
+    Chunks of 65 - wd columns share one set of funnel shifts (fb[c] >> column offset). Within a chunk,
+    three phases: columns 1..j1 (top row virtual, row m not reached: no bookkeeping), then the top
+    cell followed for the early exit (every later cell is >= the band's minimum >= st - #(-1 deltas)),
+    then row m in the band (jm..n; the last row also falls by at most 1 per column).
     """
-    cap = e + 1
     dhi = n - m + e + 1  # band: window diagonals [-e, dhi]
     wd = dhi + e + 1  # band width, 2..64
     maskw = ALL >> np.uint64(64 - wd)
-    span = 65 - wd  # columns served by one set of funnel shifts
-    vp = (ALL >> np.uint64(63 - e)) << np.uint64(dhi)  # column 0 (D(i, 0) = i), aligned to column 1
-    vn = ZERO
+    span = 65 - wd
     jm = m - e  # first column where row m is in the band (its bottom row), 1 <= jm <= n
-    j1 = min(dhi, jm - 1)  # columns 1..j1: top row virtual (st = 0), row m not reached
-    with_n = _has_n(nmask, ws, ws + n)
-    tw = ZERO  # 2-bit codes of the text from column jt - left on
-    nw = ZERO  # N bits, same
-    jt = 1  # next column that needs a text refill
-    jf = 1  # next column that needs new funnel shifts
-    fbase = 1  # column of fb's shift 0
-    st = 0
-    best = cap
-    j = 1
+    j1 = min(dhi, jm - 1)
+    t0 = o - 1  # t8[t0 + j]: code of column j
     while j <= n:
-        if j == jt:
-            p = np.uint64(ws + j - 1)
-            tw, nw, left = _text32(packed, nmask, p)
-            jt = j + left
-        if j == jf:
-            off = np.uint64(63 + j - dhi)  # bit of the band's top row in the match masks (row r <-> 63 + r)
-            w8 = (off >> np.uint64(6)) << np.uint64(3)
-            s = off & B63
-            for c in range(5):
-                fb[c] = (peq[w8 + np.uint64(c)] >> s) | ((peq[w8 + np.uint64(c + 8)] << ONE) << (B63 - s))
-            fb[5] = fb[4]
-            fb[6] = fb[4]
-            fb[7] = fb[4]
-            jf = j + span
-            fbase = j
-        je = min(jt, jf, n + 1)  # this chunk: columns j..je - 1
+        _band_fill(fb, peq, j, dhi)
+        je = min(j + span, n + 1)
         for jj in range(j, min(je, j1 + 1)):
-            c = tw & np.uint64(3)
-            tw >>= np.uint64(2)
-            if with_n:
-                c |= (nw & ONE) << np.uint64(2)
-                nw >>= ONE
-            vp, vn, xv = _band_step((fb[c] >> np.uint64(jj - fbase)) & maskw, vp, vn)
+            vp, vn, xv = _band_step((fb[t8[np.uint64(t0 + jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
         for jj in range(max(j, j1 + 1), min(je, jm)):
-            c = tw & np.uint64(3)
-            tw >>= np.uint64(2)
-            if with_n:
-                c |= (nw & ONE) << np.uint64(2)
-                nw >>= ONE
-            vp, vn, xv = _band_step((fb[c] >> np.uint64(jj - fbase)) & maskw, vp, vn)
-            st += 1 - np.int64(xv & ONE)
+            vp, vn, xv = _band_step((fb[t8[np.uint64(t0 + jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
+            st -= np.int64(xv & ONE) - 1
             if st - np.int64(_popcount(vn)) >= best:
-                return best  # every cell of the band exceeds e: no later cell can do better
+                return best
         for jj in range(max(j, jm), je):
-            c = tw & np.uint64(3)
-            tw >>= np.uint64(2)
-            if with_n:
-                c |= (nw & ONE) << np.uint64(2)
-                nw >>= ONE
-            vp, vn, xv = _band_step((fb[c] >> np.uint64(jj - fbase)) & maskw, vp, vn)
-            st += 1 - np.int64(xv & ONE)
-            mk = (ONE << np.uint64(m - jj + dhi)) - ONE  # rows below the top, down to row m
-            vnm = np.int64(_popcount(vn & mk))
-            dm = st + np.int64(_popcount(vp & mk)) - vnm  # D(m, jj)
-            if dm < best:
-                best = dm
-            if dm - (n - jj) >= best or st - vnm >= best:
+            vp, vn, xv = _band_step((fb[t8[np.uint64(t0 + jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
+            st -= np.int64(xv & ONE) - 1
+            best, done = _band_last(st, vp, vn, (ONE << np.uint64(m - jj + dhi)) - ONE, best, n - jj)
+            if done:
                 return best
         j = je
     return best
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _advance(pv: np.ndarray, mv: np.ndarray, b: int, eq: np.uint64, hin: int, hbit: np.uint64) -> int:
-    """One column step of block b (Myers' block algorithm) given the horizontal delta above it; returns
-    the horizontal delta at the block's last row (bit hbit)."""
-    p = pv[b]
-    mm = mv[b]
-    xv = eq | mm
-    if hin < 0:
-        eq |= ONE
-    xh = (((eq & p) + p) ^ p) | eq
-    ph = mm | ~(xh | p)
-    mh = p & xh
-    hout = 0
-    if ph & hbit:
-        hout = 1
-    elif mh & hbit:
-        hout = -1
-    ph = ph << ONE
-    mh = mh << ONE
-    if hin < 0:
-        mh |= ONE
-    elif hin > 0:
-        ph |= ONE
-    pv[b] = mh | ~(xv | ph)
-    mv[b] = ph & xv
-    return hout
+def _band_init(e: int, n: int, m: int) -> np.uint64:
+    """vp of column 0 (D(i, 0) = i), aligned to column 1."""
+    return (ALL >> np.uint64(63 - e)) << np.uint64(n - m + e + 1)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: np.ndarray, ob: int, m: int,
+               e: int, n: int) -> tuple[int, int]:
+    """Two windows of one query with the same length in lockstep (two independent dependency chains
+    per column instead of one); when one finishes, the other goes on alone. Returns both results."""
+    cap = e + 1
+    dhi = n - m + e + 1
+    wd = dhi + e + 1
+    maskw = ALL >> np.uint64(64 - wd)
+    span = 65 - wd
+    jm = m - e
+    j1 = min(dhi, jm - 1)
+    ta = oa - 1
+    tb = ob - 1
+    vpa = _band_init(e, n, m)
+    vpb = vpa
+    vna = ZERO
+    vnb = ZERO
+    sta = 0
+    stb = 0
+    besta = cap
+    bestb = cap
+    da = False
+    db = False
+    j = 1
+    while j <= n and not (da or db):
+        _band_fill(fb, peq, j, dhi)
+        je = min(j + span, n + 1)
+        for jj in range(j, min(je, j1 + 1)):
+            s = np.uint64(jj - j)
+            vpa, vna, xva = _band_step((fb[ta8[np.uint64(ta + jj)]] >> s) & maskw, vpa, vna)
+            vpb, vnb, xvb = _band_step((fb[tb8[np.uint64(tb + jj)]] >> s) & maskw, vpb, vnb)
+        for jj in range(max(j, j1 + 1), min(je, jm)):
+            s = np.uint64(jj - j)
+            vpa, vna, xva = _band_step((fb[ta8[np.uint64(ta + jj)]] >> s) & maskw, vpa, vna)
+            vpb, vnb, xvb = _band_step((fb[tb8[np.uint64(tb + jj)]] >> s) & maskw, vpb, vnb)
+            sta += 1 - np.int64(xva & ONE)
+            stb += 1 - np.int64(xvb & ONE)
+            da = sta - np.int64(_popcount(vna)) >= besta
+            db = stb - np.int64(_popcount(vnb)) >= bestb
+            if da or db:
+                j = jj + 1
+                break
+        if da or db:
+            break
+        for jj in range(max(j, jm), je):
+            s = np.uint64(jj - j)
+            vpa, vna, xva = _band_step((fb[ta8[np.uint64(ta + jj)]] >> s) & maskw, vpa, vna)
+            vpb, vnb, xvb = _band_step((fb[tb8[np.uint64(tb + jj)]] >> s) & maskw, vpb, vnb)
+            sta += 1 - np.int64(xva & ONE)
+            stb += 1 - np.int64(xvb & ONE)
+            mk = (ONE << np.uint64(m - jj + dhi)) - ONE
+            besta, da = _band_last(sta, vpa, vna, mk, besta, n - jj)
+            bestb, db = _band_last(stb, vpb, vnb, mk, bestb, n - jj)
+            if da or db:
+                j = jj + 1
+                break
+        if da or db:
+            break
+        j = je
+    if not da:
+        besta = _band_run(fb, peq, ta8, oa, m, e, n, j, vpa, vna, sta, besta)
+    if not db:
+        bestb = _band_run(fb, peq, tb8, ob, m, e, n, j, vpb, vnb, stb, bestb)
+    return besta, bestb
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _myers(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray, nmask: np.ndarray,
-           pv: np.ndarray, mv: np.ndarray, sc: np.ndarray) -> int:
-    """min(D, e + 1) by Myers' column-wise bit vectors (any m, any e)."""
+def _advance(vp: np.uint64, vn: np.uint64, eq: np.uint64, hin: int,
+             hs: np.uint64) -> tuple[np.uint64, np.uint64, int]:
+    """One column step of a 64-row block (Myers' block algorithm, branch-free) given the horizontal
+    delta above it; returns the new vertical deltas and the horizontal delta at the block's last row
+    (bit hs)."""
+    hn = np.uint64(hin < 0)
+    hp = np.uint64(hin > 0)
+    xv = eq | vn
+    eq |= hn
+    xh = (((eq & vp) + vp) ^ vp) | eq
+    ph = vn | ~(xh | vp)
+    mh = vp & xh
+    hout = np.int64((ph >> hs) & ONE) - np.int64((mh >> hs) & ONE)
+    ph = (ph << ONE) | hp
+    mh = (mh << ONE) | hn
+    return mh | ~(xv | ph), ph & xv, hout
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _myers(peq: np.ndarray, m: int, e: int, n: int, t8: np.ndarray, o: int, pv: np.ndarray, mv: np.ndarray,
+           sc: np.ndarray) -> int:
+    """min(D, e + 1) by Myers' column-wise bit vectors (any m, any e); text codes t8[o:o + n]."""
     cap = e + 1
     best = min(m, cap)  # column 0: D(m, 0) = m
     if n <= 0 or best == 0:
         return best
     nb = (m + 63) >> 6
-    p = np.uint64(ws)
-    tw = ZERO
-    nw = ZERO
-    left = 0
+    t0 = o - 1  # t8[t0 + j]: code of column j
     if nb == 1:
         hs = np.uint64(m - 1)
         vp = ALL
         vn = ZERO
         score = m
         for j in range(1, n + 1):
-            if left == 0:
-                tw, nw, left = _text32(packed, nmask, p)
-            c = (tw & np.uint64(3)) | ((nw & ONE) << np.uint64(2))
-            tw >>= np.uint64(2)
-            nw >>= ONE
-            left -= 1
-            p += ONE
-            eq = peq[B8 + c]
+            eq = peq[B8 + t8[np.uint64(t0 + j)]]
             xv = eq | vn
             xh = (((eq & vp) + vp) ^ vp) | eq
             ph = vn | ~(xh | vp)
@@ -288,52 +359,58 @@ def _myers(peq: np.ndarray, m: int, e: int, ws: int, n: int, packed: np.ndarray,
                 break  # the last row falls by at most 1 per column
         return best
     last_rows = m - ((nb - 1) << 6)
-    hlast = ONE << np.uint64(last_rows - 1)
-    hfull = ONE << B63
+    hlast = np.uint64(last_rows - 1)
     y = 0 if e < 1 else min(nb - 1, (e - 1) >> 6)  # last active block: column 0 has D(i, 0) = i
+    ex = y  # blocks 0..ex have been active since column 0: their values are exact
     for b in range(y + 1):
         pv[b] = ALL
         mv[b] = ZERO
         sc[b] = min((b + 1) << 6, m)  # D at the block's last row
     for j in range(1, n + 1):
-        if left == 0:
-            tw, nw, left = _text32(packed, nmask, p)
-        c = np.int64((tw & np.uint64(3)) | ((nw & ONE) << np.uint64(2)))
-        tw >>= np.uint64(2)
-        nw >>= ONE
-        left -= 1
-        p += ONE
+        c = np.uint64(t8[np.uint64(t0 + j)])
         h = 0  # row 0 is 0 in every column (free start)
         for b in range(y + 1):
-            h = _advance(pv, mv, b, peq[((b + 1) << 3) + c], h, hlast if b == nb - 1 else hfull)
+            vp, vn, h = _advance(pv[b], mv[b], peq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
+            pv[b] = vp
+            mv[b] = vn
             sc[b] += h
         # Ukkonen: a block below can only get a cell <= e through the last row of block y, at this
         # column or the previous one (its cells were all > e in the previous column).
         while y + 1 < nb and (sc[y] <= e or sc[y] - h <= e):
             y += 1
-            pv[y] = ALL
-            mv[y] = ZERO
-            sc[y] = sc[y - 1] - h + (64 if y < nb - 1 else last_rows)
-            h = _advance(pv, mv, y, peq[((y + 1) << 3) + c], h, hlast if y == nb - 1 else hfull)
+            sc[y] = sc[y - 1] - h + (64 if y < nb - 1 else last_rows)  # re-entered: "+1 per row"
+            vp, vn, h = _advance(ALL, ZERO, peq[np.uint64((y + 1) << 3) + c], h, hlast if y == nb - 1 else B63)
+            pv[y] = vp
+            mv[y] = vn
             sc[y] += h
         while y > 0 and sc[y] - (64 if y < nb - 1 else last_rows) >= e:
             y -= 1  # every cell of block y is > e
-        rest = n - j
-        if y == nb - 1:
-            if sc[y] < best:
-                best = sc[y]
-            if sc[y] - rest >= best:
-                break
-        elif m - ((y + 1) << 6) - rest >= best:
-            break  # row m is out of reach: too many rows left below the active blocks
+            ex = min(ex, y)
+        if y == nb - 1 and sc[y] < best:
+            best = sc[y]
+        # Every later D(m, .) is >= min(e + 1, D(r, j) + (m - r) - (n - j)) for r = the last row of block
+        # y: a path from column j to row m crosses row r (which rises at most 1 per column) or an
+        # inactive cell (> e). sc[y] is exact for blocks active since column 0 (y <= ex); others may
+        # exceed the true D(r, j), but only when both are > e.
+        if (sc[y] if y <= ex else min(sc[y], cap)) + m - min(m, (y + 1) << 6) - (n - j) >= best:
+            break
     return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _window(d: int, m: int, e: int, s0: int, s1: int) -> tuple[int, int]:
+    """Start and length of the window [d - e, d + m + e) clipped to [s0, s1)."""
+    ws = max(d - e, s0)
+    return ws, max(min(d + m + e, s1) - ws, 0)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray, cand_diag: np.ndarray,
           cand_seq_start: np.ndarray, cand_seq_end: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
-          nwmax: int, method: int, out: np.ndarray) -> None:
+          nwmax: int, tmax: int, method: int, out: np.ndarray) -> None:
     nc = cand_q.size
+    last_p = max(packed.size - 1, 0)
+    last_n = max(nmask.size - 1, 0)
     for blk in prange((nc + BLOCK - 1) // BLOCK):
         lo = blk * BLOCK
         hi = min(nc, lo + BLOCK)
@@ -342,8 +419,19 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
         mv = np.empty(nwmax, dtype=np.uint64)
         sc = np.empty(nwmax, dtype=np.int64)
         fb = np.empty(8, dtype=np.uint64)
+        tlen = tmax // 4 + 2  # windows: n <= m + 2e
+        ta32 = np.empty(tlen, dtype=np.uint32)
+        tb32 = np.empty(tlen, dtype=np.uint32)
+        ta8 = ta32.view(np.uint8)
+        tb8 = tb32.view(np.uint8)
         cur = -1
-        for k in range(lo, hi):
+        k = lo
+        while k < hi:
+            if k + PREFETCH < nc:  # the reference windows of later candidates are usually cache misses
+                d = np.int64(cand_diag[k + PREFETCH])
+                _prefetch(packed, min(max(d - 32, 0) >> 2, last_p))
+                _prefetch(packed, min(max(d + 128, 0) >> 2, last_p))
+                _prefetch(nmask, min(max(d, 0) >> 3, last_n))
             qi = np.int64(cand_q[k])
             a = np.int64(qoff[qi])
             m = np.int64(qoff[qi + 1]) - a
@@ -351,15 +439,26 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
             if qi != cur:
                 _build_peq(qcodes, a, m, peq)
                 cur = qi
-            d = np.int64(cand_diag[k])
-            ws = max(d - e, np.int64(cand_seq_start[k]))
-            n = max(min(d + m + e, np.int64(cand_seq_end[k])) - ws, 0)
+            ws, n = _window(np.int64(cand_diag[k]), m, e, np.int64(cand_seq_start[k]), np.int64(cand_seq_end[k]))
             if m <= e or method == MYERS or n - m + 2 * e + 2 > 64:
-                out[k] = _myers(peq, m, e, ws, n, packed, nmask, pv, mv, sc)
+                oa = _decode(packed, nmask, ws, n, ta32, ta8) if n > 0 else 0
+                out[k] = _myers(peq, m, e, n, ta8, oa, pv, mv, sc)
             elif n < m - e:
                 out[k] = e + 1  # more than e read bases would be inserted
             else:
-                out[k] = _banded(peq, m, e, ws, n, packed, nmask, fb)
+                oa = _decode(packed, nmask, ws, n, ta32, ta8)
+                paired = False
+                if k + 1 < hi and np.int64(cand_q[k + 1]) == qi:
+                    ws2, n2 = _window(np.int64(cand_diag[k + 1]), m, e, np.int64(cand_seq_start[k + 1]),
+                                      np.int64(cand_seq_end[k + 1]))
+                    if n2 == n:
+                        ob = _decode(packed, nmask, ws2, n, tb32, tb8)
+                        out[k], out[k + 1] = _band_pair(fb, peq, ta8, oa, tb8, ob, m, e, n)
+                        paired = True
+                        k += 1
+                if not paired:
+                    out[k] = _band_run(fb, peq, ta8, oa, m, e, n, 1, _band_init(e, n, m), ZERO, 0, e + 1)
+            k += 1
 
 
 def bulk_distances(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray,
@@ -380,7 +479,20 @@ def bulk_distances(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_
     out = np.empty(cand_q.size, dtype=np.int32)
     if cand_q.size == 0:
         return out
-    nwmax = int((np.diff(qoff).max() + 63) >> 6) if qoff.size > 1 else 0
-    _bulk(qcodes, qoff, qerr, cand_q, cand_diag, cand_seq_start, cand_seq_end, packed, nmask, nwmax,
-          int(method), out)
+    nq = qoff.size - 1
+    if nq < 1 or cand_q.min() < 0 or cand_q.max() >= nq:
+        raise ValueError("cand_q must index the queries of qoff")
+    if qerr.size < (nq + 1) // 2 or (qerr.size and qerr.min() < 0):
+        raise ValueError("qerr needs one e >= 0 per pair of queries")
+    if not (cand_diag.size == cand_seq_start.size == cand_seq_end.size == cand_q.size):
+        raise ValueError("one diagonal and sequence range per candidate")
+    total = min(4 * packed.size, 8 * nmask.size)
+    if cand_seq_start.min() < 0 or cand_seq_end.max() > total:
+        raise ValueError("candidate sequence ranges must lie within the reference")
+    mmax = int(np.diff(qoff).max())
+    longest = int((cand_seq_end - cand_seq_start).max())
+    tmax = min(mmax + 2 * int(qerr.max()), max(longest, 0)) + 8  # longest window (+ decoding slack)
+    with parallel_chunksize(CHUNK):  # dynamic scheduling: threads slowed by other work do less of it
+        _bulk(qcodes, qoff, qerr, cand_q, cand_diag, cand_seq_start, cand_seq_end, packed, nmask, (mmax + 63) >> 6,
+              tmax, int(method), out)
     return out
