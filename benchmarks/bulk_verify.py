@@ -4,7 +4,10 @@
 the two strands of a read share e) has 2 candidates at its true diagonal (+- 2) and 2 at random diagonals.
 Reads carry 0-3 substitutions, and a third of them one insertion or deletion. Each timing follows a
 warm-up call (compilation excluded); the best of --repeat runs is reported, for 1 and 2 threads, for the
-default kernel (banded where the band fits one word) and for Myers' column-wise kernel.
+default kernel (banded where the band fits one word) and for Myers' column-wise kernel (method=MYERS).
+
+OMP_WAIT_POLICY defaults to PASSIVE here: OpenMP workers that spin after a parallel region slowed the
+next runs (by up to 1.7x for 1 thread on a 2-core VM).
 
     python benchmarks/bulk_verify.py [--candidates 2000000] [--repeat 3] [--threads 1,2]
 """
@@ -12,13 +15,10 @@ default kernel (banded where the band fits one word) and for Myers' column-wise 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
-import numba
 import numpy as np
-
-from seedmap.io.reference import Reference
-from seedmap.verify.bulk import AUTO, MYERS, bulk_distances
 
 
 def make_reads(rng: np.random.Generator, genome: np.ndarray, starts: np.ndarray, nq: int, m: int) -> tuple:
@@ -44,7 +44,7 @@ def make_reads(rng: np.random.Generator, genome: np.ndarray, starts: np.ndarray,
     return reads.reshape(-1), pos, s0, s1
 
 
-def make_setting(rng: np.random.Generator, ref: Reference, genome: np.ndarray, ncand: int, m: int, e: int) -> tuple:
+def make_setting(rng: np.random.Generator, ref: object, genome: np.ndarray, ncand: int, m: int, e: int) -> tuple:
     nq = ncand // 4
     qcodes, pos, s0, s1 = make_reads(rng, genome, ref.starts, nq, m)
     qoff = np.arange(nq + 1, dtype=np.int64) * m
@@ -59,6 +59,8 @@ def make_setting(rng: np.random.Generator, ref: Reference, genome: np.ndarray, n
 
 
 def best_time(args: tuple, method: int, repeat: int) -> tuple[float, np.ndarray]:
+    from seedmap.verify.bulk import bulk_distances
+
     out = bulk_distances(*args, method=method)  # warm-up (compiles on the first call)
     best = float("inf")
     for _ in range(repeat):
@@ -75,6 +77,12 @@ def main() -> None:
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--seed", type=int, default=1)
     opts = ap.parse_args()
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before numba starts OpenMP
+    import numba
+
+    from seedmap.io.reference import Reference
+    from seedmap.verify.bulk import AUTO, MYERS
+
     rng = np.random.default_rng(opts.seed)
     lengths = [8_000_000, 6_000_000, 4_000_000, 2_000_000]
     seqs = [rng.integers(0, 4, n).astype(np.uint8) for n in lengths]
@@ -83,8 +91,8 @@ def main() -> None:
     threads = [int(t) for t in opts.threads.split(",")]
     settings = [(100, 5), (50, 4)]
     kernels = [("banded (default)", AUTO), ("Myers", MYERS)]
-    print(f"candidates per setting: {opts.candidates:,}; best of {opts.repeat}; numba threading layer "
-          f"after first call shown below\n")
+    print(f"candidates per setting: {opts.candidates:,}; best of {opts.repeat}; "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     rows = []
     for m, e in settings:
         args = make_setting(rng, ref, genome, opts.candidates, m, e)
@@ -99,7 +107,8 @@ def main() -> None:
                     raise SystemExit(f"kernels disagree for m={m}, e={e}")
                 hit = float(np.mean(out <= e))
                 rows.append((m, e, name, t, secs, opts.candidates / secs, hit))
-    print(f"threading layer: {numba.threading_layer()}\n")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"threading layer: {numba.threading_layer()}; load average after the runs: {load}\n")
     print("| read length | e | kernel | threads | time (s) | alignments/s | within e |")
     print("|---:|---:|---|---:|---:|---:|---:|")
     for m, e, name, t, secs, rate, hit in rows:

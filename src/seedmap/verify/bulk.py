@@ -45,6 +45,10 @@ from numba import njit, parallel_chunksize, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+# Kernels taking arrays are compiled with _nrt=False: they allocate nothing, and without reference
+# counting a call costs no atomic increments on arrays shared between threads (the reference); small
+# helpers are inlined. (Inlining the kernels too is as fast but compiles 4x longer.)
+
 BLOCK = 512  # candidates per parallel task (scratch is allocated once per block)
 CHUNK = 4  # blocks handed to a thread at a time
 PREFETCH = 4  # candidates ahead whose reference window is prefetched
@@ -142,8 +146,8 @@ def _decode(packed: np.ndarray, nmask: np.ndarray, ws: int, n: int, t32: np.ndar
     0..3, or 4 for N (its packed code is 0, so the byte becomes 4..7 with the N bit added)."""
     b0 = ws >> 2
     for k in range(((ws + n + 3) >> 2) - b0):
-        t32[k] = DECODE4[packed[b0 + k]]
-    o = ws & 3
+        t32[1 + k] = DECODE4[packed[b0 + k]]
+    o = 4 + (ws & 3)  # (>= 4: views from o - 1 on need no negative start)
     acc = 0
     for i in range(ws >> 3, ((ws + n - 1) >> 3) + 1):
         acc |= nmask[i]
@@ -214,19 +218,19 @@ def _band_run(fb: np.ndarray, peq: np.ndarray, t8: np.ndarray, o: int, m: int, e
     span = 65 - wd
     jm = m - e  # first column where row m is in the band (its bottom row), 1 <= jm <= n
     j1 = min(dhi, jm - 1)
-    t0 = o - 1  # t8[t0 + j]: code of column j
+    t = t8[o - 1:]  # t[j]: code of column j
     while j <= n:
         _band_fill(fb, peq, j, dhi)
         je = min(j + span, n + 1)
         for jj in range(j, min(je, j1 + 1)):
-            vp, vn, xv = _band_step((fb[t8[np.uint64(t0 + jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
+            vp, vn, xv = _band_step((fb[t[np.uint64(jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
         for jj in range(max(j, j1 + 1), min(je, jm)):
-            vp, vn, xv = _band_step((fb[t8[np.uint64(t0 + jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
+            vp, vn, xv = _band_step((fb[t[np.uint64(jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
             st -= np.int64(xv & ONE) - 1
             if st - np.int64(_popcount(vn)) >= best:
                 return best
         for jj in range(max(j, jm), je):
-            vp, vn, xv = _band_step((fb[t8[np.uint64(t0 + jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
+            vp, vn, xv = _band_step((fb[t[np.uint64(jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
             st -= np.int64(xv & ONE) - 1
             best, done = _band_last(st, vp, vn, (ONE << np.uint64(m - jj + dhi)) - ONE, best, n - jj)
             if done:
@@ -253,8 +257,8 @@ def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: n
     span = 65 - wd
     jm = m - e
     j1 = min(dhi, jm - 1)
-    ta = oa - 1
-    tb = ob - 1
+    ta = ta8[oa - 1:]  # ta[j]: code of column j
+    tb = tb8[ob - 1:]
     vpa = _band_init(e, n, m)
     vpb = vpa
     vna = ZERO
@@ -271,12 +275,12 @@ def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: n
         je = min(j + span, n + 1)
         for jj in range(j, min(je, j1 + 1)):
             s = np.uint64(jj - j)
-            vpa, vna, xva = _band_step((fb[ta8[np.uint64(ta + jj)]] >> s) & maskw, vpa, vna)
-            vpb, vnb, xvb = _band_step((fb[tb8[np.uint64(tb + jj)]] >> s) & maskw, vpb, vnb)
+            vpa, vna, xva = _band_step((fb[ta[np.uint64(jj)]] >> s) & maskw, vpa, vna)
+            vpb, vnb, xvb = _band_step((fb[tb[np.uint64(jj)]] >> s) & maskw, vpb, vnb)
         for jj in range(max(j, j1 + 1), min(je, jm)):
             s = np.uint64(jj - j)
-            vpa, vna, xva = _band_step((fb[ta8[np.uint64(ta + jj)]] >> s) & maskw, vpa, vna)
-            vpb, vnb, xvb = _band_step((fb[tb8[np.uint64(tb + jj)]] >> s) & maskw, vpb, vnb)
+            vpa, vna, xva = _band_step((fb[ta[np.uint64(jj)]] >> s) & maskw, vpa, vna)
+            vpb, vnb, xvb = _band_step((fb[tb[np.uint64(jj)]] >> s) & maskw, vpb, vnb)
             sta += 1 - np.int64(xva & ONE)
             stb += 1 - np.int64(xvb & ONE)
             da = sta - np.int64(_popcount(vna)) >= besta
@@ -288,8 +292,8 @@ def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: n
             break
         for jj in range(max(j, jm), je):
             s = np.uint64(jj - j)
-            vpa, vna, xva = _band_step((fb[ta8[np.uint64(ta + jj)]] >> s) & maskw, vpa, vna)
-            vpb, vnb, xvb = _band_step((fb[tb8[np.uint64(tb + jj)]] >> s) & maskw, vpb, vnb)
+            vpa, vna, xva = _band_step((fb[ta[np.uint64(jj)]] >> s) & maskw, vpa, vna)
+            vpb, vnb, xvb = _band_step((fb[tb[np.uint64(jj)]] >> s) & maskw, vpb, vnb)
             sta += 1 - np.int64(xva & ONE)
             stb += 1 - np.int64(xvb & ONE)
             mk = (ONE << np.uint64(m - jj + dhi)) - ONE
@@ -336,14 +340,14 @@ def _myers(peq: np.ndarray, m: int, e: int, n: int, t8: np.ndarray, o: int, pv: 
     if n <= 0 or best == 0:
         return best
     nb = (m + 63) >> 6
-    t0 = o - 1  # t8[t0 + j]: code of column j
+    t = t8[o - 1:]  # t[j]: code of column j
     if nb == 1:
         hs = np.uint64(m - 1)
         vp = ALL
         vn = ZERO
         score = m
         for j in range(1, n + 1):
-            eq = peq[B8 + t8[np.uint64(t0 + j)]]
+            eq = peq[B8 + t[np.uint64(j)]]
             xv = eq | vn
             xh = (((eq & vp) + vp) ^ vp) | eq
             ph = vn | ~(xh | vp)
@@ -367,7 +371,7 @@ def _myers(peq: np.ndarray, m: int, e: int, n: int, t8: np.ndarray, o: int, pv: 
         mv[b] = ZERO
         sc[b] = min((b + 1) << 6, m)  # D at the block's last row
     for j in range(1, n + 1):
-        c = np.uint64(t8[np.uint64(t0 + j)])
+        c = np.uint64(t[np.uint64(j)])
         h = 0  # row 0 is 0 in every column (free start)
         for b in range(y + 1):
             vp, vn, h = _advance(pv[b], mv[b], peq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
@@ -419,7 +423,7 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
         mv = np.empty(nwmax, dtype=np.uint64)
         sc = np.empty(nwmax, dtype=np.int64)
         fb = np.empty(8, dtype=np.uint64)
-        tlen = tmax // 4 + 2  # windows: n <= m + 2e
+        tlen = tmax // 4 + 3  # windows: n <= m + 2e
         ta32 = np.empty(tlen, dtype=np.uint32)
         tb32 = np.empty(tlen, dtype=np.uint32)
         ta8 = ta32.view(np.uint8)
