@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     mp.add_argument("reference", help="reference FASTA (its index REFERENCE.smi is used when present)")
     mp.add_argument("reads", help="reads: FASTQ or FASTA, plain or gz")
-    mp.add_argument("-o", "--output", help="output SAM file (default: stdout)")
+    mp.add_argument("-o", "--output", help="output file: BAM when it ends in .bam, else SAM (default: SAM to stdout)")
     mp.add_argument("-t", "--threads", type=positive_int, default=1, help="threads (default %(default)s)")
     mp.add_argument("-e", "--errors", type=edits_or_rate, default=0.05,
                     help="edits allowed: a number (3) or a rate of the read length (0.05; default %(default)s)")
@@ -99,7 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--step", type=nonnegative_int, default=0, help="sliding windows with this step (0 = disjoint)")
     mp.add_argument("--fe", type=nonnegative_int, default=0, help="substitutions allowed in a window's neighborhood")
     mp.add_argument("--batch-size", type=positive_int, default=100_000, help="reads per batch (default %(default)s)")
+    mp.add_argument("--rg", metavar="'@RG\\tID:x\\tSM:y'",
+                    help="read group: its @RG header line (tabs written as \\t); every record gets RG:Z:x")
     mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+
+    st = sub.add_parser("stats", help="summarise a SAM or BAM file: mapped, unique, multi-mapped, edits, flagstat")
+    st.add_argument("alignments", help="SAM or BAM file (- for SAM on stdin)")
+    st.add_argument("--plot", metavar="PNG", help="also draw the histograms into this PNG file")
+    st.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     return p
 
 
@@ -140,6 +147,11 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     from seedmap import runner
 
+    if args.command == "stats":
+        from seedmap import stats
+
+        stats.run_stats(args.alignments, args.plot)
+        return 0
     if args.command == "index":
         if args.kind == "kmer":
             kmer.check_parameters(args.kmer_length)
@@ -151,7 +163,10 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
         return 0
     import numba
 
+    from seedmap.io.read_group import parse_read_group
     from seedmap.pipeline import MapOptions
+
+    read_group = parse_read_group(args.rg) if args.rg is not None else None
 
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     opts = MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits)
@@ -159,5 +174,6 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency}
     runner.run_map(args.reference, args.reads, args.output, opts, index_path=args.index,
                    engine_options=engine_options, batch_reads=args.batch_size, command_line=command_line,
-                   progress=sys.stderr.isatty() and not args.quiet, kind=args.engine)
+                   progress=sys.stderr.isatty() and not args.quiet, kind=args.engine,
+                   read_group=read_group)
     return 0

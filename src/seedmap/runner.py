@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 import logging
-import os
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
+import numba
 import numpy as np
 
 from seedmap.engines.base import CandidateEngine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.neighborhood import NeighborhoodEngine
-from seedmap.errors import SeedmapError
 from seedmap.filter import plan
 from seedmap.index import kmer, neighborhood, store
+from seedmap.io.output import open_sink, output_stream  # noqa: F401  (output_stream: used to live here)
+from seedmap.io.read_group import ReadGroup
 from seedmap.io.reads import ReadBatch, read_batches
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.io.sam import header
@@ -94,38 +92,6 @@ def load_or_build(fasta: str, index_path: str | None, kind: str = "neighborhood"
     return ref, spec.build(ref, DEFAULT_PARAMS[kind])
 
 
-@contextmanager
-def output_stream(path: str | None) -> Iterator[BinaryIO]:
-    """stdout, or a temporary file renamed to `path` only when everything was written."""
-    if path is None or path == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise SeedmapError(f"{path}: is a directory")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise SeedmapError(f"{path}: the directory {parent} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise SeedmapError(f"{path}: cannot write here ({exc.strerror})") from None
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; an output file follows the umask like any other
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            yield fh
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 class GuaranteeWarnings:
     """Warns once per read length whose window plan does not keep full sensitivity."""
 
@@ -151,7 +117,7 @@ class GuaranteeWarnings:
 
 def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_path: str | None,
             engine_options: dict, batch_reads: int, command_line: str, progress: bool,
-            kind: str = "neighborhood") -> None:
+            kind: str = "neighborhood", read_group: ReadGroup | None = None) -> None:
     t0 = time.perf_counter()
     ref, ix = load_or_build(fasta, index_path, kind)
     engine = KINDS[kind].engine(ix, ref, engine_options)
@@ -160,12 +126,12 @@ def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_
     warn = GuaranteeWarnings(opts, engine.max_window, o.get("windows", 0), o.get("step", 0), o.get("fe", 0))
     n_reads = n_mapped = n_records = 0
     t_map = time.perf_counter()
-    with output_stream(out) as fh, _progress(progress, reads) as advance:
-        fh.write(header(ref, command_line).encode())
+    with open_sink(out, read_group, numba.get_num_threads()) as sink, _progress(progress, reads) as advance:
+        sink.header(header(ref, command_line))
         for batch in prefetch(read_batches(reads, batch_reads)):
             warn.check(batch.lengths)
             text, stats = map_batch(batch, engine, fmt, opts)
-            fh.write(text)
+            sink.records(text)
             n_reads += stats.reads
             n_mapped += stats.mapped
             n_records += stats.records
