@@ -1,0 +1,179 @@
+"""`seedmap map`: BAM output when -o ends in .bam (record for record the SAM output), --rg read groups,
+@PG, atomic output, and the quiet (non-terminal) summary path. Black box through `python -m seedmap`."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pysam
+import pytest
+from test_cli_errors import error_lines, fails_cleanly, fasta, fastq, random_dna, seedmap, truncated_gzip
+
+from seedmap.errors import SeedmapError
+from seedmap.io.output import open_sink
+from seedmap.io.read_group import parse_read_group
+
+SEED = 7117
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two sequences, one 300 bp repeat copied three times (multi-mapped reads), reads with edits and
+    reads from nowhere (unmapped), without and with qualities."""
+    d = tmp_path_factory.mktemp("bam_data")
+    rng = np.random.default_rng(SEED)
+    repeat = random_dna(rng, 300)
+    chr1 = random_dna(rng, 2000) + repeat + random_dna(rng, 1500) + repeat + random_dna(rng, 500)
+    chr2 = random_dna(rng, 1000) + repeat + random_dna(rng, 800)
+    (d / "ref.fa").write_text(fasta({"chr1": chr1, "chr2 second": chr2}))
+    reads = {}
+    for i in range(30):
+        seq = chr1 if i % 3 else chr2
+        s = int(rng.integers(0, len(seq) - 80))
+        read = list(seq[s:s + 80])
+        for _ in range(i % 4):  # 0-3 substitutions
+            j = int(rng.integers(0, 80))
+            read[j] = "ACGT"[("ACGT".index(read[j]) + 1) % 4]
+        read = "".join(read)
+        reads[f"r{i}"] = read if i % 2 else read[::-1].translate(str.maketrans("ACGT", "TGCA"))
+    for i in range(5):
+        reads[f"rep{i}"] = repeat[40 * i:40 * i + 80]
+    for i in range(3):
+        reads[f"none{i}"] = random_dna(rng, 80)
+    (d / "reads.fq").write_text(fastq(reads))
+    assert seedmap(d, "index", "ref.fa").returncode == 0
+    return d
+
+
+@pytest.fixture
+def work(data: Path, tmp_path: Path) -> Path:
+    for name in ("ref.fa", "reads.fq"):
+        shutil.copy2(data / name, tmp_path / name)
+    shutil.copytree(data / "ref.fa.smi", tmp_path / "ref.fa.smi")
+    return tmp_path
+
+
+def mapped(cwd: Path, *args: str) -> str:
+    proc = seedmap(cwd, "map", "ref.fa", "reads.fq", *args)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return proc.stderr
+
+
+def without_cl(lines: list[str]) -> list[str]:
+    return [re.sub(r"\tCL:.*", "", line) for line in lines]
+
+
+def bam_lines(path: Path) -> tuple[list[str], list[str]]:
+    with pysam.AlignmentFile(str(path), "rb") as bam:
+        header = str(bam.header).rstrip("\n").split("\n")
+        return header, [rec.to_string() for rec in bam]
+
+
+def sam_parts(path: Path) -> tuple[list[str], list[str]]:
+    lines = path.read_text().rstrip("\n").split("\n")
+    return [x for x in lines if x.startswith("@")], [x for x in lines if not x.startswith("@")]
+
+
+@pytest.mark.parametrize("extra", [(), ("--rg", r"@RG\tID:lane1\tSM:s1\tPL:ILLUMINA"), ("-e", "2", "-n", "2")])
+def test_bam_equals_sam(work: Path, extra: tuple[str, ...]):
+    mapped(work, "-o", "out.sam", *extra)
+    mapped(work, "-o", "out.BAM", *extra)  # the suffix is case-insensitive
+    assert (work / "out.BAM").read_bytes()[:2] == b"\x1f\x8b"  # BGZF
+    sam_header, sam_records = sam_parts(work / "out.sam")
+    bam_header, bam_records = bam_lines(work / "out.BAM")
+    assert without_cl(bam_header) == without_cl(sam_header)  # no extra @PG from samtools
+    assert bam_records == sam_records
+    flags = [int(r.split("\t")[1]) for r in sam_records]
+    assert any(f & 4 for f in flags) and any(f & 256 for f in flags) and any(f & 16 for f in flags)
+    assert sorted(os.listdir(work)) == ["out.BAM", "out.sam", "reads.fq", "ref.fa", "ref.fa.smi"]
+
+
+def test_pg_line(work: Path):
+    mapped(work, "-o", "out.sam", "-e", "3")
+    header, _ = sam_parts(work / "out.sam")
+    pg = [line.split("\t") for line in header if line.startswith("@PG")]
+    assert len(pg) == 1
+    fields = dict(f.split(":", 1) for f in pg[0][1:])
+    assert fields["ID"] == "seedmap" and fields["PN"] == "seedmap" and fields["VN"]
+    assert fields["CL"] == "seedmap map ref.fa reads.fq -o out.sam -e 3"
+
+
+@pytest.mark.parametrize("rg", [r"@RG\tID:lane1\tSM:s 1", "@RG\tID:lane1\tSM:s 1"])  # escaped or real tabs
+@pytest.mark.parametrize("out", ["out.sam", "out.bam"])
+def test_read_group(work: Path, rg: str, out: str):
+    mapped(work, "-o", out, "--rg", rg)
+    if out.endswith(".bam"):
+        header, records = bam_lines(work / out)
+    else:
+        header, records = sam_parts(work / out)
+    kinds = [line[:3] for line in header]
+    assert kinds == ["@HD", "@SQ", "@SQ", "@RG", "@PG"]
+    assert header[3] == "@RG\tID:lane1\tSM:s 1"
+    assert records and all(r.split("\t")[-1] == "RG:Z:lane1" for r in records)
+    assert all(r.count("RG:Z:") == 1 for r in records)
+
+
+BAD_RG = {
+    "no-@RG": ("ID:x\tSM:y", "must start with '@RG'"),
+    "other-header": (r"@SQ\tID:x", "must start with '@RG'"),
+    "no-ID": (r"@RG\tSM:y", "exactly one ID"),
+    "two-IDs": (r"@RG\tID:a\tID:b", "exactly one ID"),
+    "empty-ID": (r"@RG\tID:\tSM:y", "not a TAG:value"),
+    "not-a-field": (r"@RG\tID:x\tnonsense", "not a TAG:value"),
+    "newline": (r"@RG\tID:x\nSM:y", "one line"),
+    "duplicate": (r"@RG\tID:x\tSM:a\tSM:b", "appears twice"),
+    "empty": ("", "must start with '@RG'"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_RG)
+@pytest.mark.parametrize("out", ["out.sam", "out.bam"])
+def test_bad_read_group(work: Path, case: str, out: str):
+    rg, expected = BAD_RG[case]
+    message = fails_cleanly(work, "map", "ref.fa", "reads.fq", "-o", out, "--rg", rg)
+    assert "--rg" in message and expected in message
+
+
+def test_parse_read_group():
+    rg = parse_read_group(r"@RG\tID:a.b-1\tSM:x\tLB:lib 1")
+    assert rg.id == "a.b-1" and rg.line == "@RG\tID:a.b-1\tSM:x\tLB:lib 1"
+    assert rg.add_to_header("@HD\tVN:1.6\n@SQ\tSN:c\tLN:5\n@PG\tID:p\n@CO\tx\n") == \
+        "@HD\tVN:1.6\n@SQ\tSN:c\tLN:5\n@RG\tID:a.b-1\tSM:x\tLB:lib 1\n@PG\tID:p\n@CO\tx\n"
+
+
+def test_bam_atomic_when_reads_fail(work: Path):
+    """The reads break after a few batches: neither the BAM nor its temporary SAM may survive."""
+    (work / "cut.fq.gz").write_bytes(truncated_gzip(work / "reads.fq"))
+    message = fails_cleanly(work, "map", "ref.fa", "cut.fq.gz", "-o", "out.bam", "--batch-size", "2")
+    assert "truncated" in message
+
+
+def test_bam_atomic_when_conversion_fails(tmp_path: Path):
+    """samtools rejects the records: one SeedmapError, nothing left behind (nor an old file replaced)."""
+    (tmp_path / "out.bam").write_bytes(b"old")
+    with pytest.raises(SeedmapError, match="writing BAM failed"):
+        with open_sink(str(tmp_path / "out.bam")) as sink:
+            sink.header("@HD\tVN:1.6\n@SQ\tSN:c\tLN:10\n")
+            sink.records(b"r1\t0\tc\t1\t60\t4M\t*\t0\t0\tACGT\tIIII\nnot a SAM record\n")
+    assert os.listdir(tmp_path) == ["out.bam"] and (tmp_path / "out.bam").read_bytes() == b"old"
+
+
+def test_bam_to_missing_directory(work: Path):
+    message = fails_cleanly(work, "map", "ref.fa", "reads.fq", "-o", "nowhere/out.bam")
+    assert "does not exist" in message
+
+
+def test_quiet_when_not_a_terminal(work: Path):
+    """stderr is a pipe here: no progress bar, one summary line; -q: nothing at all."""
+    stderr = mapped(work, "-o", "out.sam")
+    assert "\r" not in stderr and "\x1b" not in stderr  # no live progress, no ANSI codes
+    summary = [line for line in stderr.splitlines() if line.startswith("[seedmap] mapped ")]
+    assert len(summary) == 1
+    assert re.fullmatch(r"\[seedmap\] mapped 38 reads: \d+ \(\d+\.\d\d%\) with at least one location, \d+ records; "
+                        r"\d+ reads/s \(.*\)", summary[0]), summary[0]
+    assert error_lines(stderr) == []
+    assert mapped(work, "-o", "out2.bam", "-q") == ""
