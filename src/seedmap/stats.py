@@ -72,11 +72,13 @@ def _scan_stream(fh: BinaryIO, label: str) -> SamFields:
 def _bam_to_sam(path: str, sam: str) -> None:
     import pysam
 
+    from seedmap.io.bam import samtools_message
+
+    pysam.set_verbosity(0)  # htslib's own messages would be extra stderr lines; samtools' come in exc
     try:
         pysam.samtools.view("-o", sam, path, catch_stdout=False)
     except pysam.utils.SamtoolsError as exc:
-        detail = " ".join(str(exc).split())
-        raise SeedmapError(f"{path}: not a readable BAM file ({detail})") from None
+        raise SeedmapError(f"{path}: not a readable BAM file ({samtools_message(exc)})") from None
 
 
 def read_fields(path: str) -> SamFields:

@@ -111,6 +111,6 @@ def open_sink(path: str | None, read_group: ReadGroup | None = None, threads: in
             os.close(bam_fd)
             from seedmap.io.bam import sam_to_bam
 
-            sam_to_bam(sam_tmp, bam_tmp, threads)
+            sam_to_bam(sam_tmp, bam_tmp, threads, label=path)
     finally:
         _unlink_quietly(sam_tmp)
