@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib.image
@@ -109,7 +110,7 @@ def random_sam(rng: np.random.Generator, n: int) -> str:
     """Records with random flags, references, mate references and MAPQs (consistent enough for samtools)."""
     lines = []
     refs = ["chr1", "chr2", "*"]
-    for i in range(n):
+    for _ in range(n):
         flag = int(rng.integers(0, 4096))
         rname = refs[int(rng.integers(0, 3))]
         rnext = ["=", "*", "chr1", "chr2"][int(rng.integers(0, 4))]
@@ -143,8 +144,6 @@ def test_sam_bam_and_stdin_agree(tmp_path: Path):
 
 
 def seedmap_cmd() -> list[str]:
-    import sys
-
     return [sys.executable, "-m", "seedmap"]
 
 

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from seedmap.errors import SeedmapError
-from seedmap.io.output import atomic_path
+from seedmap.io.output import atomic_path, check_target
 from seedmap.stats import Summary
 
 
@@ -16,9 +16,15 @@ def _bars(ax: object, counts: np.ndarray, label: str, offset: float = 0.0, width
     ax.bar(x + offset, counts, width=width, label=label)
 
 
-def write_plot(s: Summary, path: str, title: str = "") -> None:
+def check_plot_path(path: str) -> None:
+    """Fail before the work, not after it."""
     if not path.lower().endswith(".png"):
         raise SeedmapError(f"--plot {path}: give a .png file name")
+    check_target(path)
+
+
+def write_plot(s: Summary, path: str, title: str = "") -> None:
+    check_plot_path(path)
     import matplotlib
 
     matplotlib.use("Agg")  # no display needed; must come before pyplot

@@ -239,6 +239,10 @@ def format_summary(s: Summary) -> str:
 
 
 def run_stats(path: str, plot: str | None) -> Summary:
+    if plot:
+        from seedmap.report_plot import check_plot_path
+
+        check_plot_path(plot)
     summary = summarise(read_fields(path))
     if plot:
         from seedmap.report_plot import write_plot

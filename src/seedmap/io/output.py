@@ -22,7 +22,7 @@ def is_bam(path: str | None) -> bool:
     return path is not None and path.lower().endswith(".bam")
 
 
-def _check_target(path: str) -> Path:
+def check_target(path: str) -> Path:
     target = Path(path)
     if target.is_dir():
         raise SeedmapError(f"{path}: is a directory")
@@ -54,7 +54,7 @@ def _unlink_quietly(path: str) -> None:
 def atomic_path(path: str, suffix: str = ".tmp") -> Iterator[tuple[int, str]]:
     """A temporary file (open descriptor, name) beside `path`, renamed to it only when the block ends
     without an error, else removed."""
-    target = _check_target(path)
+    target = check_target(path)
     fd, tmp = _temp_beside(target, suffix)
     try:
         yield fd, tmp
@@ -102,7 +102,7 @@ def open_sink(path: str | None, read_group: ReadGroup | None = None, threads: in
         with output_stream(path) as fh:
             yield RecordSink(fh, read_group)
         return
-    target = _check_target(path)
+    target = check_target(path)
     sam_fd, sam_tmp = _temp_beside(target, ".sam.tmp")
     try:
         with os.fdopen(sam_fd, "wb") as fh:
