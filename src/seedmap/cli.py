@@ -103,7 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="read group: its @RG header line (tabs written as \\t); every record gets RG:Z:x")
     mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
 
-    st = sub.add_parser("stats", help="summarise a SAM or BAM file: mapped, unique, multi-mapped, edits, flagstat")
+    st = sub.add_parser("stats", help="summarise a SAM or BAM file: mapped, unique, multi-mapped, edits, flagstat",
+                        description="Counts per read (a QNAME, or QNAME + mate for pairs): mapped, unmapped, "
+                                    "uniquely and multi-mapped, mean locations of multi-mapped reads; histograms "
+                                    "of edit distance (NM), locations per read and insert size (proper pairs); "
+                                    "and the samtools flagstat counts. Text to stdout.")
     st.add_argument("alignments", help="SAM or BAM file (- for SAM on stdin)")
     st.add_argument("--plot", metavar="PNG", help="also draw the histograms into this PNG file")
     st.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")

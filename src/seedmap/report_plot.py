@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 import numpy as np
@@ -27,6 +28,7 @@ def write_plot(s: Summary, path: str, title: str = "") -> None:
     check_plot_path(path)
     import matplotlib
 
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)  # e.g. its font cache notice on a first run
     matplotlib.use("Agg")  # no display needed; must come before pyplot
     import matplotlib.pyplot as plt
 
