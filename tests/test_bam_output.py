@@ -177,3 +177,38 @@ def test_quiet_when_not_a_terminal(work: Path):
                         r"\d+ reads/s \(.*\)", summary[0]), summary[0]
     assert error_lines(stderr) == []
     assert mapped(work, "-o", "out2.bam", "-q") == ""
+
+
+def test_progress_bar_on_a_terminal(work: Path):
+    """stderr on a pseudo-terminal: rich draws the progress bar (then removes it), the summary follows."""
+    pty = pytest.importorskip("pty")
+    import subprocess
+    import sys
+    import threading
+
+    master, slave = pty.openpty()
+    chunks: list[bytes] = []
+
+    def drain() -> None:  # keep the terminal's buffer from filling up while the mapper runs
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    env = {k: v for k, v in os.environ.items() if k not in ("SEEDMAP_DEBUG", "NO_COLOR", "TERM")} | {"TERM": "xterm"}
+    proc = subprocess.run([sys.executable, "-m", "seedmap", "map", "ref.fa", "reads.fq", "-o", "out.bam"], cwd=work,
+                          env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, timeout=300)
+    os.close(slave)
+    reader.join(timeout=10)
+    os.close(master)
+    text = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 0, text
+    assert "mapping" in text and "reads" in text  # the bar's text column
+    assert "[seedmap] mapped 38 reads" in text
+    assert (work / "out.bam").exists()
