@@ -131,10 +131,9 @@ BAD_RG = {
 
 
 @pytest.mark.parametrize("case", BAD_RG)
-@pytest.mark.parametrize("out", ["out.sam", "out.bam"])
-def test_bad_read_group(work: Path, case: str, out: str):
+def test_bad_read_group(work: Path, case: str):
     rg, expected = BAD_RG[case]
-    message = fails_cleanly(work, "map", "ref.fa", "reads.fq", "-o", out, "--rg", rg)
+    message = fails_cleanly(work, "map", "ref.fa", "reads.fq", "-o", "out.bam", "--rg", rg)
     assert "--rg" in message and expected in message
 
 
