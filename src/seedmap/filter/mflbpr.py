@@ -1,0 +1,128 @@
+"""mflBPR (Tran, Giraud, Varré 2011, Alg. 1.3): one pattern against h fixed-length words at once.
+
+Wu–Manber BPR with Levenshtein distance, where a 64-bit register holds h slices of s = |pattern| bits,
+one slice per word (h = 64 // s). Bit i of slice r in R_k says: the first i + 1 pattern characters
+match a piece of word r ending at the current text step with at most k edits. Injections into bit 0
+of each slice are masked per slice (LOW), so nothing leaks from one word into the next.
+
+Two modes:
+- free start (the paper): the pattern may occur anywhere in the word (D[0][j] = 0);
+- anchored: the pattern must match a prefix of the word (D[0][j] = j). This is what the neighborhood
+  filter needs: the neighborhood starts right after the exact seed, so an alignment's window part
+  aligns to a prefix of it. Anchored accepts a subset of free start, still every true one.
+
+Words are the index's packed neighborhoods (2 bits a base, first base most significant, l bases in a
+uint32); the striped block mask B̂ of a step is the OR of one per-slot table entry per word.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+ONE = np.uint64(1)
+ZERO = np.uint64(0)
+
+
+@njit(cache=True, nogil=True)
+def slices(r: int) -> tuple[int, int]:
+    """(slice width s, words per register h) for a pattern of r >= 1 bases."""
+    return r, 64 // r
+
+
+@njit(cache=True, nogil=True)
+def make_tables(p: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """tables[slot, c]: bit (slot * s + i) set iff p[i] == c (N in the pattern never matches), and the
+    register masks: [LOW, TOP, FULL, INIT_1 .. INIT_r] (INIT_k = first k bits of every slice)."""
+    s, h = slices(r)
+    base = np.zeros(4, dtype=np.uint64)
+    for i in range(r):
+        c = p[i]
+        if c < 4:
+            base[c] |= ONE << np.uint64(i)
+    tables = np.empty((h, 4), dtype=np.uint64)
+    low = ZERO
+    for slot in range(h):
+        sh = np.uint64(slot * s)
+        for c in range(4):
+            tables[slot, c] = base[c] << sh
+        low |= ONE << sh
+    masks = np.empty(3 + r, dtype=np.uint64)
+    masks[0] = low
+    masks[1] = low << np.uint64(s - 1)
+    full = ZERO
+    for i in range(h * s):
+        full |= ONE << np.uint64(i)
+    masks[2] = full
+    for k in range(1, r + 1):
+        init = ZERO
+        for i in range(k):
+            init |= low << np.uint64(i)
+        masks[2 + k] = init
+    return tables, masks
+
+
+@njit(cache=True, nogil=True)
+def match_group(tables: np.ndarray, masks: np.ndarray, r: int, fe: int, words: np.ndarray, g0: int, n: int,
+                l: int, anchored: bool, regs: np.ndarray) -> np.uint64:
+    """Match the pattern against words[g0 : g0 + n] (n <= h, each l bases) with at most fe edits; returns
+    the TOP bits of the slices that matched (slice r of the result is word g0 + r). regs: fe + 1 scratch."""
+    s, h = slices(r)
+    low, top, full = masks[0], masks[1], masks[2]
+    notlow = ~low
+    for k in range(fe + 1):
+        regs[k] = masks[2 + min(k, r)] if k > 0 else ZERO
+    acc = regs[fe] & top
+    for j in range(1, l + 1):
+        shift = np.uint64(2 * (l - j))
+        bh = ZERO
+        for slot in range(n):
+            bh |= tables[slot, (np.uint64(words[g0 + slot]) >> shift) & np.uint64(3)]
+        # D[0][j - 1] <= k and D[0][j] <= k: anchored start only for the first k steps, free start always.
+        prev_old = regs[0]
+        inj = low if (not anchored or j - 1 <= 0) else ZERO
+        new_prev = ((((prev_old << ONE) & notlow) | inj) & bh) & full
+        regs[0] = new_prev
+        for k in range(1, fe + 1):
+            old = regs[k]
+            inj_old = low if (not anchored or j - 1 <= k) else ZERO
+            inj_prev_old = low if (not anchored or j - 1 <= k - 1) else ZERO
+            inj_prev_new = low if (not anchored or j <= k - 1) else ZERO
+            new = ((((old << ONE) & notlow) | inj_old) & bh)  # match
+            new |= ((prev_old << ONE) & notlow) | inj_prev_old  # substitution
+            new |= ((new_prev << ONE) & notlow) | inj_prev_new  # pattern base not in the word
+            new |= prev_old  # word base not in the pattern
+            new &= full
+            prev_old = old
+            new_prev = new
+            regs[k] = new
+        acc |= regs[fe] & top
+    if n < h:
+        acc &= (ONE << np.uint64(n * s)) - ONE
+    return acc
+
+
+def pack_words(words: np.ndarray) -> np.ndarray:
+    """(n, l) base codes 0..3 -> uint32 packed big-endian, like the index's `nbs`."""
+    words = np.asarray(words, dtype=np.uint64)
+    out = np.zeros(words.shape[0], dtype=np.uint64)
+    for i in range(words.shape[1]):
+        out = (out << np.uint64(2)) | words[:, i]
+    return out.astype(np.uint32)
+
+
+@njit(cache=True, nogil=True)
+def match_words(p: np.ndarray, words: np.ndarray, l: int, fe: int, anchored: bool) -> np.ndarray:
+    """Which packed words (l bases each) hold the pattern p within fe edits (r = p.size >= 1)."""
+    r = p.size
+    s, h = slices(r)
+    tables, masks = make_tables(p, r)
+    regs = np.empty(fe + 1, dtype=np.uint64)
+    out = np.zeros(words.size, dtype=np.bool_)
+    for g0 in range(0, words.size, h):
+        n = min(h, words.size - g0)
+        acc = match_group(tables, masks, r, fe, words, g0, n, l, anchored, regs)
+        for slot in range(n):
+            if (acc >> np.uint64(slot * s + s - 1)) & ONE:
+                out[g0 + slot] = True
+    return out
