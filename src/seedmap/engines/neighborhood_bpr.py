@@ -29,15 +29,28 @@ class NeighborhoodBprEngine(CandidateEngine):
         ix = self.index
         return plan.bpr_guarantee(m, e, ix.span, ix.l, self.fe, self.windows, self.step)
 
+    def _saved_ranges(self, qerr: np.ndarray) -> int:
+        """Room per query for the ranges the count pass hands to the fill pass: two per lookup of the
+        default plan; queries with more are scanned again in the fill pass."""
+        if self.step:
+            return 1
+        g = self.fe + 1
+        k = self.windows or (int(qerr.max(initial=0)) + g) // g
+        return 2 * k * g
+
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
         ix = self.index
+        nq = qoff.size - 1
+        saved = np.empty((nq, self._saved_ranges(qerr), 3), dtype=np.int64)
+        n_saved = np.empty(nq, dtype=np.int64)
         counts = count_candidates(qcodes, qoff, qerr, self.care, ix.l, self.windows, self.step, self.fe,
-                                  ix.seed_start, ix.nbs, ix.nb_pos)
-        return counts, ()
+                                  ix.seed_start, ix.nbs, ix.nb_pos, saved, n_saved)
+        return counts, (saved, n_saved)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
         ix = self.index
+        saved, n_saved = state
         fill_windows(qcodes, qoff, qerr, first, last, cand_off, self.care, ix.l, self.windows, self.step, self.fe,
-                     ix.seed_start, ix.nbs, ix.nb_pos, ix.pos, self.ref_starts, win_s, win_e, win_d)
+                     ix.seed_start, ix.nbs, ix.nb_pos, ix.pos, self.ref_starts, saved, n_saved, win_s, win_e, win_d)

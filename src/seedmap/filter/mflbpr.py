@@ -31,34 +31,49 @@ def slices(r: int) -> tuple[int, int]:
 
 
 @njit(cache=True, nogil=True)
-def make_tables(p: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+def table_buffers(r_max: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scratch for fill_tables, for patterns of up to r_max bases (allocate once, not per pattern)."""
+    return np.empty((64, 4), dtype=np.uint64), np.empty(3 + max(r_max, 1), dtype=np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def fill_tables(p: np.ndarray, r: int, tables: np.ndarray, masks: np.ndarray) -> None:
     """tables[slot, c]: bit (slot * s + i) set iff p[i] == c (N in the pattern never matches), and the
     register masks: [LOW, TOP, FULL, INIT_1 .. INIT_r] (INIT_k = first k bits of every slice)."""
     s, h = slices(r)
-    base = np.zeros(4, dtype=np.uint64)
+    b0 = b1 = b2 = b3 = ZERO
     for i in range(r):
         c = p[i]
-        if c < 4:
-            base[c] |= ONE << np.uint64(i)
-    tables = np.empty((h, 4), dtype=np.uint64)
+        bit = ONE << np.uint64(i)
+        if c == 0:
+            b0 |= bit
+        elif c == 1:
+            b1 |= bit
+        elif c == 2:
+            b2 |= bit
+        elif c == 3:
+            b3 |= bit
     low = ZERO
     for slot in range(h):
         sh = np.uint64(slot * s)
-        for c in range(4):
-            tables[slot, c] = base[c] << sh
+        tables[slot, 0] = b0 << sh
+        tables[slot, 1] = b1 << sh
+        tables[slot, 2] = b2 << sh
+        tables[slot, 3] = b3 << sh
         low |= ONE << sh
-    masks = np.empty(3 + r, dtype=np.uint64)
     masks[0] = low
     masks[1] = low << np.uint64(s - 1)
-    full = ZERO
-    for i in range(h * s):
-        full |= ONE << np.uint64(i)
-    masks[2] = full
+    masks[2] = ~ZERO if h * s == 64 else (ONE << np.uint64(h * s)) - ONE
+    init = ZERO
     for k in range(1, r + 1):
-        init = ZERO
-        for i in range(k):
-            init |= low << np.uint64(i)
+        init |= low << np.uint64(k - 1)
         masks[2 + k] = init
+
+
+@njit(cache=True, nogil=True)
+def make_tables(p: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    tables, masks = table_buffers(r)
+    fill_tables(p, r, tables, masks)
     return tables, masks
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from seedmap.filter.mflbpr import make_tables, match_group, slices
+from seedmap.filter.mflbpr import fill_tables, match_group, slices, table_buffers
 from seedmap.filter.neighborhood_bs import _emit, _sort_windows
 from seedmap.filter.plan import lookup_plan
 from seedmap.filter.seed_address import seed_block
@@ -23,18 +23,22 @@ from seedmap.filter.seed_address import seed_block
 def _lookup(q: np.ndarray, o: int, length: int, m: int, e: int, care: np.ndarray, l: int, fe: int,
             seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray, ref_starts: np.ndarray,
             write: bool, w: int, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray,
-            regs: np.ndarray) -> int:
-    """Count (write False: returns w + positions found) or emit (returns the next free slot) one lookup."""
+            regs: np.ndarray, tables: np.ndarray, masks: np.ndarray, saved: np.ndarray, ns: int) -> tuple[int, int]:
+    """One lookup. Count (write False): w grows by the positions found, whose ranges are kept in `saved`
+    (rows: offset, first, last position index) while there is room, ns counting them all. Emit (write
+    True): windows written from slot w on. Returns (w, ns)."""
     b0, b1, r = seed_block(q, o, length, care, seed_start)
     if r < 0 or b0 == b1:
-        return w
+        return w, ns
     if r == 0:
         if write:
-            return _emit(o, nb_pos[b0], nb_pos[b1], m, e, pos, ref_starts, w, win_start, win_end, win_diag)
-        return w + nb_pos[b1] - nb_pos[b0]
+            return _emit(o, nb_pos[b0], nb_pos[b1], m, e, pos, ref_starts, w, win_start, win_end, win_diag), ns
+        if ns < saved.shape[0]:
+            saved[ns, 0], saved[ns, 1], saved[ns, 2] = o, nb_pos[b0], nb_pos[b1]
+        return w + nb_pos[b1] - nb_pos[b0], ns + 1
     span = care[care.size - 1] + 1
     s, h = slices(r)
-    tables, masks = make_tables(q[o + span:o + length], r)
+    fill_tables(q[o + span:o + length], r, tables, masks)
     for g0 in range(b0, b1, h):
         n = min(h, b1 - g0)
         acc = match_group(tables, masks, r, fe, nbs, g0, n, l, True, regs)
@@ -46,14 +50,19 @@ def _lookup(q: np.ndarray, o: int, length: int, m: int, e: int, care: np.ndarray
                 if write:
                     w = _emit(o, nb_pos[k], nb_pos[k + 1], m, e, pos, ref_starts, w, win_start, win_end, win_diag)
                 else:
+                    if ns < saved.shape[0]:
+                        saved[ns, 0], saved[ns, 1], saved[ns, 2] = o, nb_pos[k], nb_pos[k + 1]
+                    ns += 1
                     w += nb_pos[k + 1] - nb_pos[k]
-    return w
+    return w, ns
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, care: np.ndarray, l: int,
                      windows: int, step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray,
-                     nb_pos: np.ndarray) -> np.ndarray:
+                     nb_pos: np.ndarray, saved: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
+    """Candidates per query. The position ranges found are kept per query (saved[q]) so that the fill
+    pass need not scan again; n_saved[q] = -1 when they did not fit."""
     nq = qoff.size - 1
     counts = np.zeros(nq, dtype=np.int64)
     span = care[care.size - 1] + 1
@@ -62,15 +71,19 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         m = q.size
         e = qerr[qi >> 1]
+        n_saved[qi] = 0
         if m <= e:
             continue
         length, offsets = lookup_plan(m, e, span, l, fe, windows, step)
         regs = np.empty(fe + 1, dtype=np.uint64)
+        tables, masks = table_buffers(max(length - span, 1))
         c = 0
+        ns = 0
         for o in offsets:
-            c = _lookup(q, o, length, m, e, care, l, fe, seed_start, nbs, nb_pos, none, none, False, c, none,
-                        none, none, regs)
+            c, ns = _lookup(q, o, length, m, e, care, l, fe, seed_start, nbs, nb_pos, none, none, False, c, none,
+                            none, none, regs, tables, masks, saved[qi], ns)
         counts[qi] = c
+        n_saved[qi] = ns if ns <= saved.shape[1] else -1
     return counts
 
 
@@ -78,7 +91,8 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, care: np.ndarray, l: int, windows: int, step: int, fe: int,
                  seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray,
-                 ref_starts: np.ndarray, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
+                 ref_starts: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, win_start: np.ndarray,
+                 win_end: np.ndarray, win_diag: np.ndarray) -> None:
     """Verification windows (and their diagonals) of queries [q_first, q_last), sorted by start per query."""
     base = cand_off[q_first]
     span = care[care.size - 1] + 1
@@ -88,11 +102,17 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
         e = qerr[qi >> 1]
         if m <= e:
             continue
-        length, offsets = lookup_plan(m, e, span, l, fe, windows, step)
-        regs = np.empty(fe + 1, dtype=np.uint64)
         w = cand_off[qi] - base
-        for o in offsets:
-            w = _lookup(q, o, length, m, e, care, l, fe, seed_start, nbs, nb_pos, pos, ref_starts, True, w,
-                        win_start, win_end, win_diag, regs)
+        if n_saved[qi] >= 0:
+            for k in range(n_saved[qi]):
+                w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w, win_start,
+                          win_end, win_diag)
+        else:
+            length, offsets = lookup_plan(m, e, span, l, fe, windows, step)
+            regs = np.empty(fe + 1, dtype=np.uint64)
+            tables, masks = table_buffers(max(length - span, 1))
+            for o in offsets:
+                w, _ = _lookup(q, o, length, m, e, care, l, fe, seed_start, nbs, nb_pos, pos, ref_starts, True, w,
+                               win_start, win_end, win_diag, regs, tables, masks, saved[qi], 0)
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
         _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
