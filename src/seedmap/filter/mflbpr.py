@@ -77,41 +77,66 @@ def make_tables(p: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
     return tables, masks
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _step(old: np.uint64, prev_old: np.uint64, new_prev: np.uint64, bh: np.uint64, notlow: np.uint64,
+          full: np.uint64, inj_old: np.uint64, inj_prev_old: np.uint64, inj_prev_new: np.uint64) -> np.uint64:
+    """R_k at this step from R_k and R_(k-1) at the last step and R_(k-1) at this one."""
+    new = (((old << ONE) & notlow) | inj_old) & bh  # match
+    new |= ((prev_old << ONE) & notlow) | inj_prev_old  # substitution
+    new |= ((new_prev << ONE) & notlow) | inj_prev_new  # pattern base not in the word
+    new |= prev_old  # word base not in the pattern
+    return new & full
+
+
 @njit(cache=True, nogil=True)
 def match_group(tables: np.ndarray, masks: np.ndarray, r: int, fe: int, words: np.ndarray, g0: int, n: int,
                 l: int, anchored: bool, regs: np.ndarray) -> np.uint64:
     """Match the pattern against words[g0 : g0 + n] (n <= h, each l bases) with at most fe edits; returns
-    the TOP bits of the slices that matched (slice r of the result is word g0 + r). regs: fe + 1 scratch."""
+    the TOP bits of the slices that matched (slice r of the result is word g0 + r). regs: fe + 1 scratch.
+    Registers R_0 .. R_2 live in locals (the usual fe <= 2); higher ones in regs."""
     s, h = slices(r)
     low, top, full = masks[0], masks[1], masks[2]
     notlow = ~low
-    for k in range(fe + 1):
-        regs[k] = masks[2 + min(k, r)] if k > 0 else ZERO
-    acc = regs[fe] & top
+    r0 = ZERO
+    r1 = masks[2 + min(1, r)]
+    r2 = masks[2 + min(2, r)]
+    for k in range(3, fe + 1):
+        regs[k] = masks[2 + min(k, r)]
+    acc = (r0 if fe == 0 else r1 if fe == 1 else r2 if fe == 2 else regs[fe]) & top
     for j in range(1, l + 1):
-        shift = np.uint64(2 * (l - j))
+        shift = 2 * (l - j)
         bh = ZERO
         for slot in range(n):
-            bh |= tables[slot, (np.uint64(words[g0 + slot]) >> shift) & np.uint64(3)]
-        # D[0][j - 1] <= k and D[0][j] <= k: anchored start only for the first k steps, free start always.
-        prev_old = regs[0]
-        inj = low if (not anchored or j - 1 <= 0) else ZERO
-        new_prev = ((((prev_old << ONE) & notlow) | inj) & bh) & full
-        regs[0] = new_prev
-        for k in range(1, fe + 1):
-            old = regs[k]
-            inj_old = low if (not anchored or j - 1 <= k) else ZERO
-            inj_prev_old = low if (not anchored or j - 1 <= k - 1) else ZERO
-            inj_prev_new = low if (not anchored or j <= k - 1) else ZERO
-            new = ((((old << ONE) & notlow) | inj_old) & bh)  # match
-            new |= ((prev_old << ONE) & notlow) | inj_prev_old  # substitution
-            new |= ((new_prev << ONE) & notlow) | inj_prev_new  # pattern base not in the word
-            new |= prev_old  # word base not in the pattern
-            new &= full
-            prev_old = old
-            new_prev = new
-            regs[k] = new
-        acc |= regs[fe] & top
+            bh |= tables[slot, (np.int64(words[g0 + slot]) >> shift) & 3]  # int64 shifts compile tighter
+        # Injections into bit 0 of every slice: D[0][j] = 0 (free start) or j (anchored).
+        i0 = low if (not anchored or j - 1 <= 0) else ZERO
+        i1 = low if (not anchored or j - 1 <= 1) else ZERO
+        i2 = low if (not anchored or j <= 0) else ZERO
+        n0 = ((((r0 << ONE) & notlow) | i0) & bh) & full
+        if fe == 0:
+            r0 = n0
+            acc |= r0 & top
+            continue
+        n1 = _step(r1, r0, n0, bh, notlow, full, i1, i0, i2)
+        if fe == 1:
+            r0, r1 = n0, n1
+            acc |= r1 & top
+            continue
+        i3 = low if (not anchored or j - 1 <= 2) else ZERO
+        i4 = low if (not anchored or j <= 1) else ZERO
+        n2 = _step(r2, r1, n1, bh, notlow, full, i3, i1, i4)
+        if fe >= 3:
+            prev_old, new_prev = r2, n2
+            for k in range(3, fe + 1):
+                old = regs[k]
+                new = _step(old, prev_old, new_prev, bh, notlow, full,
+                            low if (not anchored or j - 1 <= k) else ZERO,
+                            low if (not anchored or j - 1 <= k - 1) else ZERO,
+                            low if (not anchored or j <= k - 1) else ZERO)
+                prev_old, new_prev = old, new
+                regs[k] = new
+        r0, r1, r2 = n0, n1, n2
+        acc |= (r2 if fe == 2 else regs[fe]) & top
     if n < h:
         acc &= (ONE << np.uint64(n * s)) - ONE
     return acc
