@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from seedmap.engines.kmer import KmerEngine
-from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.engines.neighborhood import make_engine as neighborhood_engine
 from seedmap.index import kmer, neighborhood
 from seedmap.io.alphabet import DECODE
 from seedmap.io.reads import make_batch
@@ -83,11 +83,11 @@ def batch_of(reads: list[np.ndarray], quals: bool = True):
 
 
 def make_engine(ref: Reference, engine: str = "neighborhood", u: int = 10, l: int = 16, k: int = 12,
-                **plan):
+                shape: str = "", **plan):
     if engine == "kmer":
         return KmerEngine(kmer.build(ref, k), ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask,
                           **plan)
-    return NeighborhoodEngine(neighborhood.build(ref, u, l), ref.starts, **plan)
+    return neighborhood_engine(neighborhood.build(ref, u, l, shape), ref.starts, plan)  # plan: filter, windows, ...
 
 
 def seedmap_locations(ref: Reference, reads: list[np.ndarray], errors: float, **kw) -> list[set]:

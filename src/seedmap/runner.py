@@ -15,7 +15,7 @@ import numpy as np
 
 from seedmap.engines.base import CandidateEngine
 from seedmap.engines.kmer import KmerEngine
-from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.engines.neighborhood import make_engine as neighborhood_engine
 from seedmap.filter import plan
 from seedmap.index import kmer, neighborhood, store
 from seedmap.io.output import open_sink, output_stream  # noqa: F401  (output_stream: used to live here)
@@ -44,12 +44,12 @@ class IndexKind:
 KINDS = {
     "neighborhood": IndexKind(
         "neighborhood", ("seed_start", "nbs", "nb_pos", "pos"),
-        build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"]),
+        build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"], p.get("shape", "")),
         from_arrays=lambda p, a: neighborhood.NeighborhoodIndex(p["u"], p["l"], a["seed_start"], a["nbs"],
-                                                                a["nb_pos"], a["pos"]),
-        engine=lambda ix, ref, o: NeighborhoodEngine(ix, ref.starts, windows=o.get("windows", 0),
-                                                        step=o.get("step", 0), fe=o.get("fe", 0)),
-        describe=lambda ix: f"u={ix.u}, l={ix.l}: {ix.pos.size} positions, {ix.nbs.size} unique words"),
+                                                                a["nb_pos"], a["pos"], p.get("shape", "")),
+        engine=lambda ix, ref, o: neighborhood_engine(ix, ref.starts, o),
+        describe=lambda ix: f"u={ix.u}, l={ix.l}{', shape ' + ix.shape if ix.shape else ''}: {ix.pos.size} "
+                            f"positions, {ix.nbs.size} unique words"),
     "kmer": IndexKind(
         "kmer", ("offsets", "pos"),
         build=lambda ref, p: kmer.build(ref, p["k"]),
@@ -95,8 +95,10 @@ def load_or_build(fasta: str, index_path: str | None, kind: str = "neighborhood"
 class GuaranteeWarnings:
     """Warns once per read length whose window plan does not keep full sensitivity."""
 
-    def __init__(self, opts: MapOptions, max_window: int, windows: int, step: int, fe: int) -> None:
+    def __init__(self, opts: MapOptions, max_window: int, windows: int, step: int, fe: int,
+                 plan_guarantee: Callable[[int, int], str] | None = None) -> None:
         self.opts, self.max_window, self.windows, self.step, self.fe = opts, max_window, windows, step, fe
+        self.plan_guarantee = plan_guarantee  # the engine's own (m, e) -> guarantee, when it has one
         self.seen: set[int] = set()
 
     def check(self, lengths: np.ndarray) -> None:
@@ -105,7 +107,10 @@ class GuaranteeWarnings:
                 continue
             self.seen.add(m)
             e = int(errors_per_read(np.array([m]), self.opts.errors)[0])
-            g = plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
+            if self.plan_guarantee is not None:
+                g = self.plan_guarantee(m, e) if m > e else plan.NONE
+            else:
+                g = plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
             if m == 0 or m <= e:
                 log.warning("reads of length %d are not longer than the %d edits allowed: reported unmapped", m, e)
             elif g == plan.SUBSTITUTIONS_ONLY:
@@ -123,7 +128,8 @@ def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_
     engine = KINDS[kind].engine(ix, ref, engine_options)
     fmt = SamFormatter(ref)
     o = engine_options
-    warn = GuaranteeWarnings(opts, engine.max_window, o.get("windows", 0), o.get("step", 0), o.get("fe", 0))
+    warn = GuaranteeWarnings(opts, engine.max_window, o.get("windows", 0), o.get("step", 0), o.get("fe", 0),
+                             getattr(engine, "guarantee", None))
     n_reads = n_mapped = n_records = 0
     t_map = time.perf_counter()
     with open_sink(out, read_group, numba.get_num_threads()) as sink, _progress(progress, reads) as advance:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from seedmap.engines.base import CandidateEngine
+from seedmap.filter import plan
 from seedmap.filter.neighborhood_bs import count_candidates, fill_windows
 from seedmap.index.neighborhood import NeighborhoodIndex
 
@@ -19,6 +20,9 @@ class NeighborhoodEngine(CandidateEngine):
         self.fe = fe
         self.max_window = index.word
 
+    def guarantee(self, m: int, e: int) -> str:
+        return plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
+
     def _saved_ranges(self, qerr: np.ndarray) -> int:
         """Room per query for the index ranges the count pass hands to the fill pass: one per window for
         the default plan; plans with more are searched again in the fill pass."""
@@ -31,7 +35,7 @@ class NeighborhoodEngine(CandidateEngine):
         nq = qoff.size - 1
         saved = np.empty((nq, self._saved_ranges(qerr), 3), dtype=np.int64)
         n_saved = np.empty(nq, dtype=np.int64)
-        counts = count_candidates(qcodes, qoff, qerr, ix.u, ix.l, self.windows, self.step, self.fe,
+        counts = count_candidates(qcodes, qoff, qerr, ix.care, ix.l, self.windows, self.step, self.fe,
                                   ix.seed_start, ix.nbs, ix.nb_pos, saved, n_saved)
         return counts, (saved, n_saved)
 
@@ -40,6 +44,16 @@ class NeighborhoodEngine(CandidateEngine):
               cand_len: np.ndarray) -> None:
         ix = self.index
         saved, n_saved = state
-        fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.u, ix.l, self.windows, self.step, self.fe,
+        fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.care, ix.l, self.windows, self.step, self.fe,
                      ix.seed_start, ix.nbs, ix.nb_pos, ix.pos, self.ref_starts, saved, n_saved, win_s, win_e,
                      win_d)
+
+
+def make_engine(ix: NeighborhoodIndex, ref_starts: np.ndarray, options: dict) -> CandidateEngine:
+    """The neighborhood engine with the filter options['filter'] names (bs: binary search, bpr: mflBPR)."""
+    from seedmap.engines.neighborhood_bpr import NeighborhoodBprEngine
+
+    kind = options.get("filter", "bs")
+    cls = NeighborhoodBprEngine if kind == "bpr" else NeighborhoodEngine
+    return cls(ix, ref_starts, windows=options.get("windows", 0), step=options.get("step", 0),
+               fe=options.get("fe", 0))

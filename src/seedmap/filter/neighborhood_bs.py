@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.filter.plan import window_plan
+from seedmap.filter.seed_address import seed_block
 
 
 @njit(cache=True, nogil=True)
@@ -38,32 +39,24 @@ def max_patterns(r: int, fe: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _window_ranges(q: np.ndarray, o: int, length: int, u: int, l: int, fe: int,
+def _window_ranges(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: int,
                    seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, out: np.ndarray) -> int:
-    """Position ranges [out[i, 0], out[i, 1]) in `pos` matching window q[o:o+length]; returns the count."""
+    """Position ranges [out[i, 0], out[i, 1]) in `pos` matching window q[o:o+length]; returns the count.
+    The seed is read at its care positions (`care`, offsets in its span; 0..u-1 for a contiguous seed)."""
     for i in range(length):
         if q[o + i] > 3:
             return 0  # N never matches: this window cannot be the exact one
-    if length <= u:
-        a = 0
-        for i in range(length):
-            a = (a << 2) | q[o + i]
-        shift = 2 * (u - length)
-        lo = seed_start[a << shift]
-        hi = seed_start[(a + 1) << shift]
-        out[0, 0] = nb_pos[lo]
-        out[0, 1] = nb_pos[hi]
+    b0, b1, r = seed_block(q, o, length, care, seed_start)
+    if r == 0:
+        out[0, 0] = nb_pos[b0]
+        out[0, 1] = nb_pos[b1]
         return 1
-    a = 0
-    for i in range(u):
-        a = (a << 2) | q[o + i]
-    b0, b1 = seed_start[a], seed_start[a + 1]
     if b0 == b1:
         return 0
-    r = length - u
+    span = care[care.size - 1] + 1  # the neighborhood follows the seed's span
     base = 0
     for i in range(r):
-        base = (base << 2) | q[o + u + i]
+        base = (base << 2) | q[o + span + i]
     shift = 2 * (l - r)
     n = 0
     # Degenerated patterns: every pattern within Hamming distance fe, each exactly once
@@ -103,7 +96,7 @@ def _window_ranges(q: np.ndarray, o: int, length: int, u: int, l: int, fe: int,
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, u: int, l: int, windows: int,
+def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, care: np.ndarray, l: int, windows: int,
                      step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
                      saved: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
     """Candidates per query. The position ranges found are saved per query (rows of `saved`: offset,
@@ -120,12 +113,12 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, u: 
         n_saved[qi] = 0
         if m <= e:
             continue
-        length, offsets = window_plan(m, e, u + l, windows, step)
+        length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
         ranges = np.empty((cap, 2), dtype=np.int64)
         c = 0
         k = 0
         for o in offsets:
-            n = _window_ranges(q, o, length, u, l, fe, seed_start, nbs, nb_pos, ranges)
+            n = _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ranges)
             for i in range(n):
                 c += ranges[i, 1] - ranges[i, 0]
                 if k < room:
@@ -177,7 +170,7 @@ def _emit(o: int, lo: int, hi: int, m: int, e: int, pos: np.ndarray, ref_starts:
 
 @njit(cache=True, nogil=True, parallel=True)
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
-                 cand_off: np.ndarray, u: int, l: int, windows: int, step: int, fe: int,
+                 cand_off: np.ndarray, care: np.ndarray, l: int, windows: int, step: int, fe: int,
                  seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray,
                  ref_starts: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, win_start: np.ndarray,
                  win_end: np.ndarray, win_diag: np.ndarray) -> None:
@@ -196,10 +189,10 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
                 w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
                           win_start, win_end, win_diag)
         else:
-            length, offsets = window_plan(m, e, u + l, windows, step)
+            length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
             ranges = np.empty((cap, 2), dtype=np.int64)
             for o in offsets:
-                n = _window_ranges(q, o, length, u, l, fe, seed_start, nbs, nb_pos, ranges)
+                n = _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ranges)
                 for i in range(n):
                     w = _emit(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
                               win_diag)

@@ -6,9 +6,36 @@ most one). So with e + 1 disjoint windows one window matches the reference exact
 up exactly finds every location. Windows are as long as the index allows (u + l) but no longer than
 m // (e + 1); a window shorter than u is still a single range lookup in the big-endian index.
 
-With `fe` substitutions allowed per window and fewer windows (k * (fe + 1) >= e + 1), a location is still
-found when its edits are all substitutions, but an indel can spoil a window: that plan is not fully
-sensitive under edit distance, and seedmap warns.
+`fe` substitutions in a window's neighborhood do NOT buy fewer windows for the binary-search filter:
+the seed part of a lookup must be exact, and one edit in each seed kills every window, so k windows
+with k * (fe + 1) >= e + 1 are not even guaranteed for substitutions. Such plans are warned about.
+
+The bpr plan (mflBPR, `lookup_plan`): k disjoint windows, each holding g = fe + 1 lookups whose seeds
+(u bases each, exact) are pairwise disjoint, every lookup (seed + r neighborhood bases, r <= l - fe)
+lying inside its window. A lookup is found when its seed matches exactly and its neighborhood part
+aligns to a prefix of the indexed l-base neighborhood with at most fe edits (anchored mflBPR).
+Claim: if k * (fe + 1) >= e + 1, every alignment with at most e edits is found.
+Proof. Attribute every edit to one read base: a substitution or insertion to its base, a deletion to
+the read base that follows it (an optimal semi-global alignment has no deletion after its last base).
+The windows are disjoint, so their edit counts add up to at most e < k * (fe + 1): some window W holds
+at most fe edits. W holds g = fe + 1 disjoint seeds, so one seed S has no edit: its u bases match u
+consecutive reference bases ref[P, P + u) (no deletion inside, since one would be attributed to a seed
+base). The r bases N after S lie in W, so they carry at most fe edits, including any deletion right
+after S: N aligns to ref[P + u, P + u + t) with t <= r + fe <= l, a prefix of the neighborhood indexed
+at P, with at most fe edits. So P is in S's seed block and its neighborhood passes the anchored mflBPR
+test. The alignment passes through (read offset of S, P), so its diagonals lie within e of P - offset,
+which is the diagonal the candidate gets. A reference N is indexed as A, which can only turn a true
+mismatch into a match: the test accepts a superset. When a window is shorter than g * u + 1, its g
+lookups are exact prefixes of length (window // g) <= u (no neighborhood part), the same argument with
+r = 0. With g = 1 (fe = 0) this is the e + 1 exact plan.
+
+Sliding lookups (--step) keep the guarantee when a greedy pass finds such groups among them (k groups
+of g seed-disjoint lookups in disjoint windows with k * g >= e + 1), or e + 1 disjoint lookups; the
+check is sufficient, not necessary, so a few valid step plans may be warned about.
+
+Spaced seeds (shape '##-##'): a seed covers its span; an edit anywhere in the span may spoil it (an
+indel shifts the care positions), so the proofs above hold with u = span; substitutions at don't-care
+positions are simply also tolerated.
 """
 
 from __future__ import annotations
@@ -55,9 +82,67 @@ def guarantee(m: int, e: int, lmax: int, windows: int, step: int, fe: int) -> st
     length, offsets = window_plan(m, e, lmax, windows, step)
     if length == 0:
         return NONE
-    disjoint = max_disjoint(offsets, length)
-    if disjoint >= e + 1:
+    if max_disjoint(offsets, length) >= e + 1:
         return FULL
-    if disjoint * (fe + 1) >= e + 1:
-        return SUBSTITUTIONS_ONLY
+    return NONE  # fe does not help: every seed part must be exact (see above)
+
+
+@njit(cache=True, nogil=True)
+def lookup_plan(m: int, e: int, u: int, l: int, fe: int, windows: int, step: int) -> tuple[int, np.ndarray]:
+    """The bpr plan: (lookup length, lookup offsets) for a read of length m. A lookup of length L > u is
+    a u-base exact seed and L - u <= l - fe neighborhood bases; L <= u is an exact prefix lookup.
+    windows = 0 means ceil((e + 1) / (fe + 1)); step > 0 slides lookups of the plan's length."""
+    g = fe + 1
+    k = windows if windows > 0 else (e + 1 + g - 1) // g
+    w = m // k
+    if w >= g * u + 1:
+        length = u + min(l - fe, w - g * u)
+    else:
+        length = w // g
+    if length <= 0:
+        return 0, np.zeros(0, dtype=np.int64)
+    if step > 0:
+        return length, np.arange(0, m - length + 1, step).astype(np.int64)
+    offsets = np.empty(k * g, dtype=np.int64)
+    slack = m - k * w
+    # Seeds spread over the window: stride >= u (>= length when the lookups are exact prefixes).
+    seed = min(u, length)
+    free = w - (g - 1) * seed - length
+    stride = seed + (free // (g - 1) if g > 1 else 0)
+    for i in range(k):
+        start = i * w + (slack * i // (k - 1) if k > 1 else slack // 2)
+        for j in range(g):
+            offsets[i * g + j] = start + j * stride
+    return length, offsets
+
+
+def seed_disjoint_groups(offsets: np.ndarray, length: int, seed: int, g: int) -> int:
+    """Greedy count of disjoint windows each holding g lookups with pairwise disjoint seeds."""
+    groups, boundary = 0, 0
+    taken, last_seed, first = 0, -1, True
+    for off in np.sort(offsets).tolist():
+        if first:
+            if off < boundary:
+                continue
+            taken, last_seed, first = 1, off, False
+        elif off >= last_seed + seed:
+            taken, last_seed = taken + 1, off
+        if not first and taken == g:
+            groups, boundary, first = groups + 1, last_seed + length, True
+    return groups
+
+
+def bpr_guarantee(m: int, e: int, u: int, l: int, fe: int, windows: int, step: int) -> str:
+    """What the bpr plan guarantees for reads of length m with up to e edits (u: the seed's span)."""
+    if m <= e:
+        return NONE
+    length, offsets = lookup_plan(m, e, u, l, fe, windows, step)
+    if length == 0:
+        return NONE
+    if max_disjoint(offsets, length) >= e + 1:
+        return FULL
+    if length > u and seed_disjoint_groups(offsets, length, u, fe + 1) * (fe + 1) >= e + 1:
+        return FULL
+    if length <= u and seed_disjoint_groups(offsets, length, length, fe + 1) * (fe + 1) >= e + 1:
+        return FULL
     return NONE
