@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     mp = sub.add_parser("map", help="map reads; SAM to stdout or -o", epilog=MAP_EPILOG,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     mp.add_argument("reference", help="reference FASTA (its index REFERENCE.smi is used when present)")
-    mp.add_argument("reads", help="reads: FASTQ or FASTA, plain or gz")
+    mp.add_argument("reads", help="reads: FASTQ or FASTA, plain or gz (mate 1 of pairs with READS2 or -p)")
+    mp.add_argument("reads2", nargs="?", help="mate 2 of paired-end reads (same order and names as READS)")
     mp.add_argument("-o", "--output", help="output SAM file (default: stdout)")
     mp.add_argument("-t", "--threads", type=positive_int, default=1, help="threads (default %(default)s)")
     mp.add_argument("-e", "--errors", type=edits_or_rate, default=0.05,
@@ -100,6 +101,18 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--fe", type=nonnegative_int, default=0, help="substitutions allowed in a window's neighborhood")
     mp.add_argument("--batch-size", type=positive_int, default=100_000, help="reads per batch (default %(default)s)")
     mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    pe = mp.add_argument_group("paired-end reads (READS READS2, or -p READS)")
+    pe.add_argument("-p", "--interleaved", action="store_true", help="READS holds pairs, mate 1 then mate 2")
+    pe.add_argument("-I", "--insert-size", metavar="MEAN,SD",
+                    help="insert size (fragment length); default: estimated from the first 10,000 pairs")
+    pe.add_argument("--orientation", choices=["fr", "rf", "ff"], default="fr",
+                    help="mate orientation of proper pairs (default %(default)s: Illumina paired-end)")
+    pe.add_argument("--rescue-edits", type=edits_or_rate, default=0.1,
+                    help="a mate with no location within -e is searched near its mate with this many edits (or "
+                         "this rate of its length; default %(default)s; 0 = no rescue)")
+    pe.add_argument("--unpaired-penalty", type=nonnegative_int, default=3,
+                    help="edits an improper pair pays against a proper one when choosing primaries "
+                         "(default %(default)s)")
     return p
 
 
@@ -157,7 +170,30 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     opts = MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits)
     command_line = shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)])
     engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency}
+    if args.reads2 is not None or args.interleaved:
+        return _run_pairs(args, opts, engine_options, command_line)
     runner.run_map(args.reference, args.reads, args.output, opts, index_path=args.index,
                    engine_options=engine_options, batch_reads=args.batch_size, command_line=command_line,
                    progress=sys.stderr.isatty() and not args.quiet, kind=args.engine)
+    return 0
+
+
+def _run_pairs(args: argparse.Namespace, opts: object, engine_options: dict, command_line: str) -> int:
+    from seedmap import insert_size, runner_pairs
+    from seedmap.paired import PairOptions
+
+    if args.interleaved and args.reads2 is not None:
+        raise SeedmapError("give either two read files or -p with one interleaved file, not both")
+    insert = None
+    if args.insert_size is not None:
+        try:
+            insert = insert_size.parse(args.insert_size)
+        except ValueError as exc:
+            raise SeedmapError(f"-I: {exc}") from None
+    popts = PairOptions(orientation=args.orientation, rescue_edits=args.rescue_edits,
+                        unpaired_penalty=args.unpaired_penalty)
+    runner_pairs.run_map_pairs(args.reference, args.reads, args.reads2, args.output, opts, popts, insert,
+                               index_path=args.index, engine_options=engine_options, batch_pairs=args.batch_size,
+                               command_line=command_line, progress=sys.stderr.isatty() and not args.quiet,
+                               kind=args.engine)
     return 0
