@@ -53,10 +53,11 @@ def make_pair_records(n_reads: int, start: np.ndarray, end: np.ndarray, dist: np
     mate_loc = chosen[mate]
     mapped = loc >= 0
     has_mate = mate_loc >= 0
+    rev_at = np.append(rev, False)  # rev_at[-1]: no location (a batch may have none at all)
     flag = FLAG_PAIRED | np.where(all_read % 2 == 0, FLAG_FIRST, FLAG_LAST)
-    flag |= np.where(mapped, np.where(rev[np.maximum(loc, 0)], FLAG_REVERSE, 0), FLAG_UNMAPPED)
+    flag |= np.where(mapped, np.where(rev_at[loc], FLAG_REVERSE, 0), FLAG_UNMAPPED)
     flag |= np.where(is_prim, 0, FLAG_SECONDARY)
-    flag |= np.where(has_mate, np.where(rev[np.maximum(mate_loc, 0)], FLAG_MATE_REVERSE, 0), FLAG_MATE_UNMAPPED)
+    flag |= np.where(has_mate, np.where(rev_at[mate_loc], FLAG_MATE_REVERSE, 0), FLAG_MATE_UNMAPPED)
     flag |= np.where(is_prim & mapped & proper[all_read >> 1], FLAG_PROPER, 0)
 
     tlen = np.zeros(all_read.size, dtype=np.int64)
