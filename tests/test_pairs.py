@@ -268,3 +268,31 @@ def test_unpaired_penalty(rng, subs):
     assert bool(int(prim[128][1]) & 2) == proper == bool(int(prim[64][1]) & 2)
     assert int(prim[128][3]) == (1101 if proper else 4501)
     assert len(recs) == 3  # mate 2's other copy is a secondary
+
+
+def test_insert_size_estimate_and_parse(rng):
+    """Unique fr pairs of known fragment length give mean/sd; outliers, wrong orientation, repeats and
+    pairs across sequences do not count; -I parses MEAN,SD."""
+    from seedmap.insert_size import estimate, parse
+
+    frags = np.r_[rng.normal(300, 30, 400).astype(np.int64), [5000, 9000]]  # two outliers
+    n = frags.size
+    s1 = rng.integers(0, 10_000, n)
+    start = np.c_[s1, s1 + frags - 100].ravel()
+    rev = np.tile([False, True], n)
+    read = np.arange(2 * n)
+    ref_id = np.zeros(2 * n, dtype=np.int64)
+    rev[2 * 7 + 1] = False  # pair 7 is ff: not counted for fr
+    ref_id[2 * 8 + 1] = 1  # pair 8 spans two sequences
+    read = np.r_[read, 2 * 9]  # pair 9's mate 1 has two locations
+    start, rev, ref_id = np.r_[start, 77], np.r_[rev, False], np.r_[ref_id, 0]
+    model, used = estimate(read, start, start + 100, rev, ref_id, 2 * n, 0)
+    assert used == n - 2 - 3
+    kept = np.delete(frags[:-2], [7, 8, 9])
+    assert abs(model.mean - kept.mean()) < 1e-6 and abs(model.sd - kept.std()) < 1e-6
+    assert model.bounds == (int(np.floor(model.mean - 4 * model.sd)), int(np.ceil(model.mean + 4 * model.sd)))
+    assert estimate(read[:10], start[:10], start[:10] + 100, rev[:10], ref_id[:10], 10, 0)[0] is None
+    assert parse("300,30") == InsertModel(300.0, 30.0) and parse("250") == InsertModel(250.0, 25.0)
+    for bad in ("x", "300,30,1", "-5,2", "0,1", "nan,1"):
+        with pytest.raises(ValueError):
+            parse(bad)
