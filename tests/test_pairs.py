@@ -296,3 +296,27 @@ def test_insert_size_estimate_and_parse(rng):
     for bad in ("x", "300,30,1", "-5,2", "0,1", "nan,1"):
         with pytest.raises(ValueError):
             parse(bad)
+
+
+def test_proper_insert_boundaries():
+    """The orientation rule on 5' ends, at its boundaries, against the test's own definition."""
+    from seedmap.pairing import ORIENTATIONS
+    from seedmap.pairing import proper_insert as kernel
+
+    cases = []
+    for sa in (100, 150):
+        for sb in range(40, 220, 3):
+            for ra in (0, 1):
+                for rb in (0, 1):
+                    cases.append(((ra, sa, sa + 50, 0), (rb, sb, sb + 50, 0)))
+    cases.append(((0, 100, 150, 0), (1, 51, 101, 0)))  # 5' ends coincide: fr, not rf
+    cases.append(((0, 100, 150, 0), (1, 50, 100, 0)))  # reverse 5' end just before: rf
+    cases.append(((0, 100, 150, 0), (1, 300, 350, 1)))  # other sequence
+    for orientation, code in ORIENTATIONS.items():
+        for a, b in cases:
+            want = proper_insert(a, b, orientation, 60, 200)
+            got = kernel(a[1], a[2], a[3], bool(a[0]), b[1], b[2], b[3], bool(b[0]), code, 60, 200)
+            assert got == (-1 if want is None else want), (orientation, a, b)
+    assert kernel(100, 150, 0, False, 51, 101, 0, True, 0, 1, 500) == 99
+    assert kernel(100, 150, 0, False, 50, 100, 0, True, 0, 1, 500) == -1
+    assert kernel(100, 150, 0, False, 50, 100, 0, True, 1, 1, 500) == 100
