@@ -88,7 +88,7 @@ def main() -> None:
             continue
         for cmd in index_cmds:
             run_timed(cmd, work / tool / "index.log")
-        warm_cmd = [warm[0] if c == str(r1) else warm[1] if c == str(r2) else c for c in map_cmd]
+        warm_cmd = [str(warm[0]) if c == str(r1) else str(warm[1]) if c == str(r2) else c for c in map_cmd]
         warm_cmd = [str(work / tool / "warm.sam") if c == str(sam) else c for c in warm_cmd]
         run_timed(warm_cmd, work / tool / "map.log", stdout=work / tool / "warm.sam" if on_stdout else None)
         timing = run_timed(map_cmd, work / tool / "map.log", stdout=sam if on_stdout else None)
