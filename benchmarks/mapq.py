@@ -28,7 +28,7 @@ BINS = [(0, 0), (1, 9), (10, 19), (20, 29), (30, 39), (40, 49), (50, 59), (60, 6
 def table(sam: Path, truth: dict, slack: int, min_reads: int, mates: tuple[int, ...]) -> tuple[str, bool]:
     got = mapqs(sam)
     counts = {b: [0, 0, 0.0] for b in BINS}  # records, wrong, summed claimed error
-    for (name, mate), (origin, _) in truth.items():
+    for (name, mate), origin in truth.items():
         if mate not in mates or (name, mate) not in got:
             continue
         placement, q = got[(name, mate)]
