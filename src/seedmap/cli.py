@@ -93,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     mp = sub.add_parser("map", help="map reads; SAM to stdout or -o", epilog=MAP_EPILOG,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     mp.add_argument("reference", help="reference FASTA (its index REFERENCE.smi is used when present)")
-    mp.add_argument("reads", help="reads: FASTQ or FASTA, plain or gz")
+    mp.add_argument("reads", help="reads: FASTQ or FASTA, plain or gz (mate 1 of pairs with READS2 or -p)")
+    mp.add_argument("reads2", nargs="?", help="mate 2 of paired-end reads (same order and names as READS)")
     mp.add_argument("-o", "--output", help="output file: BAM when it ends in .bam, else SAM (default: SAM to stdout)")
     mp.add_argument("-t", "--threads", type=positive_int, default=1, help="threads (default %(default)s)")
     mp.add_argument("-e", "--errors", type=edits_or_rate, default=0.05,
@@ -117,6 +118,18 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--rg", metavar="'@RG\\tID:x\\tSM:y'",
                     help="read group: its @RG header line (tabs written as \\t); every record gets RG:Z:x")
     mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    pe = mp.add_argument_group("paired-end reads (READS READS2, or -p READS)")
+    pe.add_argument("-p", "--interleaved", action="store_true", help="READS holds pairs, mate 1 then mate 2")
+    pe.add_argument("-I", "--insert-size", metavar="MEAN,SD",
+                    help="insert size (fragment length); default: estimated from the first 10,000 pairs")
+    pe.add_argument("--orientation", choices=["fr", "rf", "ff"], default="fr",
+                    help="mate orientation of proper pairs (default %(default)s: Illumina paired-end)")
+    pe.add_argument("--rescue-edits", type=edits_or_rate, default=0.1,
+                    help="a mate with no location within -e is searched near its mate with this many edits (or "
+                         "this rate of its length; default %(default)s; 0 = no rescue)")
+    pe.add_argument("--unpaired-penalty", type=nonnegative_int, default=3,
+                    help="edits an improper pair pays against a proper one when choosing primaries "
+                         "(default %(default)s)")
 
     st = sub.add_parser("stats", help="summarise a SAM or BAM file: mapped, unique, multi-mapped, edits, flagstat",
                         description="Counts per read (a QNAME, or QNAME + mate for pairs): mapped, unmapped, "
@@ -196,8 +209,32 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     command_line = shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)])
     engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency,
                       "filter": args.filter}
+    if args.reads2 is not None or args.interleaved:
+        return _run_pairs(args, opts, engine_options, command_line, read_group)
     runner.run_map(args.reference, args.reads, args.output, opts, index_path=args.index,
                    engine_options=engine_options, batch_reads=args.batch_size, command_line=command_line,
                    progress=sys.stderr.isatty() and not args.quiet, kind=args.engine,
                    read_group=read_group)
+    return 0
+
+
+def _run_pairs(args: argparse.Namespace, opts: object, engine_options: dict, command_line: str,
+               read_group: object) -> int:
+    from seedmap import insert_size, runner_pairs
+    from seedmap.paired import PairOptions
+
+    if args.interleaved and args.reads2 is not None:
+        raise SeedmapError("give either two read files or -p with one interleaved file, not both")
+    insert = None
+    if args.insert_size is not None:
+        try:
+            insert = insert_size.parse(args.insert_size)
+        except ValueError as exc:
+            raise SeedmapError(f"-I: {exc}") from None
+    popts = PairOptions(orientation=args.orientation, rescue_edits=args.rescue_edits,
+                        unpaired_penalty=args.unpaired_penalty)
+    runner_pairs.run_map_pairs(args.reference, args.reads, args.reads2, args.output, opts, popts, insert,
+                               index_path=args.index, engine_options=engine_options, batch_pairs=args.batch_size,
+                               command_line=command_line, progress=sys.stderr.isatty() and not args.quiet,
+                               kind=args.engine, read_group=read_group)
     return 0

@@ -74,7 +74,7 @@ def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOpti
     qerr = errors_per_read(batch.lengths, opts.errors)
     loc, (qcodes, qoff) = locate(batch, engine, ref, qerr)
     aln = align(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, ref.packed, ref.nmask)
-    recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits)
+    recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr)
     text = format_records(recs.read, recs.loc, recs.flag, recs.mapq, recs.nh, batch.names, batch.name_offsets,
                           batch.codes, batch.offsets, batch.quals, batch.has_quals, loc.start, loc.dist,
                           fmt.starts, fmt.names, fmt.name_off, aln["cig_off"], aln["ops"], aln["lens"],

@@ -1,9 +1,9 @@
 """From locations to SAM records: ordering, primary/secondary, NH, MAPQ, unmapped reads.
 
 Order per read: distance, then reference position, then strand. The first is primary, the others
-secondary (flag 256). MAPQ of the primary: 0 when several locations share the best distance, 60 when
-the read has one location, else 20 per edit between best and second best (capped at 60); secondaries
-get 0. --best keeps only the best stratum, -n N the first N locations.
+secondary (flag 256). MAPQ of the primary: the posterior of mapq.py (0 when several locations share
+the best distance, growing with the edit gap to the others); secondaries get 0. --best keeps only the
+best stratum, -n N the first N locations.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from seedmap.mapq import single_end_mapq
 
 FLAG_REVERSE = 16
 FLAG_UNMAPPED = 4
@@ -37,20 +39,18 @@ def _rank_within(groups: np.ndarray) -> np.ndarray:
 
 
 def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.ndarray, best_only: bool,
-                 max_hits: int) -> Records:
+                 max_hits: int, budget: np.ndarray | None = None) -> Records:
+    """budget: edits searched per read (for MAPQ; default: the largest distance found)."""
     read = loc_q >> 1
     strand = loc_q & 1
     order = np.lexsort((strand, loc_s, loc_d, read))
     read, dist = read[order], loc_d[order]
     rank = _rank_within(read)
-    # Per-read statistics over all locations, before any cap.
-    first = rank == 0
+    if budget is None:
+        budget = np.full(n_reads, int(dist.max(initial=0)), dtype=np.int64)
+    se_mapq = single_end_mapq(read, dist, rank, budget, n_reads)  # over all locations, before any cap
     best = np.zeros(n_reads, dtype=np.int64)
-    best[read[first]] = dist[first]
-    n_best = np.bincount(read[dist == best[read]], minlength=n_reads)
-    second = np.full(n_reads, -1, dtype=np.int64)
-    is_second = rank == 1
-    second[read[is_second]] = dist[is_second]
+    best[read[rank == 0]] = dist[rank == 0]
     keep = np.ones(read.size, dtype=bool)
     if best_only:
         keep &= dist == best[read]
@@ -60,9 +60,7 @@ def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.n
     nh = np.bincount(read, minlength=n_reads)
     mapq = np.zeros(read.size, dtype=np.int64)
     prim = rank == 0
-    r = read[prim]
-    gap = second[r] - best[r]
-    mapq[prim] = np.where(n_best[r] > 1, 0, np.where(second[r] < 0, 60, np.minimum(60, 20 * gap)))
+    mapq[prim] = se_mapq[read[prim]]
     flag = np.where(strand[order] == 1, FLAG_REVERSE, 0) | np.where(prim, 0, FLAG_SECONDARY)
     unmapped = np.flatnonzero(nh == 0)
     all_read = np.concatenate([read, unmapped])

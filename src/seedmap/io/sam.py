@@ -14,6 +14,8 @@ RC_BASES = np.frombuffer(b"TGCAN", dtype=np.uint8)
 UNMAPPED_FIELDS = np.frombuffer(b"*\t0\t0\t*\t*\t0\t0", dtype=np.uint8)  # RNAME..TLEN
 MATE_FIELDS = np.frombuffer(b"\t*\t0\t0", dtype=np.uint8)  # RNEXT, PNEXT, TLEN
 MD_TAG = np.frombuffer(b"\tMD:Z:", dtype=np.uint8)
+MC_TAG = np.frombuffer(b"\tMC:Z:", dtype=np.uint8)
+UNMAPPED_MAPQ_CIGAR = np.frombuffer(b"\t0\t*\t=\t", dtype=np.uint8)  # MAPQ, CIGAR, RNEXT of a placed unmapped mate
 
 
 def header(ref: Reference, command_line: str) -> str:
@@ -47,12 +49,57 @@ def _tag_int(buf: np.ndarray, p: int, a: int, b: int, value: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def _ref_of(ref_starts: np.ndarray, pos: int) -> int:
+    return np.searchsorted(ref_starts, pos, side="right") - 1
+
+
+@njit(cache=True, nogil=True)
+def _cigar(buf: np.ndarray, p: int, li: int, cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
+           n_runs: np.ndarray) -> int:
+    for c in range(cig_off[li], cig_off[li] + n_runs[li]):
+        p = _write_int(buf, p, lens[c])
+        buf[p] = CIGAR_CHARS[ops[c]]
+        p += 1
+    return p
+
+
+@njit(cache=True, nogil=True)
+def _ref_pos(buf: np.ndarray, p: int, pos: int, ref_starts: np.ndarray, ref_names: np.ndarray,
+             ref_name_off: np.ndarray) -> int:
+    """RNAME<TAB>POS of a global position."""
+    s = _ref_of(ref_starts, pos)
+    p = _copy(buf, p, ref_names[ref_name_off[s]:ref_name_off[s + 1]])
+    buf[p] = 9
+    return _write_int(buf, p + 1, pos - ref_starts[s] + 1)
+
+
 def format_records(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec_mapq: np.ndarray,
                    rec_nh: np.ndarray, names: np.ndarray, name_off: np.ndarray, codes: np.ndarray,
                    offsets: np.ndarray, quals: np.ndarray, has_quals: bool, loc_s: np.ndarray,
                    loc_d: np.ndarray, ref_starts: np.ndarray, ref_names: np.ndarray, ref_name_off: np.ndarray,
                    cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray,
-                   md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray) -> np.ndarray:
+                   md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray, mate_loc: np.ndarray | None = None,
+                   mate_mapq: np.ndarray | None = None, tlen: np.ndarray | None = None) -> np.ndarray:
+    """SAM lines of a batch of records. Paired records (flag 1) take mate_loc (the mate's primary
+    location, -1 if unmapped), mate_mapq and tlen: RNEXT/PNEXT/TLEN and MC/MQ tags; an unmapped mate
+    of a mapped read is placed at its mate's position (SAM recommended practice)."""
+    if mate_loc is None:
+        mate_loc = np.full(rec_read.size, -1, dtype=np.int64)
+        mate_mapq = np.zeros(rec_read.size, dtype=np.int64)
+        tlen = np.zeros(rec_read.size, dtype=np.int64)
+    return _format(rec_read, rec_loc, rec_flag, rec_mapq, rec_nh, names, name_off, codes, offsets, quals, has_quals,
+                   loc_s, loc_d, ref_starts, ref_names, ref_name_off, cig_off, ops, lens, n_runs, md_off, md, md_len,
+                   mate_loc, mate_mapq, tlen)
+
+
+@njit(cache=True, nogil=True)
+def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec_mapq: np.ndarray,
+            rec_nh: np.ndarray, names: np.ndarray, name_off: np.ndarray, codes: np.ndarray,
+            offsets: np.ndarray, quals: np.ndarray, has_quals: bool, loc_s: np.ndarray,
+            loc_d: np.ndarray, ref_starts: np.ndarray, ref_names: np.ndarray, ref_name_off: np.ndarray,
+            cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray,
+            md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray, mate_loc: np.ndarray, mate_mapq: np.ndarray,
+            tlen: np.ndarray) -> np.ndarray:
     # Upper bound of the output size, then one pass writing it.
     size = 0
     for k in range(rec_read.size):
@@ -61,35 +108,63 @@ def format_records(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarr
         size += name_off[r + 1] - name_off[r] + 2 * m + 160
         li = rec_loc[k]
         if li >= 0:
-            s = np.searchsorted(ref_starts, loc_s[li], side="right") - 1
+            s = _ref_of(ref_starts, loc_s[li])
             size += ref_name_off[s + 1] - ref_name_off[s] + 11 * n_runs[li] + md_len[li]
+        mi = mate_loc[k]
+        if mi >= 0:
+            s = _ref_of(ref_starts, loc_s[mi])
+            size += 2 * (ref_name_off[s + 1] - ref_name_off[s]) + 11 * n_runs[mi] + 80
     buf = np.empty(size, dtype=np.uint8)
     p = 0
     for k in range(rec_read.size):
         r = rec_read[k]
         li = rec_loc[k]
+        mi = mate_loc[k]
         flag = rec_flag[k]
+        paired = (flag & 1) != 0
         p = _copy(buf, p, names[name_off[r]:name_off[r + 1]])
         buf[p] = 9
         p = _write_int(buf, p + 1, flag)
         buf[p] = 9
         p += 1
-        if li < 0:
+        if li < 0 and paired and mi >= 0:  # unmapped, placed at its mate
+            p = _ref_pos(buf, p, loc_s[mi], ref_starts, ref_names, ref_name_off)
+            p = _copy(buf, p, UNMAPPED_MAPQ_CIGAR)
+            p = _write_int(buf, p, loc_s[mi] - ref_starts[_ref_of(ref_starts, loc_s[mi])] + 1)
+            buf[p] = 9
+            buf[p + 1] = 48
+            p += 2
+        elif li < 0:
             p = _copy(buf, p, UNMAPPED_FIELDS)
         else:
-            s = np.searchsorted(ref_starts, loc_s[li], side="right") - 1
-            p = _copy(buf, p, ref_names[ref_name_off[s]:ref_name_off[s + 1]])
-            buf[p] = 9
-            p = _write_int(buf, p + 1, loc_s[li] - ref_starts[s] + 1)
+            p = _ref_pos(buf, p, loc_s[li], ref_starts, ref_names, ref_name_off)
             buf[p] = 9
             p = _write_int(buf, p + 1, rec_mapq[k])
             buf[p] = 9
-            p += 1
-            for c in range(cig_off[li], cig_off[li] + n_runs[li]):
-                p = _write_int(buf, p, lens[c])
-                buf[p] = CIGAR_CHARS[ops[c]]
+            p = _cigar(buf, p + 1, li, cig_off, ops, lens, n_runs)
+            if not paired:
+                p = _copy(buf, p, MATE_FIELDS)
+            else:
+                own = _ref_of(ref_starts, loc_s[li])
+                at = loc_s[li] if mi < 0 else loc_s[mi]  # an unmapped mate sits at this read's position
+                s = _ref_of(ref_starts, at)
+                buf[p] = 9
                 p += 1
-            p = _copy(buf, p, MATE_FIELDS)
+                if s == own:
+                    buf[p] = 61  # '='
+                    p += 1
+                else:
+                    p = _copy(buf, p, ref_names[ref_name_off[s]:ref_name_off[s + 1]])
+                buf[p] = 9
+                p = _write_int(buf, p + 1, at - ref_starts[s] + 1)
+                buf[p] = 9
+                p += 1
+                t = tlen[k]
+                if t < 0:
+                    buf[p] = 45
+                    p += 1
+                    t = -t
+                p = _write_int(buf, p, t)
         buf[p] = 9
         p += 1
         a, b = offsets[r], offsets[r + 1]
@@ -119,6 +194,10 @@ def format_records(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarr
             p = _copy(buf, p, md[md_off[li]:md_off[li] + md_len[li]])
             p = _tag_int(buf, p, 65, 83, -d)  # AS
             p = _tag_int(buf, p, 78, 72, rec_nh[k])  # NH
+        if paired and mi >= 0:
+            p = _copy(buf, p, MC_TAG)
+            p = _cigar(buf, p, mi, cig_off, ops, lens, n_runs)
+            p = _tag_int(buf, p, 77, 81, mate_mapq[k])  # MQ
         buf[p] = 10
         p += 1
     return buf[:p]

@@ -1,0 +1,51 @@
+"""MAPQ: a phred-scaled posterior that the reported location is the read's origin.
+
+Every location found within the edit budget e is a candidate origin with likelihood proportional to
+EDIT_RATIO ** d (one more edit makes a location EDIT_RATIO times less likely: a per-base error rate
+p gives p / (1 - p)). Origins the search cannot see (more than e edits away) enter as one virtual
+location of UNSEEN_WEIGHT at e + 1 edits. The posterior of the chosen location is its weight over the
+total; MAPQ = -10 log10(1 - posterior), capped at MAX_MAPQ, and 0 when another location is as likely
+(a tie). So MAPQ depends only on the number of locations and their edit gaps to the best, grows with
+the gap to the second best, and is calibrated on mason reads by benchmarks/mapq.py.
+
+Pairs use the same weights over pairs of locations (pairing.py): an improper pair pays
+UNPAIRED_PENALTY extra edits, and a mate's posterior is the summed weight of the pairs it is in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+EDIT_RATIO = 0.01  # likelihood ratio of one more edit (calibrated: benchmarks/mapq.py)
+UNSEEN_WEIGHT = 1.0  # prior weight of an origin beyond the edit budget (one virtual location at e + 1)
+MAX_MAPQ = 60
+
+
+@njit(cache=True, nogil=True)
+def phred_of_rest(rest: float) -> int:
+    """MAPQ of a location of weight 1 when the alternatives weigh `rest` in total."""
+    if rest <= 0.0:
+        return MAX_MAPQ
+    q = -10.0 * np.log10(rest / (1.0 + rest))
+    return min(MAX_MAPQ, int(np.floor(q + 0.5)))
+
+
+def single_end_mapq(read: np.ndarray, dist: np.ndarray, rank: np.ndarray, budget: np.ndarray,
+                    n_reads: int) -> np.ndarray:
+    """MAPQ of each read's best location (rank 0), per read (0 for reads without locations).
+    read/dist/rank: all locations, rank 0 = the best; budget: edits searched per read."""
+    best = np.zeros(n_reads, dtype=np.int64)
+    first = rank == 0
+    best[read[first]] = dist[first]
+    delta = (dist - best[read]).astype(np.float64)
+    others = np.bincount(read[~first], weights=EDIT_RATIO ** delta[~first], minlength=n_reads)
+    n_best = np.bincount(read[dist == best[read]], minlength=n_reads)
+    unseen = UNSEEN_WEIGHT * EDIT_RATIO ** (budget + 1 - best).astype(np.float64)
+    rest = others + unseen
+    with np.errstate(divide="ignore"):
+        q = -10.0 * np.log10(rest / (1.0 + rest))
+    mapq = np.minimum(MAX_MAPQ, np.floor(q + 0.5)).astype(np.int64)
+    mapq[n_best > 1] = 0
+    mapq[np.bincount(read, minlength=n_reads) == 0] = 0
+    return mapq

@@ -1,0 +1,124 @@
+"""Choosing each pair's primary locations and their MAPQ from all locations of both mates.
+
+A pair (i, j) of locations of mates 1 and 2 is proper when both lie on one reference sequence, in the
+library's orientation, and the fragment they span (leftmost start to rightmost end) is inside the
+insert bounds. The primary pair is the proper pair with the fewest edits in total, when that total is
+at most the two best single locations plus the unpaired penalty (bwa's rule; ties go to the proper
+pair), then the insert closest to the mean, then the leftmost locations; otherwise each mate's best
+location (fewest edits, then leftmost, then forward). MAPQ of a mate is the posterior of mapq.py
+summed over the pairs its location is in. One numba task per pair; locations of mate 2 within the
+insert bound of a mate-1 location are found by binary search, so a pair costs O(n1 log n2 + proper).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from seedmap.mapq import phred_of_rest
+
+ORIENTATIONS = {"fr": 0, "rf": 1, "ff": 2}
+
+
+@njit(cache=True, nogil=True)
+def proper_insert(sa: int, ea: int, ra: int, rev_a: bool, sb: int, eb: int, rb: int, rev_b: bool, orient: int,
+                  lo: int, hi: int) -> int:
+    """Fragment length of mates a (mate 1) and b (mate 2) when they form a proper pair, else -1.
+    fr: opposite strands, the forward mate's 5' end not after the reverse mate's; rf: the reverse
+    mate's 5' end before the forward mate's; ff: one strand, mate 1 first in the strand's direction."""
+    if ra != rb:
+        return -1
+    ins = max(ea, eb) - min(sa, sb)
+    if ins < lo or ins > hi:
+        return -1
+    if orient == 2:
+        if rev_a != rev_b:
+            return -1
+        ok = sa <= sb if not rev_a else ea >= eb
+    else:
+        if rev_a == rev_b:
+            return -1
+        f5, r5 = (sa, eb - 1) if not rev_a else (sb, ea - 1)
+        ok = f5 <= r5 if orient == 0 else r5 < f5
+    return ins if ok else -1
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def choose_pairs(off: np.ndarray, ls: np.ndarray, le: np.ndarray, ld: np.ndarray, lrev: np.ndarray,
+                 lref: np.ndarray, se_best: np.ndarray, budget: np.ndarray, orient: int, lo: int, hi: int,
+                 mean: float, penalty: int, ratio: float, unseen: float, chosen: np.ndarray, proper: np.ndarray,
+                 mapq: np.ndarray, partner_w: np.ndarray) -> None:
+    """Per pair p (reads 2p, 2p + 1; read r's locations are off[r]:off[r + 1], sorted by start):
+    chosen[r] = the primary location of r or -1, proper[p], mapq[r]. partner_w: scratch, one per
+    location (each pair touches only its own)."""
+    ru = ratio ** penalty
+    for p in prange(off.size // 2):
+        a, b = 2 * p, 2 * p + 1
+        a0, a1, b0, b1 = off[a], off[a + 1], off[b], off[b + 1]
+        chosen[a] = se_best[a]
+        chosen[b] = se_best[b]
+        proper[p] = False
+        if a0 == a1 and b0 == b1:
+            mapq[a] = 0
+            mapq[b] = 0
+            continue
+        ba = ld[se_best[a]] if a1 > a0 else 0
+        bb = ld[se_best[b]] if b1 > b0 else 0
+        sa_w = unseen * ratio ** (budget[a] + 1 - ba)
+        sb_w = unseen * ratio ** (budget[b] + 1 - bb)
+        for i in range(a0, a1):
+            sa_w += ratio ** (ld[i] - ba)
+            partner_w[i] = 0.0
+        for j in range(b0, b1):
+            sb_w += ratio ** (ld[j] - bb)
+            partner_w[j] = 0.0
+        # Proper pairs: mate-2 starts within hi of each mate-1 start.
+        proper_w = 0.0
+        bi, bj, bdelta, bdev = -1, -1, 0, 0.0
+        for i in range(a0, a1):
+            j = b0 + np.searchsorted(ls[b0:b1], ls[i] - hi)
+            while j < b1 and ls[j] <= ls[i] + hi:
+                ins = proper_insert(ls[i], le[i], lref[i], lrev[i], ls[j], le[j], lref[j], lrev[j], orient, lo, hi)
+                if ins >= 0:
+                    wi = ratio ** (ld[i] - ba)
+                    wj = ratio ** (ld[j] - bb)
+                    proper_w += wi * wj
+                    partner_w[i] += wj
+                    partner_w[j] += wi
+                    delta = ld[i] - ba + ld[j] - bb
+                    dev = abs(ins - mean)
+                    if bi < 0 or delta < bdelta or (delta == bdelta and dev < bdev):
+                        bi, bj, bdelta, bdev = i, j, delta, dev
+                j += 1
+        if bi >= 0 and bdelta <= penalty:
+            chosen[a] = bi
+            chosen[b] = bj
+            proper[p] = True
+        z = ru * sa_w * sb_w + (1.0 - ru) * proper_w
+        mapq[a] = _mate_mapq(chosen[a], a0, a1, ba, sb_w, ld, partner_w, ratio, ru, z)
+        mapq[b] = _mate_mapq(chosen[b], b0, b1, bb, sa_w, ld, partner_w, ratio, ru, z)
+
+
+@njit(cache=True, nogil=True)
+def _mate_mapq(c: int, r0: int, r1: int, best: int, other_w: float, ld: np.ndarray, partner_w: np.ndarray,
+               ratio: float, ru: float, z: float) -> int:
+    """MAPQ of location c of a mate (locations r0:r1): its pairs' weight against the total z; 0 on a tie."""
+    if c < 0:
+        return 0
+    mc = ratio ** (ld[c] - best) * (ru * other_w + (1.0 - ru) * partner_w[c])
+    for k in range(r0, r1):
+        if k != c and ratio ** (ld[k] - best) * (ru * other_w + (1.0 - ru) * partner_w[k]) >= mc * (1.0 - 1e-9):
+            return 0
+    return phred_of_rest(max(z - mc, 0.0) / mc)
+
+
+@njit(cache=True, nogil=True)
+def pair_inserts(ia: np.ndarray, ib: np.ndarray, ls: np.ndarray, le: np.ndarray, lrev: np.ndarray,
+                 lref: np.ndarray, orient: int) -> np.ndarray:
+    """Fragment length of location pairs (ia[k], ib[k]) in the given orientation, any length; -1 if not."""
+    out = np.empty(ia.size, dtype=np.int64)
+    for k in range(ia.size):
+        i, j = ia[k], ib[k]
+        out[k] = proper_insert(ls[i], le[i], lref[i], lrev[i], ls[j], le[j], lref[j], lrev[j], orient, 0,
+                               1 << 62)
+    return out

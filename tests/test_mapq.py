@@ -1,0 +1,47 @@
+"""MAPQ: 0 for ties, strictly growing with the edit gap to the second best until the cap, lower with
+more competing locations and with a best location near the edit budget."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from seedmap.mapq import MAX_MAPQ
+from seedmap.records import make_records
+
+
+def primary_mapq(dists: list[int], budget: int = 6) -> int:
+    """MAPQ of one read whose locations have these distances (at distinct positions)."""
+    n = len(dists)
+    recs = make_records(1, np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64) * 1000,
+                        np.array(dists, dtype=np.int32), False, 0, np.array([budget]))
+    prim = recs.mapq[(recs.flag & 256) == 0]
+    assert prim.size == 1 and np.all(recs.mapq[(recs.flag & 256) != 0] == 0)
+    return int(prim[0])
+
+
+def test_ties_are_zero():
+    assert primary_mapq([0, 0]) == 0
+    assert primary_mapq([2, 2, 3]) == 0
+    assert primary_mapq([1, 3, 1]) == 0
+
+
+def test_monotone_in_the_gap():
+    for best in (0, 1, 2):
+        q = [primary_mapq([best, best + gap]) for gap in range(1, 7 - best)]
+        capped = [x for x in q if x < MAX_MAPQ]
+        assert all(a < b for a, b in zip(capped, capped[1:], strict=False)), q
+        assert q[0] > 0 and all(a <= b for a, b in zip(q, q[1:], strict=False))
+    assert primary_mapq([0, 1]) < primary_mapq([0, 2]) < primary_mapq([0, 3])
+
+
+def test_more_competitors_and_budget_lower_it():
+    assert primary_mapq([0, 2, 2, 2]) < primary_mapq([0, 2])
+    assert primary_mapq([0]) == MAX_MAPQ
+    assert primary_mapq([6], budget=6) < primary_mapq([0], budget=6)
+    assert primary_mapq([0, 1]) > 0
+
+
+def test_unmapped_reads_get_zero():
+    recs = make_records(2, np.array([0], dtype=np.int64), np.array([5], dtype=np.int64), np.array([0], np.int32),
+                        False, 0, np.array([3, 3]))
+    assert recs.mapq.tolist() == [MAX_MAPQ, 0] and recs.flag.tolist() == [0, 4]

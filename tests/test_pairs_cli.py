@@ -1,0 +1,101 @@
+"""Paired-end runs end to end: the same SAM for every thread count and batch size, two files or one
+interleaved; bad paired input gets one clear error line and leaves no output file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+from conftest import COMP, decode, mutate, random_genome
+
+from seedmap.insert_size import InsertModel
+from seedmap.paired import PairOptions
+from seedmap.pipeline import MapOptions
+from seedmap.runner import build_index
+from seedmap.runner_pairs import run_map_pairs
+
+
+def fastq(records: list[tuple[str, np.ndarray]]) -> str:
+    return "".join(f"@{name}\n{decode(seq)}\n+\n{'I' * seq.size}\n" for name, seq in records)
+
+
+@pytest.fixture(scope="module")
+def pair_files(tmp_path_factory) -> Path:
+    rng = np.random.default_rng(7)
+    d = tmp_path_factory.mktemp("pairs")
+    g = random_genome(rng, 30_000)
+    g[12_000:12_300] = g[5_000:5_300]  # a repeat
+    (d / "ref.fa").write_text(">chr\n" + decode(g) + "\n")
+    r1, r2 = [], []
+    for i in range(400):
+        f = int(rng.normal(300, 30))
+        p = int(rng.integers(0, g.size - f))
+        frag = g[p:p + f] if rng.random() < 0.5 else COMP[g[p:p + f][::-1]]
+        r1.append((f"pair{i}/1", mutate(rng, frag[:100], int(rng.integers(0, 7)))))
+        r2.append((f"pair{i}/2", mutate(rng, COMP[frag[-100:][::-1]], int(rng.integers(0, 9)))))
+    (d / "r1.fq").write_text(fastq(r1))
+    (d / "r2.fq").write_text(fastq(r2))
+    (d / "inter.fq").write_text(fastq([x for ab in zip(r1, r2, strict=True) for x in ab]))
+    (d / "short2.fq").write_text(fastq(r2[:-1]))
+    (d / "renamed2.fq").write_text(fastq([("other/2" if i == 10 else n, s) for i, (n, s) in enumerate(r2)]))
+    build_index(str(d / "ref.fa"), None, "neighborhood", {"u": 10, "l": 16})
+    return d
+
+
+def _map(d: Path, out: Path, threads: int, batch: int, insert: InsertModel | None = None) -> list[str]:
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    run_map_pairs(str(d / "ref.fa"), str(d / "r1.fq"), str(d / "r2.fq"), str(out), MapOptions(), PairOptions(),
+                  insert, index_path=None, engine_options={}, batch_pairs=batch, command_line="seedmap test",
+                  progress=False)
+    return out.read_text().splitlines()
+
+
+def test_same_output_for_threads_and_batches(pair_files, tmp_path):
+    a = _map(pair_files, tmp_path / "a.sam", threads=1, batch=100_000)
+    b = _map(pair_files, tmp_path / "b.sam", threads=2, batch=37)
+    c = _map(pair_files, tmp_path / "c.sam", threads=2, batch=1)
+    assert a == b == c
+    records = [line.split("\t") for line in a if not line.startswith("@")]
+    prim = [f for f in records if not int(f[1]) & 256]
+    assert [f[0] for f in prim] == [f"pair{i}" for i in range(400) for _ in (1, 2)]  # input order, names stripped
+    assert [int(f[1]) & 192 for f in prim] == [64, 128] * 400
+    proper = sum(1 for f in prim if int(f[1]) & 2) / len(prim)
+    assert proper > 0.9
+    rescued = [f for f in records if not int(f[1]) & 4 and int(f[11][5:]) > 5]  # NM beyond e = 5
+    assert rescued and all(int(f[1]) & 2 for f in rescued)
+
+
+def seedmap(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "SEEDMAP_DEBUG"}
+    return subprocess.run([sys.executable, "-m", "seedmap", *args], cwd=cwd, env=env, capture_output=True,
+                          encoding="utf-8", errors="replace", timeout=300)
+
+
+def test_interleaved_equals_two_files(pair_files, tmp_path):
+    two = seedmap(pair_files, "map", "-q", "ref.fa", "r1.fq", "r2.fq", "-o", str(tmp_path / "two.sam"))
+    one = seedmap(pair_files, "map", "-q", "-p", "ref.fa", "inter.fq", "-o", str(tmp_path / "one.sam"))
+    assert two.returncode == one.returncode == 0, two.stderr + one.stderr
+    body = [(tmp_path / n).read_text().split("\n", 3)[3] for n in ("two.sam", "one.sam")]  # after @HD @SQ @PG
+    assert body[0] == body[1] and body[0].count("\n") >= 800
+
+
+@pytest.mark.parametrize("args, message", [
+    (("r1.fq", "short2.fq"), "reads are not paired"),
+    (("r1.fq", "renamed2.fq"), "reads are not paired"),
+    (("-p", "r1.fq", "r2.fq"), "not both"),
+    (("-I", "abc", "r1.fq", "r2.fq"), "-I: expected MEAN,SD"),
+    (("-p", "r1.fq"), "reads are not paired"),
+    (("r1.fq", "missing.fq"), "missing.fq: no such file"),
+])
+def test_bad_paired_input(pair_files, args, message):
+    before = sorted(os.listdir(pair_files))
+    proc = seedmap(pair_files, "map", "-o", "out.sam", "ref.fa", *args)
+    errors = [line for line in proc.stderr.splitlines() if not line.startswith("[seedmap] ")]
+    assert proc.returncode != 0
+    assert len(errors) == 1 and errors[0].startswith("seedmap: error: ") and message in errors[0], proc.stderr
+    assert sorted(os.listdir(pair_files)) == before
