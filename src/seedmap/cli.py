@@ -99,6 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--step", type=nonnegative_int, default=0, help="sliding windows with this step (0 = disjoint)")
     mp.add_argument("--fe", type=nonnegative_int, default=0, help="substitutions allowed in a window's neighborhood")
     mp.add_argument("--batch-size", type=positive_int, default=100_000, help="reads per batch (default %(default)s)")
+    mp.add_argument("--device", default="cpu",
+                    help="cpu (default), cuda (every GPU), cuda:0,1 (these GPUs, sharing one work queue) or auto "
+                         "(the GPUs when numba-cuda finds one, else the CPU; says which on stderr). The "
+                         "neighborhood engine filters on the GPU, the k-mer engine verifies its candidates there; "
+                         "the output is the same on every device")
+    mp.add_argument("--gpu-verify", choices=["bitvector", "banded"], default="bitvector",
+                    help="GPU bulk verification kernel of the kmer engine: Myers bit-vector, one thread per "
+                         "candidate (default), or Nouri's banded DP, one lane per diagonal")
     mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     return p
 
@@ -156,8 +164,9 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     opts = MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits)
     command_line = shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)])
-    engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency}
+    engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency,
+                      "gpu_verify": args.gpu_verify}
     runner.run_map(args.reference, args.reads, args.output, opts, index_path=args.index,
                    engine_options=engine_options, batch_reads=args.batch_size, command_line=command_line,
-                   progress=sys.stderr.isatty() and not args.quiet, kind=args.engine)
+                   progress=sys.stderr.isatty() and not args.quiet, kind=args.engine, device=args.device)
     return 0
