@@ -56,6 +56,31 @@ def test_bitvector_matches_cpu_and_oracle(seed):
     assert np.any(want <= e_of) and np.any(want > e_of)
 
 
+@pytest.mark.parametrize("method", [BITVECTOR, BANDED])
+def test_n_never_matches(method):
+    """N runs in the reference and in the reads: every candidate window crosses some."""
+    rng = np.random.default_rng(4)
+    genome = rng.integers(0, 4, 240).astype(np.uint8)
+    genome[[30, 31, 32, 75, 120, 121, 170, 200]] = 4
+    ref = Reference.from_codes(["g"], [genome])
+    reads = []
+    for p in (20, 60, 110, 160, 190):
+        r = genome[p:p + 20].copy()
+        r[r == 4] = 0  # the read has A where the reference has N
+        reads += [r, genome[p:p + 20].copy()]  # and the N itself (never matches either)
+    qoff = np.zeros(len(reads) + 1, dtype=np.int64)
+    np.cumsum([r.size for r in reads], out=qoff[1:])
+    cand_q = np.repeat(np.arange(len(reads)), 3)
+    cand_diag = np.array([p + d for p in (20, 60, 110, 160, 190) for _ in range(2) for d in (-1, 0, 2)])
+    case = dict(genome=genome, ref=ref, reads=reads, qcodes=np.concatenate(reads), qoff=qoff,
+                qerr=np.full(len(reads) // 2 + 1, 3, dtype=np.int64), cand_q=cand_q, cand_diag=cand_diag,
+                s0=np.zeros(cand_q.size, dtype=np.int64), s1=np.full(cand_q.size, genome.size, dtype=np.int64))
+    want = run(case)
+    assert np.array_equal(want, expected(case))
+    assert np.array_equal(gpu_distances(case, method), want)
+    assert np.any(want > 0) and np.any(want <= 3)
+
+
 def test_banded_matches_cpu():
     """Nouri's banded kernel on short reads (its band fits 32 lanes up to e = 7; wider ones and m <= e go
     to the bit-vector kernel)."""
@@ -110,20 +135,38 @@ def test_seed_filter_matches_cpu(kind, u, l, plan, errors, lengths):
     assert np.array_equal(got_rows, want_rows)
 
 
-def test_seed_filter_segments_and_chunks():
+@pytest.mark.parametrize("u,l,errors,lengths,budget", [(5, 3, 0.06, (20, 60), 4000), (8, 4, 0.12, (20, 30), 4000)])
+def test_seed_filter_segments_and_chunks(u, l, errors, lengths, budget):
     """An index cut into segments loaded in turn, and query chunks under a small candidate budget, give
-    the same windows (repeats: many candidates per read, heap sort on the device)."""
-    ref, batch = genome_and_reads("repetitive", 5, 30, (20, 60))
-    ix = neighborhood.build(ref, 5, 3)
+    the same windows (repeats: many candidates per read, heap sort on the device; windows shorter than u
+    look up ranges of seed blocks that segments cut)."""
+    ref, batch = genome_and_reads("repetitive", 5, 30, lengths)
+    ix = neighborhood.build(ref, u, l)
     qcodes, qoff = batch.queries()
-    qerr = errors_per_read(batch.lengths, 0.06)
+    qerr = errors_per_read(batch.lengths, errors)
     want = NeighborhoodEngine(ix, ref.starts).candidate_windows(qcodes, qoff, qerr)
-    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=4000, candidate_budget=200)
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=budget, candidate_budget=200)
     assert len(gpu.segments) > 2
     got = gpu.candidate_windows(qcodes, qoff, qerr)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     counts = np.diff(np.searchsorted(want[0], np.arange(qoff.size)))
     assert counts.max() > 0
+
+
+def test_segments_cut_short_window_ranges():
+    """Windows shorter than u look up a range of seed blocks; segment borders cut such ranges."""
+    rng = np.random.default_rng(8)
+    seqs = [random_genome(rng, 1500), random_genome(rng, 400)]
+    ref = Reference.from_codes(["a", "b"], seqs)
+    batch = batch_of(sample_reads(rng, seqs, 3, (10, 13), 2))
+    ix = neighborhood.build(ref, 4, 2)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, 0.3)  # 3 edits: 4 windows of 2 or 3 bases (< u = 4)
+    want = NeighborhoodEngine(ix, ref.starts).candidate_windows(qcodes, qoff, qerr)
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=6000)
+    assert len(gpu.segments) > 3
+    got = gpu.candidate_windows(qcodes, qoff, qerr)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
 
 # ------------------------------------------------------------------------------------------- end to end
