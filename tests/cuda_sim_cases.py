@@ -43,7 +43,7 @@ def gpu_distances(case: dict, method: str) -> np.ndarray:
 # ------------------------------------------------------------------------------------------ verification
 
 
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("seed", [0])
 def test_bitvector_matches_cpu_and_oracle(seed):
     """Lengths across word boundaries (1..300: > 256 goes to the CPU twin), e up to 15, clipped windows."""
     case = make_case(np.random.default_rng(seed), nreads=40, ncand=5)
@@ -189,7 +189,7 @@ def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
     seqs[0][4000:4100] = seqs[0][1000:1100]  # a repeat: reads with two locations
     ref_fa = tmp_path / "ref.fa"
     ref_fa.write_text("".join(f">c{i}\n" + "".join("ACGTN"[c] for c in s) + "\n" for i, s in enumerate(seqs)))
-    reads = sample_reads(rng, seqs, 24, (60, 101), 4)
+    reads = sample_reads(rng, seqs, 16, (60, 101), 4)
     (tmp_path / "reads.fa").write_text("".join(f">r{i}\n" + "".join("ACGTN"[c] for c in r) + "\n"
                                                for i, r in enumerate(reads)))
     outs = {}
@@ -201,4 +201,4 @@ def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
         assert r.returncode == 0, r.stderr
         outs[dev] = sam_body(out)
     assert outs["cpu"] == outs["cuda:0,0"]
-    assert outs["cpu"].count(b"\n") > 24
+    assert outs["cpu"].count(b"\n") > 16
