@@ -117,6 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--batch-size", type=positive_int, default=100_000, help="reads per batch (default %(default)s)")
     mp.add_argument("--rg", metavar="'@RG\\tID:x\\tSM:y'",
                     help="read group: its @RG header line (tabs written as \\t); every record gets RG:Z:x")
+    mp.add_argument("--device", default="cpu",
+                    help="cpu (default), cuda (every GPU), cuda:0,1 (these GPUs, sharing one work queue) or auto "
+                         "(the GPUs when numba-cuda finds one, else the CPU; says which on stderr). The "
+                         "neighborhood engine filters on the GPU, the k-mer engine verifies its candidates there; "
+                         "the output is the same on every device")
+    mp.add_argument("--gpu-verify", choices=["bitvector", "banded"], default="bitvector",
+                    help="GPU bulk verification kernel of the kmer engine: Myers bit-vector, one thread per "
+                         "candidate (default), or Nouri's banded DP, one lane per diagonal")
     mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     pe = mp.add_argument_group("paired-end reads (READS READS2, or -p READS)")
     pe.add_argument("-p", "--interleaved", action="store_true", help="READS holds pairs, mate 1 then mate 2")
@@ -208,13 +216,13 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     opts = MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits)
     command_line = shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)])
     engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency,
-                      "filter": args.filter}
+                      "filter": args.filter, "gpu_verify": args.gpu_verify}
     if args.reads2 is not None or args.interleaved:
         return _run_pairs(args, opts, engine_options, command_line, read_group)
     runner.run_map(args.reference, args.reads, args.output, opts, index_path=args.index,
                    engine_options=engine_options, batch_reads=args.batch_size, command_line=command_line,
                    progress=sys.stderr.isatty() and not args.quiet, kind=args.engine,
-                   read_group=read_group)
+                   read_group=read_group, device=args.device)
     return 0
 
 

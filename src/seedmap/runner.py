@@ -122,8 +122,12 @@ class GuaranteeWarnings:
 
 def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_path: str | None,
             engine_options: dict, batch_reads: int, command_line: str, progress: bool,
-            kind: str = "neighborhood", read_group: ReadGroup | None = None) -> None:
+            kind: str = "neighborhood", read_group: ReadGroup | None = None,
+            device: str = "cpu") -> None:
     t0 = time.perf_counter()
+    from seedmap.backends.cuda.device import resolve
+
+    choice = resolve(device)  # before the index is loaded: a missing GPU fails fast
     ref, ix = load_or_build(fasta, index_path, kind)
     engine = KINDS[kind].engine(ix, ref, engine_options)
     fmt = SamFormatter(ref)
@@ -134,9 +138,8 @@ def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_
     t_map = time.perf_counter()
     with open_sink(out, read_group, numba.get_num_threads()) as sink, _progress(progress, reads) as advance:
         sink.header(header(ref, command_line))
-        for batch in prefetch(read_batches(reads, batch_reads)):
-            warn.check(batch.lengths)
-            text, stats = map_batch(batch, engine, fmt, opts)
+        for text, stats in _results(prefetch(read_batches(reads, batch_reads)), warn, choice, kind, ix, ref,
+                                    engine, engine_options, fmt, opts):
             sink.records(text)
             n_reads += stats.reads
             n_mapped += stats.mapped
@@ -146,6 +149,23 @@ def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_
     log.info("mapped %d reads: %d (%.2f%%) with at least one location, %d records; %.0f reads/s "
              "(%.1f s mapping, %.1f s total)", n_reads, n_mapped, 100.0 * n_mapped / max(n_reads, 1), n_records,
              n_reads / max(elapsed, 1e-9), elapsed, time.perf_counter() - t0)
+
+
+def _results(batches: Iterator[ReadBatch], warn: GuaranteeWarnings, choice: object, kind: str, ix: object,
+             ref: Reference, engine: CandidateEngine, engine_options: dict, fmt: SamFormatter,
+             opts: MapOptions) -> Iterator[tuple[bytes, object]]:
+    """(SAM text, stats) per batch, in read order, on the CPU or on the chosen GPUs."""
+
+    def checked() -> Iterator[ReadBatch]:
+        for batch in batches:
+            warn.check(batch.lengths)
+            yield batch
+
+    if choice.kind == "cpu":
+        return (map_batch(batch, engine, fmt, opts) for batch in checked())
+    from seedmap.backends.cuda.mapper import map_on_devices
+
+    return map_on_devices(checked(), choice, kind, ix, ref, engine_options, fmt, opts)
 
 
 def prefetch(batches: Iterator[ReadBatch]) -> Iterator[ReadBatch]:

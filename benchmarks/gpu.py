@@ -1,0 +1,221 @@
+"""GPU backend throughput, one call, one table: (a) bulk verification (alignments/s, kernel time with the
+reads, reference and candidates already on the device) for 50 bp / e = 4 and 100 bp / e = 5, both
+kernels, beside Nouri's K20 figure and the CPU kernel; (b) the MAROSE seed + filter (windows/s and
+neighborhoods/s: the unique neighborhoods of the SeedBlocks searched) beside Tran's GTX 480 figures;
+(c) end-to-end reads/s of `seedmap map --device cpu` and `--device cuda` on the E. coli benchmark, in
+the same run, with the SAM records compared.
+
+    python benchmarks/gpu.py [--reference benchmarks/work/ecoli.fa] [--reads benchmarks/work/reads_n100000_l100_s42.fq]
+    NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu.py --tiny     # the simulator: checks it runs, numbers mean nothing
+
+Every GPU result is compared with its CPU twin (a mismatch stops the run). Kernel timings follow a
+warm-up call (compilation excluded); the best of --repeat runs is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+NOURI_K20 = 40e6 / 0.62852  # 40 M alignments (50 bp, e = 4) in 628.52 ms, kernel only
+TRAN_GTX480 = "BS 1e10-1e12, PH 1e11-1e12, mflBPR up to 3.7e9 neighborhoods/s (Tran thesis, u = 4)"
+
+
+def best_of(fn: object, repeat: int) -> float:
+    fn()  # warm-up: compilation, module load
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def launch(kernel: object, ncand: int, args: list) -> None:
+    from numba import cuda
+
+    from seedmap.backends.cuda import verify_kernels as vk
+
+    if kernel is vk.banded_kernel:
+        kernel[(ncand + vk.SLOTS - 1) // vk.SLOTS, (vk.LANES, vk.SLOTS)](*args)
+    else:
+        kernel[(ncand + vk.THREADS - 1) // vk.THREADS, vk.THREADS](*args)
+    cuda.synchronize()
+
+
+def verification_rows(ncand: int, repeat: int, genome_len: int) -> list[list[str]]:
+    from bulk_verify import make_setting
+    from numba import cuda
+
+    from seedmap.backends.cuda import verify_kernels as vk
+    from seedmap.io.reference import Reference
+    from seedmap.verify.bulk import bulk_distances
+
+    rng = np.random.default_rng(1)
+    seqs = [rng.integers(0, 4, n).astype(np.uint8) for n in (genome_len // 2, genome_len // 4, genome_len // 4)]
+    ref = Reference.from_codes([f"chr{i}" for i in range(3)], seqs)
+    genome = np.concatenate(seqs)
+    rows = []
+    for m, e in [(50, 4), (100, 5)]:
+        args = make_setting(rng, ref, genome, ncand, m, e)
+        want = bulk_distances(*args)
+        t_cpu = best_of(lambda a=args: bulk_distances(*a), repeat)
+        rows.append([f"{m} bp, e={e}", "CPU bulk (banded bit-vector)", f"{ncand:,}", f"{t_cpu * 1e3:.2f}",
+                     f"{ncand / t_cpu / 1e6:.2f} M", ""])
+        dev = [cuda.to_device(np.ascontiguousarray(x)) for x in args[:7]]
+        d_packed, d_nmask = cuda.to_device(ref.packed), cuda.to_device(ref.nmask)
+        for name, kernel in [(vk.BITVECTOR, vk.bitvector_kernel), (vk.BANDED, vk.banded_kernel)]:
+            d_out = cuda.device_array(ncand, dtype=np.int32)
+            secs = best_of(partial(launch, kernel, ncand, [*dev, d_packed, d_nmask, d_out]), repeat)
+            if not np.array_equal(d_out.copy_to_host(), want):
+                raise SystemExit(f"GPU {name} kernel disagrees with the CPU kernel at m={m}, e={e}")
+            # the whole call as the k-mer engine makes it: candidates sent, results fetched
+            ver = vk.DeviceVerifier(ref.packed, ref.nmask, method=name)
+            t_call = best_of(lambda v=ver, a=args: v(*a), repeat)
+            nouri = f"Nouri K20: {NOURI_K20 / 1e6:.0f} M/s" if (m, e) == (50, 4) else ""
+            rows.append([f"{m} bp, e={e}", f"GPU {name}", f"{ncand:,}", f"{secs * 1e3:.2f}",
+                         f"{ncand / secs / 1e6:.2f} M ({ncand / t_call / 1e6:.2f} M with transfers)", nouri])
+    return rows
+
+
+def filter_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
+    from seedmap.backends.cuda.engines import CudaNeighborhoodEngine
+    from seedmap.engines.neighborhood import NeighborhoodEngine
+    from seedmap.filter.neighborhood_bs import max_patterns
+    from seedmap.filter.plan import window_plan
+    from seedmap.index import neighborhood
+    from seedmap.io.reference import read_fasta
+
+    ref = read_fasta(str(ref_path))
+    codes = ref.codes()
+    rows = []
+    for u, l, fe, m, e in [(10, 16, 0, 100, 5), (10, 6, 1, 50, 3)]:
+        ix = neighborhood.build(ref, u, l)
+        rng = np.random.default_rng(2)
+        pos = rng.integers(0, codes.size - m, nreads)
+        reads = codes[pos[:, None] + np.arange(m)[None, :]]
+        qcodes = np.concatenate([reads, 3 - reads[:, ::-1]], axis=1).reshape(-1)  # read, reverse complement
+        qcodes = np.where(qcodes > 3, 4, qcodes).astype(np.uint8)
+        qoff = np.arange(2 * nreads + 1, dtype=np.int64) * m
+        qerr = np.full(nreads, e, dtype=np.int64)
+        length, offsets = window_plan(m, e, u + l, 2 if fe else 0, 0)
+        q2 = qcodes.reshape(-1, m).astype(np.int64)
+        nbs = 0
+        for o in offsets:  # neighborhoods in the SeedBlocks searched, times the patterns searched in them
+            a = np.zeros(q2.shape[0], dtype=np.int64)
+            for i in range(u):
+                a = (a << 2) | np.minimum(q2[:, o + i], 3)
+            nbs += int((ix.seed_start[a + 1] - ix.seed_start[a]).sum()) * max_patterns(length - u, fe)
+        plan = {"windows": 2 if fe else 0, "fe": fe}
+        cpu = NeighborhoodEngine(ix, ref.starts, **plan)
+        gpu = CudaNeighborhoodEngine(ix, ref.starts, **plan)
+        want = cpu.candidate_windows(qcodes, qoff, qerr)
+        got = gpu.candidate_windows(qcodes, qoff, qerr)
+        if not (np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])):
+            raise SystemExit(f"GPU seed + filter disagrees with the CPU at u={u}, l={l}, fe={fe}")
+        nwin = 2 * nreads * len(offsets)
+        for name, eng in [("CPU", cpu), ("GPU", gpu)]:
+            secs = best_of(partial(eng.candidate_windows, qcodes, qoff, qerr), repeat)
+            rows.append([f"u={u} l={l} fe={fe}, {m} bp e={e}", name, f"{nwin:,} windows", f"{secs * 1e3:.2f}",
+                         f"{nwin / secs / 1e6:.2f} M windows/s, {nbs / secs:.3g} neighborhoods/s",
+                         TRAN_GTX480 if name == "GPU" else ""])
+    return rows
+
+
+def map_run(ref_path: Path, reads: Path, dev: str, threads: int, out: Path, index: Path | None) -> str:
+    """stderr of one `seedmap map` run."""
+    cmd = [sys.executable, "-m", "seedmap", "map", "-t", str(threads), "--device", dev, "-o", str(out)]
+    cmd += ["--index", str(index)] if index else []
+    r = subprocess.run([*cmd, str(ref_path), str(reads)], capture_output=True, text=True)
+    if r.returncode:
+        raise SystemExit(f"seedmap map --device {dev} failed: {r.stderr.strip()}")
+    return r.stderr
+
+
+def end_to_end_rows(ref_path: Path, reads: Path, threads: int, work: Path, index: Path | None) -> list[list[str]]:
+    warm = work / "warmup.fq"  # the first 1,000 reads: compilation stays out of the timed runs
+    with reads.open() as src, warm.open("w") as dst:
+        dst.writelines(line for _, line in zip(range(4000), src, strict=False))
+    rows, bodies = [], {}
+    for dev in ["cpu", "cuda"]:
+        out = work / f"gpu_bench_{dev}.sam"
+        map_run(ref_path, warm, dev, threads, out, index)
+        err = map_run(ref_path, reads, dev, threads, out, index)
+        rate = re.search(r"; (\d+) reads/s \(([\d.]+) s mapping", err)
+        bodies[dev] = b"".join(x for x in out.read_bytes().splitlines(True) if not x.startswith(b"@PG"))
+        rows.append([reads.name, f"seedmap --device {dev} -t {threads}", "", rate.group(2) + " s" if rate else "?",
+                     f"{rate.group(1)} reads/s" if rate else "?", ""])
+    rows[-1][-1] = "SAM identical to the CPU's" if bodies["cpu"] == bodies["cuda"] else "SAM DIFFERS from the CPU's"
+    return rows
+
+
+def tiny_inputs(work: Path) -> tuple[Path, Path]:
+    rng = np.random.default_rng(3)
+    g = rng.integers(0, 4, 30_000)
+    ref = work / "tiny.fa"
+    ref.write_text(">t\n" + "".join("ACGT"[c] for c in g) + "\n")
+    reads = work / "tiny.fq"
+    with reads.open("w") as fh:
+        for i in range(24):
+            p = int(rng.integers(0, g.size - 100))
+            fh.write(f"@r{i}\n" + "".join("ACGT"[c] for c in g[p:p + 100]) + "\n+\n" + "I" * 100 + "\n")
+    return ref, reads
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reference", type=Path, default=HERE / "work" / "ecoli.fa")
+    ap.add_argument("--reads", type=Path, default=HERE / "work" / "reads_n100000_l100_s42.fq")
+    ap.add_argument("--index", type=Path, help="neighborhood index of the reference (default: build in memory)")
+    ap.add_argument("--candidates", type=int, default=4_000_000, help="alignments per verification setting")
+    ap.add_argument("--filter-reads", type=int, default=200_000, help="reads for the seed + filter timing")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CPU threads for the CPU runs")
+    ap.add_argument("--tiny", action="store_true", help="tiny inputs (runs under NUMBA_ENABLE_CUDASIM=1)")
+    opts = ap.parse_args()
+    import warnings
+
+    import numba
+
+    warnings.filterwarnings("ignore", category=RuntimeWarning)  # uint64 wrap-around under the simulator
+    numba.set_num_threads(min(opts.threads, numba.config.NUMBA_NUM_THREADS))
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        if opts.tiny:
+            opts.reference, opts.reads = tiny_inputs(work)
+            opts.candidates, opts.filter_reads, opts.repeat, genome_len = 8, 8, 1, 200_000
+        else:
+            genome_len = 20_000_000
+        sim = " (CUDA SIMULATOR: numbers are meaningless)" if numba.config.ENABLE_CUDASIM else ""
+        print(f"device: {gpu_name()}{sim}; CPU threads: {opts.threads}; best of {opts.repeat}")
+        rows = verification_rows(opts.candidates, opts.repeat, genome_len)
+        rows += filter_rows(opts.reference, opts.filter_reads, opts.repeat)
+        rows += end_to_end_rows(opts.reference, opts.reads, opts.threads, work, opts.index)
+    print("\n| setting | kernel / run | work | time (ms, e2e: s) | rate | reference figure |")
+    print("|---|---|---:|---:|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+def gpu_name() -> str:
+    from numba import cuda
+
+    try:
+        return str(cuda.gpus[0].name)
+    except Exception as exc:  # no GPU: say so, the run then fails at the first kernel
+        return f"no GPU ({exc})"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+"""Device selection (`--device cpu|cuda|cuda:0,1|auto`) and the dynamic work queue shared by several GPUs.
+
+numba.cuda is imported only here and only when a CUDA device is asked for: the CPU path never loads it,
+and a missing driver or GPU gives one clear error line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from seedmap.errors import SeedmapError
+
+log = logging.getLogger("seedmap")
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    """cpu, or the CUDA device ids to use (a device listed twice gets two workers: testing aid)."""
+
+    kind: str  # "cpu" or "cuda"
+    ids: tuple[int, ...] = ()
+
+    def describe(self) -> str:
+        return "cpu" if self.kind == "cpu" else "cuda:" + ",".join(map(str, self.ids))
+
+
+def parse_device(text: str) -> tuple[str, tuple[int, ...] | None]:
+    """'cpu', 'auto', 'cuda' (all GPUs) or 'cuda:0,1' -> (kind, ids or None for all)."""
+    t = text.strip().lower()
+    if t in ("cpu", "auto", "cuda"):
+        return t, None
+    if t.startswith("cuda:"):
+        try:
+            ids = tuple(int(x) for x in t[5:].split(","))
+        except ValueError:
+            ids = ()
+        if ids and min(ids) >= 0:
+            return "cuda", ids
+    raise SeedmapError(f"--device {text}: expected cpu, cuda, cuda:0,1 (device ids) or auto")
+
+
+def cuda_module() -> object:
+    """numba.cuda, imported on first use; SeedmapError when it cannot be imported."""
+    try:
+        from numba import cuda
+    except Exception as exc:  # numba-cuda missing or broken: one line
+        raise SeedmapError(f"numba.cuda cannot be imported ({exc}); install numba-cuda") from None
+    return cuda
+
+
+def gpu_count() -> int:
+    """Number of CUDA GPUs numba-cuda finds (0 without a driver or a GPU; 1 under the simulator)."""
+    try:
+        cuda = cuda_module()
+        if not cuda.is_available():
+            return 0
+        return len(cuda.gpus)
+    except Exception:  # no driver, broken install: no GPU
+        return 0
+
+
+def resolve(text: str) -> DeviceChoice:
+    """The device(s) to map on. `auto` takes every GPU when one is found, else the CPU, and logs which."""
+    kind, ids = parse_device(text)
+    if kind == "cpu":
+        return DeviceChoice("cpu")
+    n = gpu_count()
+    if kind == "auto":
+        choice = DeviceChoice("cuda", tuple(range(n))) if n else DeviceChoice("cpu")
+        log.info("--device auto: %s", f"{n} CUDA GPU(s), mapping on {choice.describe()}" if n
+                 else "no CUDA GPU found, mapping on the CPU")
+        return choice
+    if n == 0:
+        raise SeedmapError("--device cuda: no CUDA GPU found (numba-cuda sees none; use --device cpu or auto)")
+    ids = ids if ids is not None else tuple(range(n))
+    bad = [i for i in ids if i >= n]
+    if bad:
+        raise SeedmapError(f"--device cuda:{bad[0]}: only {n} CUDA GPU(s) found")
+    return DeviceChoice("cuda", ids)
+
+
+def ordered_queue(items: Iterable, workers: list[Callable[[], Callable[[object], object]]],
+                  depth: int = 2) -> Iterator:
+    """Results of items processed by several workers sharing one dynamic queue, yielded in item order.
+
+    Each worker is a factory called once in its own thread (where it binds its GPU and builds its
+    resident state) that returns the function applied to the items it takes. A faster device simply
+    takes more items (no static split). At most depth items per worker are in flight; an error (in a
+    worker, or raised by the item iterator) surfaces where its item's result would have been.
+    """
+    tasks: queue.Queue = queue.Queue(maxsize=depth * len(workers))
+    results: dict[int, tuple[bool, object]] = {}
+    cond = threading.Condition()
+    stop = threading.Event()
+    end = [None]  # number of items, once the iterator is exhausted
+
+    def post(i: int, ok: bool, value: object) -> None:
+        with cond:
+            results[i] = (ok, value)
+            cond.notify_all()
+
+    def work(factory: Callable[[], Callable[[object], object]]) -> None:
+        fn = None
+        while True:
+            task = tasks.get()
+            if task is None:
+                return
+            i, item = task
+            try:
+                if fn is None:
+                    fn = factory()
+                post(i, True, fn(item))
+            except BaseException as exc:  # handed to the consumer, in order
+                post(i, False, exc)
+
+    def feed() -> None:
+        i = 0
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        tasks.put((i, item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    break
+                i += 1
+        except BaseException as exc:
+            post(i, False, exc)
+            i += 1
+        with cond:
+            end[0] = i
+            cond.notify_all()
+        for _ in workers:
+            tasks.put(None)
+
+    threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
+    threads.append(threading.Thread(target=feed, daemon=True))
+    for t in threads:
+        t.start()
+    try:
+        i = 0
+        while True:
+            with cond:
+                while i not in results and (end[0] is None or i < end[0]):
+                    cond.wait()
+                if i not in results:
+                    return
+                ok, value = results.pop(i)
+            if not ok:
+                raise value
+            yield value
+            i += 1
+    finally:
+        stop.set()
+        while True:  # unblock the workers so they end
+            try:
+                tasks.get_nowait()
+            except queue.Empty:
+                break
+        for _ in workers:
+            try:
+                tasks.put_nowait(None)
+            except queue.Full:
+                break

@@ -1,0 +1,181 @@
+"""Engines on a CUDA device: the neighborhood engine's seed + filter runs on the GPU; the k-mer engine
+keeps its CPU seeding and verifies its candidates in bulk on the GPU. Same contract, same results as the
+CPU engines (engines/__init__.py)."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from numba import cuda
+
+from seedmap.backends.cuda import seed_filter_kernels as sf
+from seedmap.backends.cuda.verify_kernels import BITVECTOR, DeviceVerifier
+from seedmap.engines.base import CANDIDATE_BUDGET
+from seedmap.engines.kmer import KmerEngine
+from seedmap.engines.neighborhood import make_engine as make_cpu_engine
+from seedmap.index.neighborhood import NeighborhoodIndex
+from seedmap.io.reference import Reference
+
+log = logging.getLogger("seedmap")
+
+
+def index_segments(ix: NeighborhoodIndex, budget: int | None) -> list[tuple[int, int]]:
+    """Ranges of seed addresses whose part of the index takes at most `budget` bytes on the device (a
+    single seed block larger than that is a segment of its own); the whole index when budget is None."""
+    nseeds = ix.seed_start.size - 1
+    if budget is None:
+        return [(0, nseeds)]
+    ss = np.asarray(ix.seed_start, dtype=np.int64)
+    cum = ss * (ix.nbs.itemsize + 8) + np.asarray(ix.nb_pos, dtype=np.int64)[ss] * ix.pos.itemsize
+    cum += np.arange(nseeds + 1, dtype=np.int64) * 8  # the seed_start slice itself
+    bounds = [0]
+    while bounds[-1] < nseeds:
+        a = bounds[-1]
+        b = int(np.searchsorted(cum, cum[a] + budget, side="right")) - 1
+        bounds.append(min(max(b, a + 1), nseeds))
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def device_budget(fraction: float = 0.5) -> int | None:
+    """Bytes of the current device's free memory the index may take (None: unknown, load it whole)."""
+    try:
+        free, _ = cuda.current_context().get_memory_info()
+        return int(free * fraction)
+    except Exception:  # the simulator and some drivers do not say
+        return None
+
+
+class CudaNeighborhoodEngine:
+    """MAROSE seed + filter on the device (seed_filter_kernels); the CPU engine's results, exactly."""
+
+    def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
+                 fe: int = 0, budget: int | None = -1, stream: object = 0,
+                 candidate_budget: int = CANDIDATE_BUDGET, filter_name: str = "bs") -> None:
+        self.index = index
+        self.windows, self.step, self.fe = windows, step, fe
+        self.max_window = index.word
+        self.stream = stream
+        self.candidate_budget = candidate_budget
+        self.cpu = make_cpu_engine(index, ref_starts, {"windows": windows, "step": step, "fe": fe,
+                                                       "filter": filter_name})
+        # The device kernels are the bs filter over contiguous seeds; anything else filters on the CPU
+        # (same hits either way).
+        self.on_gpu = sf.check_fe(index.l, fe) and filter_name == "bs" and "-" not in index.shape
+        if not sf.check_fe(index.l, fe):
+            log.warning("--fe %d: more substitutions than the GPU filter enumerates; filtering on the CPU", fe)
+        elif not self.on_gpu:
+            log.warning("the GPU filter is bs over contiguous seeds: --filter %s / seed shape '%s' filter on the CPU",
+                        filter_name, index.shape)
+        self.ref_starts = np.ascontiguousarray(ref_starts, dtype=np.int64)
+        self.d_ref_starts = cuda.to_device(self.ref_starts, stream=stream)
+        self.segments = index_segments(index, device_budget() if budget == -1 else budget)
+        self._resident = self._load(*self.segments[0]) if len(self.segments) == 1 else None
+        if len(self.segments) > 1:
+            log.info("the index is loaded in %d segments", len(self.segments))
+
+    def _load(self, a_lo: int, a_hi: int) -> tuple:
+        """Device copies of the index part for seed addresses [a_lo, a_hi)."""
+        ix, st = self.index, self.stream
+        nb0, nb1 = int(ix.seed_start[a_lo]), int(ix.seed_start[a_hi])
+        p0, p1 = int(ix.nb_pos[nb0]), int(ix.nb_pos[nb1])
+
+        def dev(x: np.ndarray) -> object:
+            return cuda.to_device(np.ascontiguousarray(x), stream=st)
+
+        return (a_lo, a_hi, dev(ix.seed_start[a_lo:a_hi + 1]), dev(ix.nbs[nb0:nb1]), dev(ix.nb_pos[nb0:nb1 + 1]),
+                dev(ix.pos[p0:p1] if p1 > p0 else ix.pos[:1]), nb0, p0)
+
+    def _each_segment(self) -> object:
+        if self._resident is not None:
+            yield self._resident
+            return
+        for a_lo, a_hi in self.segments:  # loaded in turn (MAROSE); the previous one is freed
+            yield self._load(a_lo, a_hi)
+
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
+                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if not self.on_gpu:
+            return self.cpu.candidate_windows(qcodes, qoff, qerr)
+        nq = qoff.size - 1
+        if nq <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
+        st = self.stream
+        u, l = self.index.u, self.index.l
+        m = np.diff(np.asarray(qoff, dtype=np.int64))
+        e = np.asarray(qerr, dtype=np.int64)[np.arange(nq) >> 1]
+        nwin = sf.windows_per_query(m, e, u + l, self.windows, self.step)
+        d_q = cuda.to_device(np.ascontiguousarray(qcodes, dtype=np.uint8), stream=st)
+        d_qoff = cuda.to_device(np.ascontiguousarray(qoff, dtype=np.int64), stream=st)
+        d_qerr = cuda.to_device(np.ascontiguousarray(qerr, dtype=np.int64), stream=st)
+        d_counts = cuda.to_device(np.zeros(nq * nwin, dtype=np.int64), stream=st)
+        grid = (nq * nwin + sf.THREADS - 1) // sf.THREADS
+        for a_lo, a_hi, ss, nbs, nb_pos, _, nb0, p0 in self._each_segment():
+            sf.count_kernel[grid, sf.THREADS, st](d_q, d_qoff, d_qerr, nwin, u, l, self.windows, self.step, self.fe,
+                                                  a_lo, a_hi, ss, nbs, nb_pos, nb0, p0, d_counts)
+        counts = d_counts.copy_to_host(stream=st)
+        _sync(st)
+        off = np.zeros(nq * nwin + 1, dtype=np.int64)  # exclusive scan (host: one pass over 8 bytes a window)
+        np.cumsum(counts, out=off[1:])
+        cand_off = off[::nwin]
+        parts_q, parts_rows = [], []
+        first = 0
+        while first < nq:  # query chunks whose candidates fit the budget
+            last = int(np.searchsorted(cand_off, cand_off[first] + self.candidate_budget, side="right")) - 1
+            last = min(max(last, first + 1), nq)
+            uq, rows = self._chunk(d_q, d_qoff, d_qerr, nwin, first, last, off, cand_off)
+            parts_q.append(uq)
+            parts_rows.append(rows)
+            first = last
+        return np.concatenate(parts_q), np.concatenate(parts_rows)
+
+    def _chunk(self, d_q: object, d_qoff: object, d_qerr: object, nwin: int, first: int, last: int,
+               off: np.ndarray, cand_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        st = self.stream
+        u, l = self.index.u, self.index.l
+        base = int(cand_off[first])
+        size = int(cand_off[last]) - base
+        nqc = last - first
+        win = [cuda.device_array(max(size, 1), dtype=np.int64, stream=st) for _ in range(3)]
+        d_cursor = cuda.to_device(off[first * nwin:last * nwin] - base, stream=st)
+        grid = (nqc * nwin + sf.THREADS - 1) // sf.THREADS
+        for a_lo, a_hi, ss, nbs, nb_pos, pos, nb0, p0 in self._each_segment():
+            sf.fill_kernel[grid, sf.THREADS, st](d_q, d_qoff, d_qerr, nwin, first * nwin, u, l, self.windows,
+                                                 self.step, self.fe, a_lo, a_hi, ss, nbs, nb_pos, pos,
+                                                 self.d_ref_starts, nb0, p0, d_cursor, *win)
+        qgrid = (nqc + sf.THREADS - 1) // sf.THREADS
+        d_seg = cuda.to_device(cand_off[first:last + 1] - base, stream=st)
+        sf.sort_kernel[qgrid, sf.THREADS, st](d_seg, *win)
+        d_out_off = cuda.to_device(np.zeros(nqc + 1, dtype=np.int64), stream=st)
+        dummy = cuda.device_array((1, 4), dtype=np.int64, stream=st)
+        sf.merge_kernel[qgrid, sf.THREADS, st](d_seg, *win, d_out_off, dummy, False)
+        out_off = np.cumsum(d_out_off.copy_to_host(stream=st))
+        _sync(st)
+        total = int(out_off[-1])
+        if total == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
+        d_out_off = cuda.to_device(out_off, stream=st)
+        d_rows = cuda.device_array((total, 4), dtype=np.int64, stream=st)
+        sf.merge_kernel[qgrid, sf.THREADS, st](d_seg, *win, d_out_off, d_rows, True)
+        rows = d_rows.copy_to_host(stream=st)
+        _sync(st)
+        uq = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(out_off))
+        return uq, rows
+
+
+def _sync(stream: object) -> None:
+    if not isinstance(stream, int):
+        stream.synchronize()
+
+
+def make_engine(kind: str, ix: object, ref: Reference, options: dict, stream: object = 0) -> object:
+    """The engine of an index kind on the current CUDA device (the runner's KINDS give the CPU ones)."""
+    if kind == "neighborhood":
+        return CudaNeighborhoodEngine(ix, ref.starts, windows=options.get("windows", 0), step=options.get("step", 0),
+                                      fe=options.get("fe", 0), stream=stream,
+                                      filter_name=options.get("filter", "bs"))
+    if kind == "kmer":
+        verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.get("gpu_verify", BITVECTOR), stream=stream)
+        return KmerEngine(ix, ref.starts, adjacency=options.get("adjacency", 1), bulk=verifier, packed=ref.packed,
+                          nmask=ref.nmask)
+    raise ValueError(f"no CUDA engine for the {kind} index")

@@ -1,0 +1,51 @@
+"""Mapping on one or several GPUs: one dynamic queue of read batches shared by worker threads (two per
+device, each with its own CUDA stream, so one batch's transfers overlap another's kernels), results
+written in read order."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+
+from numba import config, cuda
+
+from seedmap.backends.cuda.device import DeviceChoice, ordered_queue
+from seedmap.backends.cuda.engines import make_engine
+from seedmap.io.reads import ReadBatch
+from seedmap.io.reference import Reference
+from seedmap.pipeline import MapOptions, SamFormatter, map_batch
+
+WORKERS_PER_DEVICE = 2
+_SIM_LOCK = threading.Lock()  # the CUDA simulator runs one kernel at a time
+
+
+def simulated() -> bool:
+    return bool(config.ENABLE_CUDASIM)
+
+
+def map_on_devices(batches: Iterable[ReadBatch], choice: DeviceChoice, kind: str, ix: object, ref: Reference,
+                   engine_options: dict, fmt: SamFormatter, opts: MapOptions) -> Iterator[tuple[bytes, object]]:
+    """(SAM text, stats) of each batch, in order; the batches are shared dynamically by the devices."""
+    if simulated():  # uint64 wrap-around is intended in the bit-vector kernels (numpy warns in the simulator)
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"seedmap\.backends\.cuda")
+
+    def worker(dev: int) -> Callable[[], Callable[[ReadBatch], tuple[bytes, object]]]:
+        def start() -> Callable[[ReadBatch], tuple[bytes, object]]:
+            lock = _SIM_LOCK if simulated() else contextlib.nullcontext()
+            with lock:
+                cuda.select_device(dev)  # binds this thread to its GPU
+                stream = 0 if simulated() else cuda.stream()
+                engine = make_engine(kind, ix, ref, engine_options, stream)
+
+            def run(batch: ReadBatch) -> tuple[bytes, object]:
+                with lock:
+                    return map_batch(batch, engine, fmt, opts)
+
+            return run
+
+        return start
+
+    workers = [worker(d) for d in choice.ids for _ in range(WORKERS_PER_DEVICE)]
+    yield from ordered_queue(batches, workers)

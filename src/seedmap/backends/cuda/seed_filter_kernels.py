@@ -1,0 +1,298 @@
+"""MAROSE seed + filter on the GPU: the twin of filter/neighborhood_bs.py (count_candidates, fill_windows,
+merge_windows) with the same result: per query, the merged verification windows (start, end, min diag,
+max diag), ordered by query then start.
+
+One thread per (query, window): the window's seed block is looked up in the SeedBlocks resident on the
+device and every degenerated pattern (<= fe substitutions of the neighborhood part) is binary searched in
+it. No fixed per-read list: a count kernel, an exclusive scan, then a fill kernel writing each (query,
+window)'s candidates into its own slots; then per query a sort by start (heap sort in place: a repeat
+with thousands of hits costs time, never hits) and the merge of overlapping windows (count, scan, fill):
+the deduplication happens on the device, and only the merged windows come back.
+
+An index larger than the device budget is cut into segments of consecutive seed addresses (each window
+looks up one seed block, or a range of blocks for short windows, split cleanly at segment borders);
+segments are loaded in turn and each (query, window) appends its candidates behind those of the previous
+segments, so the result does not depend on the cut.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, int64
+
+from seedmap.filter.neighborhood_bs import max_patterns
+
+MAX_FE = 8  # substitutions per window the kernel can enumerate (local array size)
+THREADS = 128
+
+
+@cuda.jit(device=True, inline=True)
+def plan_window(m: int, e: int, lmax: int, windows: int, step: int, w: int) -> tuple[int, int]:
+    """(length, offset) of window w of filter.plan.window_plan(m, e, lmax, windows, step); offset -1
+    when the plan has no window w."""
+    k = windows if windows > 0 else e + 1
+    length = min(lmax, m // k)
+    if length <= 0:
+        return 0, -1
+    if step > 0:
+        if w > (m - length) // step:
+            return length, -1
+        return length, w * step
+    if w >= k:
+        return length, -1
+    slack = m - k * length
+    if k > 1:
+        return length, w * length + slack * w // (k - 1)
+    return length, slack // 2
+
+
+@cuda.jit(device=True, inline=True)
+def lower_bound(arr: np.ndarray, lo: int, hi: int, value: int) -> int:
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if int64(arr[mid]) < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@cuda.jit(device=True, inline=True)
+def emit_range(lo: int, hi: int, o: int, m: int, e: int, pos: np.ndarray, ref_starts: np.ndarray, w: int,
+               win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> int:
+    """Windows of positions pos[lo:hi] (read offset o) from slot w on; returns the next free slot."""
+    nseq = ref_starts.size - 1
+    for k in range(lo, hi):
+        p = int64(pos[k])
+        a = 0  # sequence holding p: the last start <= p
+        b = nseq
+        while b - a > 1:
+            mid = (a + b) >> 1
+            if ref_starts[mid] <= p:
+                a = mid
+            else:
+                b = mid
+        diag = p - o
+        win_s[w] = max(diag - e, ref_starts[a])
+        win_e[w] = min(diag + m + e, ref_starts[a + 1])
+        win_d[w] = diag
+        w += 1
+    return w
+
+
+@cuda.jit(device=True)
+def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: int, u: int, l: int, fe: int,
+                 seg_lo: int, seg_hi: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
+                 pos: np.ndarray, ref_starts: np.ndarray, nb_base: int, pos_base: int, emit: bool, w: int,
+                 win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> int:
+    """Candidates of window qcodes[qa + o : qa + o + length] in the segment of seed addresses
+    [seg_lo, seg_hi): their number, or (emit) the next free slot after writing them from slot w.
+    seed_start/nbs/nb_pos/pos are the segment's slices; nb_base and pos_base their first global index."""
+    count = 0
+    for i in range(length):
+        if qcodes[qa + o + i] > 3:
+            return w if emit else 0  # N never matches: this window cannot be the exact one
+    if length <= u:  # short window: a range of seed blocks
+        a = 0
+        for i in range(length):
+            a = (a << 2) | int64(qcodes[qa + o + i])
+        shift = 2 * (u - length)
+        s_lo = max(a << shift, seg_lo)
+        s_hi = min((a + 1) << shift, seg_hi)
+        if s_lo >= s_hi:
+            return w if emit else 0
+        lo = nb_pos[seed_start[s_lo - seg_lo] - nb_base] - pos_base
+        hi = nb_pos[seed_start[s_hi - seg_lo] - nb_base] - pos_base
+        if emit:
+            return emit_range(lo, hi, o, m, e, pos, ref_starts, w, win_s, win_e, win_d)
+        return hi - lo
+    a = 0
+    for i in range(u):
+        a = (a << 2) | int64(qcodes[qa + o + i])
+    if a < seg_lo or a >= seg_hi:
+        return w if emit else 0
+    b0 = seed_start[a - seg_lo] - nb_base
+    b1 = seed_start[a - seg_lo + 1] - nb_base
+    if b0 == b1:
+        return w if emit else 0
+    r = length - u
+    base = 0
+    for i in range(r):
+        base = (base << 2) | int64(qcodes[qa + o + u + i])
+    shift = 2 * (l - r)
+    idx = cuda.local.array(MAX_FE, int64)
+    kmax = min(fe, r)
+    for k in range(kmax + 1):
+        for i in range(k):
+            idx[i] = i
+        while True:
+            p3 = 1
+            for _ in range(k):
+                p3 *= 3
+            for digits in range(p3):
+                value = base
+                d = digits
+                for i in range(k):
+                    bit = 2 * (r - 1 - idx[i])
+                    old = (base >> bit) & 3
+                    new = (old + 1 + d % 3) & 3
+                    d //= 3
+                    value += (new - old) << bit
+                lo = lower_bound(nbs, b0, b1, value << shift)
+                hi = lower_bound(nbs, lo, b1, (value + 1) << shift)
+                if hi > lo:
+                    plo = nb_pos[lo] - pos_base
+                    phi = nb_pos[hi] - pos_base
+                    if emit:
+                        w = emit_range(plo, phi, o, m, e, pos, ref_starts, w, win_s, win_e, win_d)
+                    else:
+                        count += phi - plo
+            j = k - 1  # next combination of k positions out of r
+            while j >= 0 and idx[j] == r - k + j:
+                j -= 1
+            if j < 0:
+                break
+            idx[j] += 1
+            for i in range(j + 1, k):
+                idx[i] = idx[i - 1] + 1
+    return w if emit else count
+
+
+@cuda.jit
+def count_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: int, u: int, l: int, windows: int,
+                 step: int, fe: int, seg_lo: int, seg_hi: int, seed_start: np.ndarray, nbs: np.ndarray,
+                 nb_pos: np.ndarray, nb_base: int, pos_base: int, counts: np.ndarray) -> None:
+    """counts[q * nwin + w] += candidates of window w of query q in this segment."""
+    t = cuda.grid(1)
+    if t >= counts.size:
+        return
+    qi = t // nwin
+    qa = qoff[qi]
+    m = qoff[qi + 1] - qa
+    e = qerr[qi >> 1]
+    if m <= e:
+        return
+    length, o = plan_window(m, e, u + l, windows, step, t - qi * nwin)
+    if o < 0:
+        return
+    counts[t] += visit_window(qcodes, qa, o, length, m, e, u, l, fe, seg_lo, seg_hi, seed_start, nbs, nb_pos,
+                              nb_pos, nb_pos, nb_base, pos_base, False, 0, counts, counts, counts)
+
+
+@cuda.jit
+def fill_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: int, t_first: int, u: int, l: int,
+                windows: int, step: int, fe: int, seg_lo: int, seg_hi: int, seed_start: np.ndarray,
+                nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray, ref_starts: np.ndarray, nb_base: int,
+                pos_base: int, cursor: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
+    """Window (t_first + t) writes its candidates of this segment from slot cursor[t] on (and moves it)."""
+    t = cuda.grid(1)
+    if t >= cursor.size:
+        return
+    g = t_first + t
+    qi = g // nwin
+    qa = qoff[qi]
+    m = qoff[qi + 1] - qa
+    e = qerr[qi >> 1]
+    if m <= e:
+        return
+    length, o = plan_window(m, e, u + l, windows, step, g - qi * nwin)
+    if o < 0:
+        return
+    cursor[t] = visit_window(qcodes, qa, o, length, m, e, u, l, fe, seg_lo, seg_hi, seed_start, nbs, nb_pos,
+                             pos, ref_starts, nb_base, pos_base, True, cursor[t], win_s, win_e, win_d)
+
+
+@cuda.jit(device=True, inline=True)
+def _swap(a: np.ndarray, b: np.ndarray, c: np.ndarray, i: int, j: int) -> None:
+    a[i], a[j] = a[j], a[i]
+    b[i], b[j] = b[j], b[i]
+    c[i], c[j] = c[j], c[i]
+
+
+@cuda.jit(device=True, inline=True)
+def _sift(a: np.ndarray, b: np.ndarray, c: np.ndarray, lo: int, root: int, n: int) -> None:
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and a[lo + child + 1] > a[lo + child]:
+            child += 1
+        if a[lo + root] >= a[lo + child]:
+            return
+        _swap(a, b, c, lo + root, lo + child)
+        root = child
+
+
+@cuda.jit
+def sort_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
+    """Sort each query's windows [seg_off[q], seg_off[q + 1]) by start: insertion sort for the usual
+    handful, heap sort (in place, O(n log n)) for repeats. The merge does not depend on the order of
+    equal starts."""
+    q = cuda.grid(1)
+    if q >= seg_off.size - 1:
+        return
+    lo = seg_off[q]
+    n = seg_off[q + 1] - lo
+    if n <= 32:
+        for i in range(lo + 1, lo + n):
+            j = i
+            while j > lo and win_s[j - 1] > win_s[j]:
+                _swap(win_s, win_e, win_d, j - 1, j)
+                j -= 1
+        return
+    for root in range(n // 2 - 1, -1, -1):
+        _sift(win_s, win_e, win_d, lo, root, n)
+    for end in range(n - 1, 0, -1):
+        _swap(win_s, win_e, win_d, lo, lo + end)
+        _sift(win_s, win_e, win_d, lo, 0, end)
+
+
+@cuda.jit
+def merge_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray, out_off: np.ndarray,
+                 rows: np.ndarray, write: bool) -> None:
+    """Union of overlapping windows per query (sorted by start), as neighborhood_bs._merge_one: counts
+    into out_off[q + 1] (write=False), or rows (start, end, min diag, max diag) from out_off[q]."""
+    q = cuda.grid(1)
+    if q >= seg_off.size - 1:
+        return
+    i = seg_off[q]
+    hi = seg_off[q + 1]
+    n = 0
+    r = out_off[q] if write else 0
+    while i < hi:
+        s = win_s[i]
+        end = win_e[i]
+        dmin = win_d[i]
+        dmax = dmin
+        i += 1
+        while i < hi and win_s[i] < end:
+            end = max(end, win_e[i])
+            dmin = min(dmin, win_d[i])
+            dmax = max(dmax, win_d[i])
+            i += 1
+        if write:
+            rows[r + n, 0] = s
+            rows[r + n, 1] = end
+            rows[r + n, 2] = dmin
+            rows[r + n, 3] = dmax
+        n += 1
+    if not write:
+        out_off[q + 1] = n
+
+
+def windows_per_query(m: np.ndarray, e: np.ndarray, lmax: int, windows: int, step: int) -> int:
+    """Most windows any query's plan has (the stride of the (query, window) thread grid)."""
+    if m.size == 0:
+        return 1
+    k = np.full(m.size, windows, dtype=np.int64) if windows > 0 else e + 1
+    length = np.minimum(lmax, m // k)
+    if step > 0:
+        n = np.where(length > 0, (m - length) // step + 1, 0)
+    else:
+        n = np.where(length > 0, k, 0)
+    return max(int(n.max()), 1)
+
+
+def check_fe(l: int, fe: int) -> bool:
+    """Whether the kernel enumerates this many substitutions (else the CPU filter is used)."""
+    return min(fe, l) <= MAX_FE and max_patterns(l, fe) < 2**31

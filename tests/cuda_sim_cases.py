@@ -1,0 +1,204 @@
+"""CUDA kernels under the simulator (NUMBA_ENABLE_CUDASIM=1) against their CPU twins, exactly.
+
+Not collected by the normal run (no test_ prefix): tests/test_cuda_backend.py runs this file in a
+subprocess with the simulator switched on, since the switch must be set before numba.cuda is imported.
+Inputs are small: the simulator runs every GPU thread as a Python thread.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+if not os.environ.get("NUMBA_ENABLE_CUDASIM"):
+    pytest.skip("run through tests/test_cuda_backend.py (needs NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
+
+from conftest import batch_of, random_genome, repetitive_genome, sample_reads  # noqa: E402
+from test_bulk_verify import expected, make_case, run  # noqa: E402
+
+from seedmap.backends.cuda import device  # noqa: E402
+from seedmap.backends.cuda.engines import CudaNeighborhoodEngine  # noqa: E402
+from seedmap.backends.cuda.verify_kernels import BANDED, BITVECTOR, DeviceVerifier  # noqa: E402
+from seedmap.engines.neighborhood import NeighborhoodEngine  # noqa: E402
+from seedmap.index import neighborhood  # noqa: E402
+from seedmap.io.reference import Reference  # noqa: E402
+from seedmap.pipeline import errors_per_read  # noqa: E402
+
+warnings.filterwarnings("ignore", category=RuntimeWarning)  # uint64 wrap-around in the simulated kernels
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def gpu_distances(case: dict, method: str) -> np.ndarray:
+    v = DeviceVerifier(case["ref"].packed, case["ref"].nmask, method=method)
+    return v(case["qcodes"], case["qoff"], case["qerr"], case["cand_q"], case["cand_diag"], case["s0"], case["s1"],
+             case["ref"].packed, case["ref"].nmask)
+
+
+# ------------------------------------------------------------------------------------------ verification
+
+
+@pytest.mark.parametrize("seed", [0])
+def test_bitvector_matches_cpu_and_oracle(seed):
+    """Lengths across word boundaries (1..300: > 256 goes to the CPU twin), e up to 15, clipped windows."""
+    case = make_case(np.random.default_rng(seed), nreads=40, ncand=5)
+    want = run(case)
+    assert np.array_equal(want, expected(case))
+    got = gpu_distances(case, BITVECTOR)
+    assert got.dtype == np.int32
+    assert np.array_equal(got, want)
+    e_of = case["qerr"][case["cand_q"] >> 1]
+    assert np.any(want <= e_of) and np.any(want > e_of)
+
+
+@pytest.mark.parametrize("method", [BITVECTOR, BANDED])
+def test_n_never_matches(method):
+    """N runs in the reference and in the reads: every candidate window crosses some."""
+    rng = np.random.default_rng(4)
+    genome = rng.integers(0, 4, 240).astype(np.uint8)
+    genome[[30, 31, 32, 75, 120, 121, 170, 200]] = 4
+    ref = Reference.from_codes(["g"], [genome])
+    reads = []
+    for p in (20, 60, 110, 160, 190):
+        r = genome[p:p + 20].copy()
+        r[r == 4] = 0  # the read has A where the reference has N
+        reads += [r, genome[p:p + 20].copy()]  # and the N itself (never matches either)
+    qoff = np.zeros(len(reads) + 1, dtype=np.int64)
+    np.cumsum([r.size for r in reads], out=qoff[1:])
+    cand_q = np.repeat(np.arange(len(reads)), 3)
+    cand_diag = np.array([p + d for p in (20, 60, 110, 160, 190) for _ in range(2) for d in (-1, 0, 2)])
+    case = dict(genome=genome, ref=ref, reads=reads, qcodes=np.concatenate(reads), qoff=qoff,
+                qerr=np.full(len(reads) // 2 + 1, 3, dtype=np.int64), cand_q=cand_q, cand_diag=cand_diag,
+                s0=np.zeros(cand_q.size, dtype=np.int64), s1=np.full(cand_q.size, genome.size, dtype=np.int64))
+    want = run(case)
+    assert np.array_equal(want, expected(case))
+    assert np.array_equal(gpu_distances(case, method), want)
+    assert np.any(want > 0) and np.any(want <= 3)
+
+
+def test_banded_matches_cpu():
+    """Nouri's banded kernel on short reads (its band fits 32 lanes up to e = 7; wider ones and m <= e go
+    to the bit-vector kernel)."""
+    case = make_case(np.random.default_rng(7), nreads=8, lengths=[3, 18, 24, 9, 21, 2, 16, 12], emax=4, ncand=3,
+                     glens=[400, 120, 60])
+    want = run(case)
+    got = gpu_distances(case, BANDED)
+    assert np.array_equal(got, want)
+    e_of = case["qerr"][case["cand_q"] >> 1]
+    assert np.any(want <= e_of) and np.any(want > e_of)
+
+
+def test_reads_resident_between_calls():
+    case = make_case(np.random.default_rng(3), nreads=6, lengths=[40, 70], emax=5, ncand=2)
+    v = DeviceVerifier(case["ref"].packed, case["ref"].nmask)
+    args = (case["qcodes"], case["qoff"], case["qerr"])
+    half = case["cand_q"].size // 2
+    a = v(*args, case["cand_q"][:half], case["cand_diag"][:half], case["s0"][:half], case["s1"][:half])
+    sent = v._reads_dev
+    b = v(*args, case["cand_q"][half:], case["cand_diag"][half:], case["s0"][half:], case["s1"][half:])
+    assert v._reads_dev is sent  # the second call sent only its candidates
+    assert np.array_equal(np.concatenate([a, b]), run(case))
+
+
+# ----------------------------------------------------------------------------------------- seed + filter
+
+
+def genome_and_reads(kind: str, seed: int, n: int, lengths: tuple[int, int]) -> tuple[Reference, object]:
+    rng = np.random.default_rng(seed)
+    seqs = repetitive_genome(rng) if kind == "repetitive" else [random_genome(rng, 3000), random_genome(rng, 500)]
+    ref = Reference.from_codes([f"c{i}" for i in range(len(seqs))], seqs)
+    return ref, batch_of(sample_reads(rng, seqs, n, lengths, 3))
+
+
+@pytest.mark.parametrize("kind,u,l,plan,errors,lengths", [
+    ("repetitive", 6, 4, {}, 0.06, (20, 60)),
+    ("repetitive", 8, 4, {}, 0.12, (20, 30)),  # windows shorter than u: ranges of seed blocks
+    ("repetitive", 5, 3, {"fe": 1, "windows": 2}, 0.06, (20, 60)),
+    ("random", 6, 4, {"step": 3}, 0.05, (30, 50)),
+    ("random", 6, 4, {"fe": 2, "windows": 1}, 0.04, (25, 40)),
+])
+def test_seed_filter_matches_cpu(kind, u, l, plan, errors, lengths):
+    ref, batch = genome_and_reads(kind, 11, 30, lengths)
+    ix = neighborhood.build(ref, u, l)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, errors)
+    want_q, want_rows = NeighborhoodEngine(ix, ref.starts, **plan).candidate_windows(qcodes, qoff, qerr)
+    assert want_q.size > 0
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=None, **plan)
+    got_q, got_rows = gpu.candidate_windows(qcodes, qoff, qerr)
+    assert np.array_equal(got_q, want_q)
+    assert np.array_equal(got_rows, want_rows)
+
+
+@pytest.mark.parametrize("u,l,errors,lengths,budget", [(5, 3, 0.06, (20, 60), 4000), (8, 4, 0.12, (20, 30), 4000)])
+def test_seed_filter_segments_and_chunks(u, l, errors, lengths, budget):
+    """An index cut into segments loaded in turn, and query chunks under a small candidate budget, give
+    the same windows (repeats: many candidates per read, heap sort on the device; windows shorter than u
+    look up ranges of seed blocks that segments cut)."""
+    ref, batch = genome_and_reads("repetitive", 5, 30, lengths)
+    ix = neighborhood.build(ref, u, l)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, errors)
+    want = NeighborhoodEngine(ix, ref.starts).candidate_windows(qcodes, qoff, qerr)
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=budget, candidate_budget=200)
+    assert len(gpu.segments) > 2
+    got = gpu.candidate_windows(qcodes, qoff, qerr)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    counts = np.diff(np.searchsorted(want[0], np.arange(qoff.size)))
+    assert counts.max() > 0
+
+
+def test_segments_cut_short_window_ranges():
+    """Windows shorter than u look up a range of seed blocks; segment borders cut such ranges."""
+    rng = np.random.default_rng(8)
+    seqs = [random_genome(rng, 1500), random_genome(rng, 400)]
+    ref = Reference.from_codes(["a", "b"], seqs)
+    batch = batch_of(sample_reads(rng, seqs, 3, (10, 13), 2))
+    ix = neighborhood.build(ref, 4, 2)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, 0.3)  # 3 edits: 4 windows of 2 or 3 bases (< u = 4)
+    want = NeighborhoodEngine(ix, ref.starts).candidate_windows(qcodes, qoff, qerr)
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=6000)
+    assert len(gpu.segments) > 3
+    got = gpu.candidate_windows(qcodes, qoff, qerr)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+# ------------------------------------------------------------------------------------------- end to end
+
+
+def test_gpu_count_under_simulator():
+    assert device.gpu_count() == 1
+    assert device.resolve("auto").ids == (0,)
+    assert device.resolve("cuda:0,0").ids == (0, 0)
+
+
+def sam_body(path: Path) -> bytes:
+    return b"".join(line for line in path.read_bytes().splitlines(True) if not line.startswith(b"@PG"))
+
+
+@pytest.mark.parametrize("engine", ["neighborhood", "kmer"])
+def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
+    rng = np.random.default_rng(2)
+    seqs = [random_genome(rng, 6000), random_genome(rng, 1500)]
+    seqs[0][4000:4100] = seqs[0][1000:1100]  # a repeat: reads with two locations
+    ref_fa = tmp_path / "ref.fa"
+    ref_fa.write_text("".join(f">c{i}\n" + "".join("ACGTN"[c] for c in s) + "\n" for i, s in enumerate(seqs)))
+    reads = sample_reads(rng, seqs, 16, (60, 101), 4)
+    (tmp_path / "reads.fa").write_text("".join(f">r{i}\n" + "".join("ACGTN"[c] for c in r) + "\n"
+                                               for i, r in enumerate(reads)))
+    outs = {}
+    for dev in ["cpu", "cuda:0,0"]:  # the simulated device listed twice: two workers sharing the queue
+        out = tmp_path / f"{dev}.sam"
+        cmd = [sys.executable, "-m", "seedmap", "map", "--engine", engine, "--device", dev, "--batch-size", "7",
+               "-o", str(out), str(ref_fa), str(tmp_path / "reads.fa")]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        outs[dev] = sam_body(out)
+    assert outs["cpu"] == outs["cuda:0,0"]
+    assert outs["cpu"].count(b"\n") > 16

@@ -1,0 +1,120 @@
+"""The CUDA backend: device selection, the multi-GPU work queue, and (in a subprocess with
+NUMBA_ENABLE_CUDASIM=1, see tests/cuda_sim_cases.py) every CUDA kernel against its CPU twin."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from seedmap.backends.cuda import device
+from seedmap.cli import main
+from seedmap.errors import SeedmapError
+
+HERE = Path(__file__).parent
+
+
+def test_kernels_under_cuda_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent / "src"), str(HERE), env.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=",
+                        str(HERE / "cuda_sim_cases.py")], capture_output=True, text=True, env=env, cwd=HERE.parent)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    assert " passed" in r.stdout and "skipped" not in r.stdout
+
+
+@pytest.mark.parametrize("text,want", [("cpu", ("cpu", None)), ("auto", ("auto", None)), ("CUDA", ("cuda", None)),
+                                       ("cuda:1", ("cuda", (1,))), ("cuda:0,1", ("cuda", (0, 1)))])
+def test_parse_device(text, want):
+    assert device.parse_device(text) == want
+
+
+@pytest.mark.parametrize("text", ["gpu", "cuda:", "cuda:a", "cuda:-1", ""])
+def test_parse_device_rejects(text):
+    with pytest.raises(SeedmapError):
+        device.parse_device(text)
+
+
+def test_resolve_without_gpu(monkeypatch, caplog):
+    monkeypatch.setattr(device, "gpu_count", lambda: 0)
+    assert device.resolve("cpu").kind == "cpu"
+    with caplog.at_level("INFO", logger="seedmap"):
+        assert device.resolve("auto").kind == "cpu"
+    assert "no CUDA GPU found, mapping on the CPU" in caplog.text
+    with pytest.raises(SeedmapError, match="no CUDA GPU"):
+        device.resolve("cuda")
+
+
+def test_resolve_with_gpus(monkeypatch):
+    monkeypatch.setattr(device, "gpu_count", lambda: 2)
+    assert device.resolve("auto") == device.DeviceChoice("cuda", (0, 1))
+    assert device.resolve("cuda:1").ids == (1,)
+    with pytest.raises(SeedmapError, match="only 2"):
+        device.resolve("cuda:0,2")
+
+
+def test_cli_device_cuda_without_gpu_is_one_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(device, "gpu_count", lambda: 0)
+    out = tmp_path / "out.sam"
+    assert main(["map", "--device", "cuda", "-o", str(out), "missing.fa", "missing.fq"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["seedmap: error: --device cuda: no CUDA GPU found (numba-cuda sees none; use --device cpu or auto)"]
+    assert not out.exists()
+
+
+def test_queue_keeps_order_and_shares_work():
+    """Workers of different speeds take items dynamically; results come back in item order."""
+    taken = {"slow": 0, "fast": 0}
+
+    def make(name: str, delay: float) -> object:
+        def start() -> object:
+            def fn(x: int) -> int:
+                taken[name] += 1
+                time.sleep(delay * (1 + (x % 3)))
+                return x * x
+            return fn
+        return start
+
+    got = list(device.ordered_queue(iter(range(60)), [make("slow", 0.01), make("fast", 0.0005)]))
+    assert got == [x * x for x in range(60)]
+    assert taken["fast"] > taken["slow"] > 0
+
+
+def test_queue_surfaces_errors_in_order():
+    def start() -> object:
+        def fn(x: int) -> int:
+            if x == 5:
+                raise ValueError("bad batch 5")
+            return x
+        return fn
+
+    seen = []
+    with pytest.raises(ValueError, match="bad batch 5"):
+        for x in device.ordered_queue(iter(range(20)), [start, start, start]):
+            seen.append(x)
+    assert seen == [0, 1, 2, 3, 4]
+
+    def items() -> object:
+        yield 1
+        yield 2
+        raise OSError("unreadable reads")
+
+    seen = []
+    with pytest.raises(OSError, match="unreadable"):
+        for x in device.ordered_queue(items(), [start]):
+            seen.append(x)
+    assert seen == [1, 2]
+
+
+def test_queue_empty_and_threads_end():
+    before = threading.active_count()
+    assert list(device.ordered_queue(iter([]), [lambda: (lambda x: x)])) == []
+    assert list(device.ordered_queue(iter(np.arange(3)), [lambda: (lambda x: int(x) + 1)] * 2)) == [1, 2, 3]
+    time.sleep(0.2)
+    assert threading.active_count() <= before + 1
