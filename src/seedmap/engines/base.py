@@ -61,11 +61,13 @@ class CandidateEngine:
         rel = cand_off[first:last] - cand_off[first]
         idx = np.repeat(rel, lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
         cand_q = np.repeat(np.arange(first, last), lens)
-        # Seeds of one location mostly give the same diagonal: each (query, diagonal) is verified once
-        # (windows are sorted by start, so equal diagonals are neighbours; the copies are dropped).
+        # Seeds of one location mostly give the same diagonal: each (query, diagonal, window) is verified
+        # once (windows are sorted by start, so equal ones are neighbours; the copies are dropped). The
+        # window is part of the key: near a sequence boundary one diagonal can have a window in each sequence.
         diag = win_d[idx]
         once = np.ones(idx.size, dtype=np.bool_)
-        once[1:] = (cand_q[1:] != cand_q[:-1]) | (diag[1:] != diag[:-1])
+        once[1:] = ((cand_q[1:] != cand_q[:-1]) | (diag[1:] != diag[:-1]) | (win_s[idx][1:] != win_s[idx][:-1])
+                    | (win_e[idx][1:] != win_e[idx][:-1]))
         idx, cand_q = idx[once], cand_q[once]
         # A candidate's window, clipped to its sequence, is exactly [win_s, win_e).
         dist = self.bulk(qcodes, qoff, qerr, cand_q, win_d[idx], win_s[idx], win_e[idx], self.packed, self.nmask)
