@@ -65,11 +65,11 @@ def test_toy_inexact_search():
     ix = fm.build(TOY, 2)
     out = np.zeros((16, 6), dtype=np.int64)
     # AGCAGC is one substitution from AGGAGC: its piece AGC (of AGC|AGC) is exact, the other costs one edit.
-    n_rows, cand = search_query(codes("AGCAGC"), 1, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, out)
+    n_rows, cand = search_query(codes("AGCAGC"), 1, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out)
     assert cand >= 1 and n_rows >= 1
-    assert search_query(codes("AGCAGC"), 0, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, out) == (0, 0)
-    assert search_query(codes("AGGAGC"), 0, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, out)[1] == 1
-    assert search_query(codes("TTTTTT"), 2, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, out) == (0, 0)
+    assert search_query(codes("AGCAGC"), 0, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out) == (0, 0)
+    assert search_query(codes("AGGAGC"), 0, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out)[1] == 1
+    assert search_query(codes("TTTTTT"), 2, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out) == (0, 0)
 
 
 def test_lower_bounds():
@@ -84,8 +84,10 @@ def test_lower_bounds():
 # --------------------------------------------------------------------------------- against the oracle
 
 
-def fm_locations(ref: Reference, reads: list[np.ndarray], errors: float, r: int = 4) -> list[set]:
-    engine = FmEngine(fm.build(ref, r), ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask)
+def fm_locations(ref: Reference, reads: list[np.ndarray], errors: float, r: int = 4, small: int = 0) -> list[set]:
+    """Locations found by the FM engine; small = 0: every candidate string is walked to its end."""
+    engine = FmEngine(fm.build(ref, r), ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask,
+                      verify_below=small)
     batch = batch_of(reads)
     loc, _ = locate_batch(batch, engine, ref, errors_per_read(batch.lengths, errors))
     out: list[set] = [set() for _ in reads]
@@ -94,8 +96,8 @@ def fm_locations(ref: Reference, reads: list[np.ndarray], errors: float, r: int 
     return out
 
 
-def check(ref: Reference, reads: list[np.ndarray], errors: float, r: int = 4) -> int:
-    got = fm_locations(ref, reads, errors, r)
+def check(ref: Reference, reads: list[np.ndarray], errors: float, r: int = 4, small: int = 0) -> int:
+    got = fm_locations(ref, reads, errors, r, small)
     ref_codes = ref.codes()
     e_of = errors_per_read(np.array([x.size for x in reads]), errors)
     total = 0
@@ -119,11 +121,12 @@ def test_random_genome(rng, e):
 
 
 @pytest.mark.parametrize("e", [0, 1, 2, 3, 4])
-def test_repetitive_genome(rng, e):
+@pytest.mark.parametrize("small", [0, 8])
+def test_repetitive_genome(rng, e, small):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 40, (20, 90), e + 1)
-    assert check(ref, reads, e) > 30
+    assert check(ref, reads, e, small=small) > 30
 
 
 def test_rate_errors_long_and_short_reads(rng):
@@ -148,18 +151,19 @@ def test_same_locations_as_neighborhood_engine(rng):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 60, (40, 120), 5)
-    a = fm_locations(ref, reads, 0.05, r=8)
+    a = fm_locations(ref, reads, 0.05, r=8, small=3)
     b = seedmap_locations(ref, reads, 0.05, u=6, l=10)
     assert a == b and sum(map(len, a)) > 50
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32 - 1), e=st.integers(0, 4), m=st.integers(5, 60), r=st.integers(1, 40))
-def test_property(seed, e, m, r):
+@given(seed=st.integers(0, 2**32 - 1), e=st.integers(0, 4), m=st.integers(5, 60), r=st.integers(1, 40),
+       small=st.sampled_from([0, 1, 5]))
+def test_property(seed, e, m, r, small):
     rng = np.random.default_rng(seed)
     g = random_genome(rng, 400)
     g[100:250] = np.resize(random_genome(rng, 3), 150)
     g[rng.integers(0, 400, 3)] = 4
     ref = Reference.from_codes(["g", "t"], [g, random_genome(rng, 9)])
     reads = sample_reads(rng, [g], 4, (m, m + 1), e + 1)
-    check(ref, reads, e, r=r)
+    check(ref, reads, e, r=r, small=small)

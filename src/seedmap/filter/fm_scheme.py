@@ -9,8 +9,10 @@ substitutions; a read N or a reference N always costs one edit). So every refere
 once per step, which subsumes Salavert's equivalence rules (no I-D / D-I pairs, no reordered
 I-M / M-I) and interval-shrinkage rule (children with an empty interval are never entered). A branch is
 pruned when no cell of its column plus BWA's lower bound of the rest of the read (the D array) stays
-within e; it is accepted, and not walked further, as soon as the whole read part fits within e. There is
-no cap on branches or hits.
+within e; it is accepted, and not walked further, as soon as the whole read part fits within e. A string
+with at most `small` rows (an option; 0 = never) is not walked further either: its rows go straight to
+verification, which is cheaper than walking a near-unique string base by base, and loses nothing (its
+windows hold every alignment its subtree could accept). There is no cap on branches or hits.
 
 An accepted string gives the exact piece's reference position for each of its rows, hence the diagonal
 of an alignment within e; its window [diag - e, diag + m + e) holds that alignment, which the shared
@@ -32,16 +34,17 @@ BIG = 1 << 40
 @njit(cache=True, nogil=True)
 def _extension_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext: np.ndarray, length: int,
                     e: int, bound: np.ndarray, cols: np.ndarray, s_lo: np.ndarray, s_hi: np.ndarray,
-                    s_c: np.ndarray, head: tuple, out: np.ndarray, n_out: int) -> tuple[int, int]:
+                    s_c: np.ndarray, head: tuple, small: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
     """Walk the strings extending rows [lo0, hi0) for ext[:length] within e; record accepted ones in out
-    (rows beyond out's size are counted only). Returns (rows recorded, candidates)."""
+    (rows beyond out's size are counted only), and strings with at most `small` rows before their walk
+    ends (cheaper to verify). Returns (rows recorded, candidates)."""
     direction, js, plen = head
     total = 0
     best = BIG
     for i in range(length + 1):
         cols[0, i] = i
         best = min(best, i + bound[i])
-    if length <= e:
+    if length <= e or hi0 - lo0 <= small:
         if n_out < out.shape[0]:
             out[n_out, 0], out[n_out, 1], out[n_out, 2] = direction, js, plen
             out[n_out, 3], out[n_out, 4], out[n_out, 5] = 0, lo0, hi0
@@ -86,6 +89,13 @@ def _extension_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int,
             continue
         if best > e:
             continue
+        if nhi - nlo <= small:  # verifying these few rows is cheaper than walking on
+            if n_out < out.shape[0]:
+                out[n_out, 0], out[n_out, 1], out[n_out, 2] = direction, js, plen
+                out[n_out, 3], out[n_out, 4], out[n_out, 5] = nd, nlo, nhi
+            n_out += 1
+            total += nhi - nlo
+            continue
         d = nd
         s_lo[d], s_hi[d], s_c[d] = nlo, nhi, 0
     return n_out, total
@@ -93,7 +103,7 @@ def _extension_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int,
 
 @njit(cache=True, nogil=True)
 def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
-                 out: np.ndarray) -> tuple[int, int]:
+                 small: int, out: np.ndarray) -> tuple[int, int]:
     """All steps of the scheme for one query: (accepted strings, candidates); the first out.shape[0]
     accepted strings are written to out."""
     m = q.size
@@ -129,27 +139,28 @@ def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
                 ext[i] = q[je + i]
             lower_bounds(fwd_occ, counts, n, ext, length, bound)
             n_out, c = _extension_walk(rev_occ, counts, lo, hi, ext, length, e, bound, cols, s_lo, s_hi, s_c,
-                                       (1, js, je - js), out, n_out)
+                                       (1, js, je - js), small, out, n_out)
         else:
             length = js
             for i in range(length):
                 ext[i] = q[js - 1 - i]
             lower_bounds(rev_occ, counts, n, ext, length, bound)
             n_out, c = _extension_walk(fwd_occ, counts, lo, hi, ext, length, e, bound, cols, s_lo, s_hi, s_c,
-                                       (0, js, je - js), out, n_out)
+                                       (0, js, je - js), small, out, n_out)
         total += c
     return n_out, total
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: int, counts: np.ndarray,
-                     fwd_occ: np.ndarray, rev_occ: np.ndarray, saved: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
+                     fwd_occ: np.ndarray, rev_occ: np.ndarray, small: int, saved: np.ndarray,
+                     n_saved: np.ndarray) -> np.ndarray:
     """Candidates per query; accepted strings saved per query (n_saved may exceed the room: searched again)."""
     nq = qoff.size - 1
     cand = np.zeros(nq, dtype=np.int64)
     for qi in prange(nq):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        n_saved[qi], cand[qi] = search_query(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, saved[qi])
+        n_saved[qi], cand[qi] = search_query(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, small, saved[qi])
     return cand
 
 
@@ -167,7 +178,7 @@ def _piece_text_start(row: np.ndarray, n: int, counts: np.ndarray, fwd_occ: np.n
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, n: int, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
                  fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, rev_mark: np.ndarray,
-                 rev_ssa: np.ndarray, ref_starts: np.ndarray, saved: np.ndarray, n_saved: np.ndarray,
+                 rev_ssa: np.ndarray, ref_starts: np.ndarray, small: int, saved: np.ndarray, n_saved: np.ndarray,
                  win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
     """Windows [diag - e, diag + m + e) (clipped to the piece's sequence) of every row of every accepted
     string of queries [q_first, q_last), sorted by start per query."""
@@ -179,7 +190,7 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
         rows = saved[qi]
         if n_saved[qi] > rows.shape[0]:
             rows = np.empty((n_saved[qi], ROW), dtype=np.int64)
-            search_query(q, e, n, counts, fwd_occ, rev_occ, rows)
+            search_query(q, e, n, counts, fwd_occ, rev_occ, small, rows)
         w = cand_off[qi] - base
         for r in range(n_saved[qi]):
             row = rows[r]
