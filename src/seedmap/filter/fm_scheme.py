@@ -31,24 +31,56 @@ ROW = 6  # an accepted string: direction (1 = rightwards), piece start, piece le
 BIG = 1 << 40
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _column(cols: np.ndarray, d: int, ext: np.ndarray, length: int, e: int, c: int, cap: np.ndarray,
+            bound: np.ndarray) -> int:
+    """cols[d + 1] from cols[d] for one more reference symbol c, cells over their cap dropped (BIG).
+    Returns the smallest cell + lower bound of the rest. Only the band |i - depth| <= e is computed:
+    cells outside it exceed e."""
+    nd = d + 1
+    ilo, ihi = max(0, nd - e), min(length, nd + e)
+    old_hi = min(length, d + e)
+    best = BIG
+    prev = BIG
+    for i in range(ilo, ihi + 1):
+        if i == 0:
+            v = cols[d, 0] + 1
+        else:
+            v = cols[d, i - 1] + (0 if ext[i - 1] == c and c < 4 else 1)
+            if i <= old_hi:
+                v = min(v, cols[d, i] + 1)
+            v = min(v, prev + 1)
+        if v > cap[i]:
+            v = BIG
+        cols[nd, i] = v
+        prev = v
+        best = min(best, v + bound[i])
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _record(out: np.ndarray, n_out: int, head: tuple, depth: int, lo: int, hi: int) -> int:
+    if n_out < out.shape[0]:
+        out[n_out, 0], out[n_out, 1], out[n_out, 2] = head
+        out[n_out, 3], out[n_out, 4], out[n_out, 5] = depth, lo, hi
+    return n_out + 1
+
+
 @njit(cache=True, nogil=True)
-def _extension_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext: np.ndarray, length: int,
-                    e: int, bound: np.ndarray, cols: np.ndarray, s_lo: np.ndarray, s_hi: np.ndarray,
-                    s_c: np.ndarray, head: tuple, small: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
-    """Walk the strings extending rows [lo0, hi0) for ext[:length] within e; record accepted ones in out
-    (rows beyond out's size are counted only), and strings with at most `small` rows before their walk
-    ends (cheaper to verify). Returns (rows recorded, candidates)."""
-    direction, js, plen = head
+def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext: np.ndarray, length: int,
+               e: int, cost0: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray, s_lo: np.ndarray,
+               s_hi: np.ndarray, s_c: np.ndarray, head: tuple, small: int, out: np.ndarray,
+               n_out: int) -> tuple[int, int]:
+    """Last phase: walk the strings extending rows [lo0, hi0) (of the forward index: leftwards) for
+    ext[:length], starting at cost0, total within e; record accepted strings, and strings with at most
+    `small` rows, in out (rows beyond out's size are counted only). Returns (rows recorded, candidates)."""
     total = 0
     best = BIG
     for i in range(length + 1):
-        cols[0, i] = i
-        best = min(best, i + bound[i])
-    if length <= e or hi0 - lo0 <= small:
-        if n_out < out.shape[0]:
-            out[n_out, 0], out[n_out, 1], out[n_out, 2] = direction, js, plen
-            out[n_out, 3], out[n_out, 4], out[n_out, 5] = 0, lo0, hi0
-        return n_out + 1, hi0 - lo0
+        cols[0, i] = cost0 + i if cost0 + i <= cap[i] else BIG
+        best = min(best, cols[0, i] + bound[i])
+    if cols[0, length] <= e or (hi0 - lo0 <= small and best <= e):
+        return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
     if best > e:
         return n_out, 0
     max_depth = length + e
@@ -63,38 +95,14 @@ def _extension_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int,
         nlo, nhi = extend(occ_tab, counts, s_lo[d], s_hi[d], c)
         if nlo >= nhi:
             continue
+        best = _column(cols, d, ext, length, e, c, cap, bound)
         nd = d + 1
-        ilo, ihi = max(0, nd - e), min(length, nd + e)
-        old_hi = min(length, d + e)  # cells beyond the band exceed e and are never read
-        best = BIG
-        prev = BIG
-        for i in range(ilo, ihi + 1):
-            if i == 0:
-                v = nd
-            else:
-                x = ext[i - 1]
-                v = cols[d, i - 1] + (0 if x == c and c < 4 else 1)
-                if i <= old_hi:
-                    v = min(v, cols[d, i] + 1)
-                v = min(v, prev + 1)
-            cols[nd, i] = v
-            prev = v
-            best = min(best, v + bound[i])
-        if ihi == length and cols[nd, length] <= e:
-            if n_out < out.shape[0]:
-                out[n_out, 0], out[n_out, 1], out[n_out, 2] = direction, js, plen
-                out[n_out, 3], out[n_out, 4], out[n_out, 5] = nd, nlo, nhi
-            n_out += 1
+        if (nd + e >= length and cols[nd, length] <= e) or (nhi - nlo <= small and best <= e):
+            # accepted, or so few rows that verifying them is cheaper than walking on
+            n_out = _record(out, n_out, head, nd, nlo, nhi)
             total += nhi - nlo
             continue
         if best > e:
-            continue
-        if nhi - nlo <= small:  # verifying these few rows is cheaper than walking on
-            if n_out < out.shape[0]:
-                out[n_out, 0], out[n_out, 1], out[n_out, 2] = direction, js, plen
-                out[n_out, 3], out[n_out, 4], out[n_out, 5] = nd, nlo, nhi
-            n_out += 1
-            total += nhi - nlo
             continue
         d = nd
         s_lo[d], s_hi[d], s_c[d] = nlo, nhi, 0
@@ -102,51 +110,126 @@ def _extension_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int,
 
 
 @njit(cache=True, nogil=True)
+def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, flo0: int,
+                ext: np.ndarray, length: int, e: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray,
+                s_lo: np.ndarray, s_hi: np.ndarray, s_flo: np.ndarray, s_c: np.ndarray, kids: np.ndarray,
+                left: tuple, head: tuple, small: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
+    """First phase: walk the strings extending rows [lo0, hi0) of the reverse-text index (rightwards) for
+    ext[:length] within the caps, keeping the forward index's rows of the same string in step
+    (bidirectional: the rows of Xc start after those of X followed by a smaller symbol, which the
+    reverse index counts in its BWT of X's rows). Each accepted string starts the left phase."""
+    ext_l, len_l, bound_l, cap_l, cols_l, lo_l, hi_l, c_l = left
+    direction, js, plen = head
+    total = 0
+    best = BIG
+    for i in range(length + 1):
+        cols[0, i] = i if i <= cap[i] else BIG
+        best = min(best, cols[0, i] + bound[i])
+    if best > e:
+        return n_out, 0
+    if cols[0, length] <= e or hi0 - lo0 <= small:
+        if cols[0, length] <= e:
+            return _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, ext_l, len_l, e, cols[0, length], bound_l,
+                              cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, out, n_out)
+        return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
+    max_depth = length + e
+    d = 0
+    s_lo[0], s_hi[0], s_flo[0], s_c[0] = lo0, hi0, flo0, -1
+    while d >= 0:
+        c = s_c[d]
+        if c == -1:  # children of this node, with the forward rows in step
+            lo, hi = s_lo[d], s_hi[d]
+            before = s_flo[d] + (hi - lo)  # separators sort first: the rest is counted down from the end
+            for x in range(5):
+                a, b = extend(rev_occ, counts, lo, hi, x)
+                kids[d, x, 0], kids[d, x, 1] = a, b
+                before -= b - a
+            for x in range(5):
+                kids[d, x, 2] = before
+                before += kids[d, x, 1] - kids[d, x, 0]
+            c = 0
+        if c == 5 or d == max_depth:
+            d -= 1
+            continue
+        s_c[d] = c + 1
+        nlo, nhi, nflo = kids[d, c, 0], kids[d, c, 1], kids[d, c, 2]
+        if nlo >= nhi:
+            continue
+        best = _column(cols, d, ext, length, e, c, cap, bound)
+        nd = d + 1
+        if best > e:
+            continue
+        if nd + e >= length and cols[nd, length] <= cap[length]:  # (the band holds the last cell)
+            n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, ext_l, len_l, e, cols[nd, length],
+                                    bound_l, cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, out, n_out)
+            total += got
+            continue
+        if nhi - nlo <= small:
+            n_out = _record(out, n_out, head, nd, nlo, nhi)
+            total += nhi - nlo
+            continue
+        d = nd
+        s_lo[d], s_hi[d], s_flo[d], s_c[d] = nlo, nhi, nflo, -1
+    return n_out, total
+
+
+@njit(cache=True, nogil=True)
 def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
                  small: int, out: np.ndarray) -> tuple[int, int]:
     """All steps of the scheme for one query: (accepted strings, candidates); the first out.shape[0]
-    accepted strings are written to out."""
+    accepted strings are written to out.
+
+    Step j: piece j exact, then rightwards pieces j + 1 .. K - 1 with at most t errors in the t pieces
+    after j, then leftwards pieces j - 1 .. 0 within e in all. Complete by the cycle lemma: with K = e + 1
+    pieces and a_p <= e errors in all (a deletion between two pieces counted in the right one), some
+    cyclic rotation j has every prefix of a_j, a_j+1, ... within (its length - 1) errors; its first
+    K - j pieces are step j's right phase."""
     m = q.size
     if m <= e:
         return 0, 0
     k = e + 1
-    ext = np.empty(m, dtype=np.int64)
-    bound = np.empty(m + 1, dtype=np.int64)
-    cols = np.empty((m + e + 1, m + 1), dtype=np.int64)
-    s_lo = np.empty(m + e + 1, dtype=np.int64)
-    s_hi = np.empty(m + e + 1, dtype=np.int64)
-    s_c = np.empty(m + e + 1, dtype=np.int64)
+    dim = m + e + 1
+    ext_r = np.empty(m, dtype=np.int64)
+    ext_l = np.empty(m, dtype=np.int64)
+    bound_r = np.empty(m + 1, dtype=np.int64)
+    bound_l = np.empty(m + 1, dtype=np.int64)
+    cap_r = np.empty(m + 1, dtype=np.int64)
+    cap_l = np.full(m + 1, e, dtype=np.int64)
+    cols_r = np.empty((dim, m + 1), dtype=np.int64)
+    cols_l = np.empty((dim, m + 1), dtype=np.int64)
+    stack = np.empty((7, dim), dtype=np.int64)
+    kids = np.empty((dim, 5, 3), dtype=np.int64)
     n_out = 0
     total = 0
     for j in range(k):
         js, je = j * m // k, (j + 1) * m // k
-        rightwards = m - je >= js
         lo, hi = 0, n
-        for t in range(je - js):
-            # Rightwards: the reverse-text index reads the piece first to last; leftwards, last to first.
-            c = q[js + t] if rightwards else q[je - 1 - t]
+        flo, fhi = 0, n
+        for t in range(je - js):  # piece j in both indexes (reverse text: first to last)
+            c = q[js + t]
             if c > 3:
                 hi = lo
                 break
-            lo, hi = extend(rev_occ if rightwards else fwd_occ, counts, lo, hi, c)
+            lo, hi = extend(rev_occ, counts, lo, hi, c)
             if lo >= hi:
                 break
+            c = q[je - 1 - t]
+            flo, fhi = extend(fwd_occ, counts, flo, fhi, c)
         if lo >= hi:
             continue
-        if rightwards:
-            length = m - je
-            for i in range(length):
-                ext[i] = q[je + i]
-            lower_bounds(fwd_occ, counts, n, ext, length, bound)
-            n_out, c = _extension_walk(rev_occ, counts, lo, hi, ext, length, e, bound, cols, s_lo, s_hi, s_c,
-                                       (1, js, je - js), small, out, n_out)
-        else:
-            length = js
-            for i in range(length):
-                ext[i] = q[js - 1 - i]
-            lower_bounds(rev_occ, counts, n, ext, length, bound)
-            n_out, c = _extension_walk(fwd_occ, counts, lo, hi, ext, length, e, bound, cols, s_lo, s_hi, s_c,
-                                       (0, js, je - js), small, out, n_out)
+        len_r, len_l = m - je, js
+        for i in range(len_r):
+            ext_r[i] = q[je + i]
+            cap_r[i] = ((je + i + 1) * k - 1) // m - j  # the piece holding read base je + i, counted from j
+        cap_r[len_r] = k - 1 - j
+        for i in range(len_l):
+            ext_l[i] = q[js - 1 - i]
+        lower_bounds(fwd_occ, counts, n, ext_r, len_r, bound_r)
+        lower_bounds(rev_occ, counts, n, ext_l, len_l, bound_l)
+        left = (ext_l, len_l, bound_l, cap_l, cols_l, stack[0], stack[1], stack[2])
+        n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r, len_r, e, bound_r, cap_r, cols_r,
+                               stack[3], stack[4], stack[5], stack[6], kids, left, (1, js, je - js), small, out,
+                               n_out)
         total += c
     return n_out, total
 
