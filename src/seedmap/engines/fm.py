@@ -9,7 +9,7 @@ from seedmap.filter.fm_scheme import ROW, count_candidates, fill_windows
 from seedmap.index.fm import FmIndex
 
 SAVED_ROWS = 8  # accepted strings kept per query by the count pass; queries with more are searched again
-DEFAULT_VERIFY_BELOW = 8  # strings with this many rows or fewer go straight to verification
+DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, two pieces long) go straight to verification
 
 
 class FmEngine(CandidateEngine):

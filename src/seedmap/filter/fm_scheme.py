@@ -24,11 +24,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from seedmap.filter.fm_search import extend, locate, lower_bounds
+from seedmap.filter.fm_search import bwt_symbol, extend, locate, lower_bounds, occ
 from seedmap.filter.neighborhood_bs import _sort_windows
 
 ROW = 6  # an accepted string: direction (1 = rightwards), piece start, piece length, depth, lo, hi
 BIG = 1 << 40
+SMALL_FROM = 2  # strings of at least this many pieces' length may go to verification when rare enough
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -69,17 +70,18 @@ def _record(out: np.ndarray, n_out: int, head: tuple, depth: int, lo: int, hi: i
 @njit(cache=True, nogil=True)
 def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext: np.ndarray, length: int,
                e: int, cost0: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray, s_lo: np.ndarray,
-               s_hi: np.ndarray, s_c: np.ndarray, head: tuple, small: int, out: np.ndarray,
+               s_hi: np.ndarray, s_c: np.ndarray, head: tuple, small: int, done: int, out: np.ndarray,
                n_out: int) -> tuple[int, int]:
     """Last phase: walk the strings extending rows [lo0, hi0) (of the forward index: leftwards) for
     ext[:length], starting at cost0, total within e; record accepted strings, and strings with at most
-    `small` rows, in out (rows beyond out's size are counted only). Returns (rows recorded, candidates)."""
+    `small` rows once `done` + depth reaches SMALL_FROM (see search_query), in out (rows beyond out's size
+    are counted only). Returns (rows recorded, candidates)."""
     total = 0
     best = BIG
     for i in range(length + 1):
         cols[0, i] = cost0 + i if cost0 + i <= cap[i] else BIG
         best = min(best, cols[0, i] + bound[i])
-    if cols[0, length] <= e or (hi0 - lo0 <= small and best <= e):
+    if cols[0, length] <= e or (hi0 - lo0 <= small and done >= 0 and best <= e):
         return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
     if best > e:
         return n_out, 0
@@ -91,13 +93,24 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
         if c == 5 or d == max_depth:
             d -= 1
             continue
-        s_c[d] = c + 1
-        nlo, nhi = extend(occ_tab, counts, s_lo[d], s_hi[d], c)
-        if nlo >= nhi:
-            continue
+        lo = s_lo[d]
+        if s_hi[d] - lo == 1:  # one row, one child: its symbol is B[lo] (most nodes: one rank, not ten)
+            x = bwt_symbol(occ_tab, lo)
+            if x < c:
+                s_c[d] = 5
+                continue
+            c = x
+            s_c[d] = 5
+            nlo = counts[c] + occ(occ_tab, c, lo)
+            nhi = nlo + 1
+        else:
+            s_c[d] = c + 1
+            nlo, nhi = extend(occ_tab, counts, lo, s_hi[d], c)
+            if nlo >= nhi:
+                continue
         best = _column(cols, d, ext, length, e, c, cap, bound)
         nd = d + 1
-        if (nd + e >= length and cols[nd, length] <= e) or (nhi - nlo <= small and best <= e):
+        if (nd + e >= length and cols[nd, length] <= e) or (nhi - nlo <= small and done + nd >= 0 and best <= e):
             # accepted, or so few rows that verifying them is cheaper than walking on
             n_out = _record(out, n_out, head, nd, nlo, nhi)
             total += nhi - nlo
@@ -113,7 +126,7 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
 def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, flo0: int,
                 ext: np.ndarray, length: int, e: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray,
                 s_lo: np.ndarray, s_hi: np.ndarray, s_flo: np.ndarray, s_c: np.ndarray, kids: np.ndarray,
-                left: tuple, head: tuple, small: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
+                left: tuple, head: tuple, small: int, done: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
     """First phase: walk the strings extending rows [lo0, hi0) of the reverse-text index (rightwards) for
     ext[:length] within the caps, keeping the forward index's rows of the same string in step
     (bidirectional: the rows of Xc start after those of X followed by a smaller symbol, which the
@@ -130,8 +143,9 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
     if cols[0, length] <= e or hi0 - lo0 <= small:
         if cols[0, length] <= e:
             return _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, ext_l, len_l, e, cols[0, length], bound_l,
-                              cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, out, n_out)
-        return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
+                              cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, done, out, n_out)
+        if done >= 0:
+            return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
     max_depth = length + e
     d = 0
     s_lo[0], s_hi[0], s_flo[0], s_c[0] = lo0, hi0, flo0, -1
@@ -139,19 +153,30 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
         c = s_c[d]
         if c == -1:  # children of this node, with the forward rows in step
             lo, hi = s_lo[d], s_hi[d]
-            before = s_flo[d] + (hi - lo)  # separators sort first: the rest is counted down from the end
-            for x in range(5):
-                a, b = extend(rev_occ, counts, lo, hi, x)
-                kids[d, x, 0], kids[d, x, 1] = a, b
-                before -= b - a
-            for x in range(5):
-                kids[d, x, 2] = before
-                before += kids[d, x, 1] - kids[d, x, 0]
-            c = 0
+            if hi - lo == 1:  # one row, one child (B[lo]), with the same forward row
+                x = bwt_symbol(rev_occ, lo)
+                if x < 0:
+                    d -= 1
+                    continue
+                kids[d, x, 0] = counts[x] + occ(rev_occ, x, lo)
+                kids[d, x, 1] = kids[d, x, 0] + 1
+                kids[d, x, 2] = s_flo[d]
+                c = x
+                s_c[d] = 5  # after this child: done
+            else:
+                before = s_flo[d] + (hi - lo)  # separators sort first: the rest is counted down from the end
+                for x in range(5):
+                    a, b = extend(rev_occ, counts, lo, hi, x)
+                    kids[d, x, 0], kids[d, x, 1] = a, b
+                    before -= b - a
+                for x in range(5):
+                    kids[d, x, 2] = before
+                    before += kids[d, x, 1] - kids[d, x, 0]
+                c = 0
         if c == 5 or d == max_depth:
             d -= 1
             continue
-        s_c[d] = c + 1
+        s_c[d] = max(c + 1, s_c[d])
         nlo, nhi, nflo = kids[d, c, 0], kids[d, c, 1], kids[d, c, 2]
         if nlo >= nhi:
             continue
@@ -161,10 +186,11 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
             continue
         if nd + e >= length and cols[nd, length] <= cap[length]:  # (the band holds the last cell)
             n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, ext_l, len_l, e, cols[nd, length],
-                                    bound_l, cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, out, n_out)
+                                    bound_l, cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, done + nd,
+                                    out, n_out)
             total += got
             continue
-        if nhi - nlo <= small:
+        if nhi - nlo <= small and done + nd >= 0:
             n_out = _record(out, n_out, head, nd, nlo, nhi)
             total += nhi - nlo
             continue
@@ -227,9 +253,11 @@ def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
         lower_bounds(fwd_occ, counts, n, ext_r, len_r, bound_r)
         lower_bounds(rev_occ, counts, n, ext_l, len_l, bound_l)
         left = (ext_l, len_l, bound_l, cap_l, cols_l, stack[0], stack[1], stack[2])
+        # Strings this long and this rare are verified rather than walked on: -(bases still to go).
+        done = je - js - min(m, SMALL_FROM * (je - js))
         n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r, len_r, e, bound_r, cap_r, cols_r,
-                               stack[3], stack[4], stack[5], stack[6], kids, left, (1, js, je - js), small, out,
-                               n_out)
+                               stack[3], stack[4], stack[5], stack[6], kids, left, (1, js, je - js), small, done,
+                               out, n_out)
         total += c
     return n_out, total
 
