@@ -167,3 +167,32 @@ def test_property(seed, e, m, r, small):
     ref = Reference.from_codes(["g", "t"], [g, random_genome(rng, 9)])
     reads = sample_reads(rng, [g], 4, (m, m + 1), e + 1)
     check(ref, reads, e, r=r, small=small)
+
+
+# ------------------------------------------------------------------------------ CLI / runner / store
+
+
+def test_stored_index_maps_like_neighborhood_for_threads_and_batches(tmp_path):
+    """Index on disk (memory-mapped), several thread counts and batch sizes: the neighborhood's SAM."""
+    from test_determinism import EXAMPLES, _map
+
+    from seedmap.runner import build_index
+
+    ref = tmp_path / "ref.fa.gz"
+    ref.write_bytes((EXAMPLES / "ref.fa.gz").read_bytes())
+    build_index(str(ref), None, "neighborhood", {"u": 10, "l": 16})
+    build_index(str(ref), None, "fm", {"r": 8})
+    a = _map(ref, tmp_path / "a.sam", threads=1, batch=100_000)
+    b = _map(ref, tmp_path / "b.sam", threads=2, batch=777, kind="fm")
+    c = _map(ref, tmp_path / "c.sam", threads=1, batch=5000, kind="fm")
+    assert a == b == c and len(a) > 5000
+
+
+def test_cli_rejects_bad_sample_rate(tmp_path, capsys):
+    from seedmap.cli import main
+
+    ref = tmp_path / "ref.fa"
+    ref.write_text(">a\nACGTACGTAC\n")
+    assert main(["index", "--kind", "fm", "-r", "0", str(ref)]) == 1
+    assert capsys.readouterr().err.strip() == "seedmap: error: the SA sample rate must be 1..1024, got 0"
+    assert not (tmp_path / "ref.fa.fm.smi").exists()
