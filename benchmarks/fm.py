@@ -43,6 +43,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--seedmap-cmd", help="how to invoke seedmap, e.g. 'python -m seedmap'")
     ap.add_argument("--warmup", type=int, default=1000, help="untimed first run on N reads (numba JIT cache)")
     ap.add_argument("--razers3-max-hits", type=int, default=100_000)
+    ap.add_argument("--truth-sam", type=Path, help="razers3 SAM of an earlier run on the same reads (skips razers3)")
     return ap.parse_args()
 
 
@@ -78,7 +79,7 @@ def main() -> None:
     results: list[ecoli.ToolResult] = []
     notes: list[str] = []
     for name, plan in plans(args, ref, reads, work).items():
-        if name in args.skip or ecoli.missing_exe(plan):
+        if name in args.skip or ecoli.missing_exe(plan) or (name == "razers3" and args.truth_sam):
             notes.append(f"{name}: skipped")
             continue
         ecoli.log(f"{name}: running")
@@ -89,6 +90,9 @@ def main() -> None:
         ecoli.log(f"{name}: done {res.map.wall_s if res.map else math.nan:.1f} s")
     by_name = {r.name: r for r in results}
     truth = by_name["razers3"].hits if "razers3" in by_name and by_name["razers3"].map else None
+    if args.truth_sam:
+        truth = ecoli.parse_sam(args.truth_sam)[0]
+        notes.append(f"truth: {args.truth_sam} (razers3, same reads and options, earlier run)")
     header = ["tool", "index s", "map s", "peak MB (index)", "peak MB (map)", "recall_locs", "recall_best",
               "mapped reads", "records"]
     print(f"\nE. coli MG1655, {label}, {args.threads} threads, truth = razers3, slack = {args.slack} bp\n")
