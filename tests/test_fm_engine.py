@@ -196,3 +196,34 @@ def test_cli_rejects_bad_sample_rate(tmp_path, capsys):
     assert main(["index", "--kind", "fm", "-r", "0", str(ref)]) == 1
     assert capsys.readouterr().err.strip() == "seedmap: error: the SA sample rate must be 1..1024, got 0"
     assert not (tmp_path / "ref.fa.fm.smi").exists()
+
+
+@pytest.mark.parametrize("e", [2, 3])
+def test_every_error_distribution_at_piece_starts(rng, e):
+    """Edits at the first bases of pieces, in every distribution over the e + 1 pieces, and read lengths
+    that do not divide evenly: the per-piece caps of the scheme are exactly tight there."""
+    import itertools
+
+    g = random_genome(rng, 3000)
+    ref = Reference.from_codes(["g"], [g])
+    k = e + 1
+    reads = []
+    for m in (3 * k + 1, 4 * k - 1, 5 * k + 2):
+        bounds = [p * m // k for p in range(k)]
+        for a in itertools.product(range(e + 1), repeat=k):
+            if sum(a) != e:
+                continue
+            for kind in ("sub", "ins", "del"):
+                p0 = int(rng.integers(0, g.size - m - 10))
+                read = list(g[p0:p0 + m + e])
+                for p in reversed(range(k)):  # right to left: earlier piece starts stay put
+                    for t in range(a[p]):
+                        i = bounds[p] + t
+                        if kind == "sub" or i == 0:
+                            read[i] = (read[i] + 1) % 4
+                        elif kind == "ins":
+                            read.insert(bounds[p], (read[bounds[p]] + 2) % 4)
+                        else:
+                            del read[bounds[p]]
+                reads.append(np.array(read[:m], dtype=np.uint8))
+    assert check(ref, reads, e, r=3) >= len(reads)
