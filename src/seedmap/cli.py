@@ -11,7 +11,7 @@ import sys
 
 from seedmap import __version__
 from seedmap.errors import SeedmapError
-from seedmap.index import kmer, neighborhood
+from seedmap.index import fm, kmer, neighborhood
 
 log = logging.getLogger("seedmap")
 
@@ -76,9 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ix = sub.add_parser("index", help="build an index of a reference FASTA")
     ix.add_argument("reference", help="FASTA file, plain or gz")
-    ix.add_argument("--kind", choices=["neighborhood", "kmer"], default="neighborhood",
-                    help="neighborhood index (Tran; default) or k-mer hash table (mrFAST)")
-    ix.add_argument("-o", "--output", help="index directory (default: REFERENCE.smi, REFERENCE.kmer.smi)")
+    ix.add_argument("--kind", choices=["neighborhood", "kmer", "fm"], default="neighborhood",
+                    help="neighborhood index (Tran; default), k-mer hash table (mrFAST) or FM-index (Salavert)")
+    ix.add_argument("-o", "--output",
+                    help="index directory (default: REFERENCE.smi, REFERENCE.kmer.smi, REFERENCE.fm.smi)")
     ix.add_argument("-u", "--seed-length", type=int, default=neighborhood.DEFAULT_SEED_LENGTH,
                     help="seed length u (default %(default)s; the seed table has 4^u entries)")
     ix.add_argument("-l", "--neighborhood-length", type=int, default=neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH,
@@ -88,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "'######-##'; u = its weight, replaces -u); every shape keeps full sensitivity")
     ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K,
                     help="k-mer length for --kind kmer, at most 14 (default %(default)s)")
+    ix.add_argument("-r", "--sa-sample", type=int, default=fm.DEFAULT_SA_SAMPLE,
+                    help="--kind fm: keep every r-th suffix array value; a locate takes at most r - 1 steps "
+                         "(default %(default)s)")
     ix.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
 
     mp = sub.add_parser("map", help="map reads; SAM to stdout or -o", epilog=MAP_EPILOG,
@@ -102,9 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--best", action="store_true", help="report only the best stratum of locations")
     mp.add_argument("-n", "--max-hits", type=nonnegative_int, default=0,
                     help="report at most N locations per read, best first (default: all)")
-    mp.add_argument("--engine", choices=["neighborhood", "kmer"], default="neighborhood",
+    mp.add_argument("--engine", choices=["neighborhood", "kmer", "fm"], default="neighborhood",
                     help="index kind to map with (default %(default)s); all engines report the same hits")
-    mp.add_argument("--index", help="index directory (default: REFERENCE.smi or REFERENCE.kmer.smi)")
+    mp.add_argument("--index", help="index directory (default: REFERENCE.smi, REFERENCE.kmer.smi or REFERENCE.fm.smi)")
     mp.add_argument("--adjacency", type=positive_int, default=1,
                     help="kmer engine: a candidate needs this many agreeing seeds (e + A seeds are taken, so "
                          "no location is lost; reads too short for them use A = 1)")
@@ -196,6 +200,9 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
         if args.kind == "kmer":
             kmer.check_parameters(args.kmer_length)
             params = {"k": args.kmer_length}
+        elif args.kind == "fm":
+            fm.check_parameters(args.sa_sample)
+            params = {"r": args.sa_sample}
         else:
             params = {"u": args.seed_length, "l": args.neighborhood_length}
             if args.seed_shape:

@@ -14,10 +14,11 @@ import numba
 import numpy as np
 
 from seedmap.engines.base import CandidateEngine
+from seedmap.engines.fm import FmEngine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.neighborhood import make_engine as neighborhood_engine
 from seedmap.filter import plan
-from seedmap.index import kmer, neighborhood, store
+from seedmap.index import fm, kmer, neighborhood, store
 from seedmap.io.output import open_sink, output_stream  # noqa: F401  (output_stream: used to live here)
 from seedmap.io.read_group import ReadGroup
 from seedmap.io.reads import ReadBatch, read_batches
@@ -57,10 +58,17 @@ KINDS = {
         engine=lambda ix, ref, o: KmerEngine(ix, ref.starts, adjacency=o.get("adjacency", 1), bulk=bulk_distances,
                                              packed=ref.packed, nmask=ref.nmask),
         describe=lambda ix: f"k={ix.k}: {ix.pos.size} positions"),
+    "fm": IndexKind(
+        "fm", fm.ARRAYS,
+        build=lambda ref, p: fm.build(ref, p["r"]),
+        from_arrays=fm.FmIndex.from_arrays,
+        engine=lambda ix, ref, o: FmEngine(ix, ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask),
+        describe=lambda ix: f"r={ix.sa_sample}: {ix.n} text symbols, {ix.fwd_ssa.size} SA samples"),
 }
 DEFAULT_PARAMS = {
     "neighborhood": {"u": neighborhood.DEFAULT_SEED_LENGTH, "l": neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH},
     "kmer": {"k": kmer.DEFAULT_K},
+    "fm": {"r": fm.DEFAULT_SA_SAMPLE},
 }
 
 

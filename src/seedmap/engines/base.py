@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from seedmap.filter import plan
 from seedmap.filter.neighborhood_bs import merge_windows
 
 # Raw candidates materialised at once (24 bytes each); more are processed in query chunks.
@@ -39,6 +40,11 @@ class CandidateEngine:
 
     max_window: int
 
+    def guarantee(self, m: int, e: int) -> str:
+        """What the engine guarantees for reads of length m > e with up to e edits: the k-mer and FM
+        engines are always fully sensitive; window plans override this."""
+        return plan.FULL
+
     def __init__(self, ref_starts: np.ndarray, bulk: object = None, packed: np.ndarray | None = None,
                  nmask: np.ndarray | None = None) -> None:
         self.ref_starts = np.ascontiguousarray(ref_starts, dtype=np.int64)
@@ -61,11 +67,13 @@ class CandidateEngine:
         rel = cand_off[first:last] - cand_off[first]
         idx = np.repeat(rel, lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
         cand_q = np.repeat(np.arange(first, last), lens)
-        # Seeds of one location mostly give the same diagonal: each (query, diagonal) is verified once
-        # (windows are sorted by start, so equal diagonals are neighbours; the copies are dropped).
+        # Seeds of one location mostly give the same diagonal: each (query, diagonal, window) is verified
+        # once (windows are sorted by start, so equal ones are neighbours; the copies are dropped). The
+        # window is part of the key: near a sequence boundary one diagonal can have a window in each sequence.
         diag = win_d[idx]
         once = np.ones(idx.size, dtype=np.bool_)
-        once[1:] = (cand_q[1:] != cand_q[:-1]) | (diag[1:] != diag[:-1])
+        once[1:] = ((cand_q[1:] != cand_q[:-1]) | (diag[1:] != diag[:-1]) | (win_s[idx][1:] != win_s[idx][:-1])
+                    | (win_e[idx][1:] != win_e[idx][:-1]))
         idx, cand_q = idx[once], cand_q[once]
         # A candidate's window, clipped to its sequence, is exactly [win_s, win_e).
         dist = self.bulk(qcodes, qoff, qerr, cand_q, win_d[idx], win_s[idx], win_e[idx], self.packed, self.nmask)

@@ -22,7 +22,7 @@ from seedmap.errors import SeedmapError
 from seedmap.io.reference import Reference
 
 FORMAT_VERSION = 1
-KIND_SUFFIX = {"neighborhood": ".smi", "kmer": ".kmer.smi"}
+KIND_SUFFIX = {"neighborhood": ".smi", "kmer": ".kmer.smi", "fm": ".fm.smi"}
 
 
 @dataclass

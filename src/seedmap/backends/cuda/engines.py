@@ -178,4 +178,9 @@ def make_engine(kind: str, ix: object, ref: Reference, options: dict, stream: ob
         verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.get("gpu_verify", BITVECTOR), stream=stream)
         return KmerEngine(ix, ref.starts, adjacency=options.get("adjacency", 1), bulk=verifier, packed=ref.packed,
                           nmask=ref.nmask)
+    if kind == "fm":  # the search scheme runs on the CPU; its candidates are verified on the GPU
+        from seedmap.engines.fm import FmEngine
+
+        verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.get("gpu_verify", BITVECTOR), stream=stream)
+        return FmEngine(ix, ref.starts, bulk=verifier, packed=ref.packed, nmask=ref.nmask)
     raise ValueError(f"no CUDA engine for the {kind} index")

@@ -1,0 +1,317 @@
+"""Inexact FM-index search (edit distance, any e): a pigeonhole search scheme, one step per piece.
+
+The read is cut into e + 1 disjoint pieces; an alignment with at most e edits leaves one of them exact
+(filter/plan.py). Step j searches piece j exactly, then extends the match, base by base, towards the
+longer side of the read to its end: the forward index extends leftwards, the reverse-text index
+rightwards. The extension is a depth-first walk over the reference strings that continue the piece,
+each carrying the edit-distance DP column of the read part against it (insertions, deletions,
+substitutions; a read N or a reference N always costs one edit). So every reference string is visited
+once per step, which subsumes Salavert's equivalence rules (no I-D / D-I pairs, no reordered
+I-M / M-I) and interval-shrinkage rule (children with an empty interval are never entered). A branch is
+pruned when no cell of its column plus BWA's lower bound of the rest of the read (the D array) stays
+within e; it is accepted, and not walked further, as soon as the whole read part fits within e. A string
+with at most `small` rows (an option; 0 = never) is not walked further either: its rows go straight to
+verification, which is cheaper than walking a near-unique string base by base, and loses nothing (its
+windows hold every alignment its subtree could accept). There is no cap on branches or hits.
+
+An accepted string gives the exact piece's reference position for each of its rows, hence the diagonal
+of an alignment within e; its window [diag - e, diag + m + e) holds that alignment, which the shared
+verification stage then finds (the part of the read beyond the piece's far side is checked there).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from seedmap.filter.fm_search import bwt_symbol, extend, locate, lower_bounds, occ
+from seedmap.filter.neighborhood_bs import _sort_windows
+
+ROW = 6  # an accepted string: direction (1 = rightwards), piece start, piece length, depth, lo, hi
+BIG = 1 << 40
+SMALL_FROM = 2  # strings of at least this many pieces' length may go to verification when rare enough
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _column(cols: np.ndarray, d: int, ext: np.ndarray, length: int, e: int, c: int, cap: np.ndarray,
+            bound: np.ndarray) -> int:
+    """cols[d + 1] from cols[d] for one more reference symbol c, cells over their cap dropped (BIG).
+    Returns the smallest cell + lower bound of the rest. Only the band |i - depth| <= e is computed:
+    cells outside it exceed e."""
+    nd = d + 1
+    ilo, ihi = max(0, nd - e), min(length, nd + e)
+    old_hi = min(length, d + e)
+    best = BIG
+    prev = BIG
+    for i in range(ilo, ihi + 1):
+        if i == 0:
+            v = cols[d, 0] + 1
+        else:
+            v = cols[d, i - 1] + (0 if ext[i - 1] == c and c < 4 else 1)
+            if i <= old_hi:
+                v = min(v, cols[d, i] + 1)
+            v = min(v, prev + 1)
+        if v > cap[i]:
+            v = BIG
+        cols[nd, i] = v
+        prev = v
+        best = min(best, v + bound[i])
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _record(out: np.ndarray, n_out: int, head: tuple, depth: int, lo: int, hi: int) -> int:
+    if n_out < out.shape[0]:
+        out[n_out, 0], out[n_out, 1], out[n_out, 2] = head
+        out[n_out, 3], out[n_out, 4], out[n_out, 5] = depth, lo, hi
+    return n_out + 1
+
+
+@njit(cache=True, nogil=True)
+def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext: np.ndarray, length: int,
+               e: int, cost0: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray, s_lo: np.ndarray,
+               s_hi: np.ndarray, s_c: np.ndarray, head: tuple, small: int, done: int, out: np.ndarray,
+               n_out: int) -> tuple[int, int]:
+    """Last phase: walk the strings extending rows [lo0, hi0) (of the forward index: leftwards) for
+    ext[:length], starting at cost0, total within e; record accepted strings, and strings with at most
+    `small` rows once `done` + depth reaches SMALL_FROM (see search_query), in out (rows beyond out's size
+    are counted only). Returns (rows recorded, candidates)."""
+    total = 0
+    best = BIG
+    for i in range(length + 1):
+        cols[0, i] = cost0 + i if cost0 + i <= cap[i] else BIG
+        best = min(best, cols[0, i] + bound[i])
+    if cols[0, length] <= e or (hi0 - lo0 <= small and done >= 0 and best <= e):
+        return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
+    if best > e:
+        return n_out, 0
+    max_depth = length + e
+    d = 0
+    s_lo[0], s_hi[0], s_c[0] = lo0, hi0, 0
+    while d >= 0:
+        c = s_c[d]
+        if c == 5 or d == max_depth:
+            d -= 1
+            continue
+        lo = s_lo[d]
+        if s_hi[d] - lo == 1:  # one row, one child: its symbol is B[lo] (most nodes: one rank, not ten)
+            x = bwt_symbol(occ_tab, lo)
+            if x < c:
+                s_c[d] = 5
+                continue
+            c = x
+            s_c[d] = 5
+            nlo = counts[c] + occ(occ_tab, c, lo)
+            nhi = nlo + 1
+        else:
+            s_c[d] = c + 1
+            nlo, nhi = extend(occ_tab, counts, lo, s_hi[d], c)
+            if nlo >= nhi:
+                continue
+        best = _column(cols, d, ext, length, e, c, cap, bound)
+        nd = d + 1
+        if (nd + e >= length and cols[nd, length] <= e) or (nhi - nlo <= small and done + nd >= 0 and best <= e):
+            # accepted, or so few rows that verifying them is cheaper than walking on
+            n_out = _record(out, n_out, head, nd, nlo, nhi)
+            total += nhi - nlo
+            continue
+        if best > e:
+            continue
+        d = nd
+        s_lo[d], s_hi[d], s_c[d] = nlo, nhi, 0
+    return n_out, total
+
+
+@njit(cache=True, nogil=True)
+def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, flo0: int,
+                ext: np.ndarray, length: int, e: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray,
+                s_lo: np.ndarray, s_hi: np.ndarray, s_flo: np.ndarray, s_c: np.ndarray, kids: np.ndarray,
+                left: tuple, head: tuple, small: int, done: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
+    """First phase: walk the strings extending rows [lo0, hi0) of the reverse-text index (rightwards) for
+    ext[:length] within the caps, keeping the forward index's rows of the same string in step
+    (bidirectional: the rows of Xc start after those of X followed by a smaller symbol, which the
+    reverse index counts in its BWT of X's rows). Each accepted string starts the left phase."""
+    ext_l, len_l, bound_l, cap_l, cols_l, lo_l, hi_l, c_l = left
+    direction, js, plen = head
+    total = 0
+    best = BIG
+    for i in range(length + 1):
+        cols[0, i] = i if i <= cap[i] else BIG
+        best = min(best, cols[0, i] + bound[i])
+    if best > e:
+        return n_out, 0
+    if cols[0, length] <= e or hi0 - lo0 <= small:
+        if cols[0, length] <= e:
+            return _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, ext_l, len_l, e, cols[0, length], bound_l,
+                              cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, done, out, n_out)
+        if done >= 0:
+            return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
+    max_depth = length + e
+    d = 0
+    s_lo[0], s_hi[0], s_flo[0], s_c[0] = lo0, hi0, flo0, -1
+    while d >= 0:
+        c = s_c[d]
+        if c == -1:  # children of this node, with the forward rows in step
+            lo, hi = s_lo[d], s_hi[d]
+            if hi - lo == 1:  # one row, one child (B[lo]), with the same forward row
+                x = bwt_symbol(rev_occ, lo)
+                if x < 0:
+                    d -= 1
+                    continue
+                kids[d, x, 0] = counts[x] + occ(rev_occ, x, lo)
+                kids[d, x, 1] = kids[d, x, 0] + 1
+                kids[d, x, 2] = s_flo[d]
+                c = x
+                s_c[d] = 5  # after this child: done
+            else:
+                before = s_flo[d] + (hi - lo)  # separators sort first: the rest is counted down from the end
+                for x in range(5):
+                    a, b = extend(rev_occ, counts, lo, hi, x)
+                    kids[d, x, 0], kids[d, x, 1] = a, b
+                    before -= b - a
+                for x in range(5):
+                    kids[d, x, 2] = before
+                    before += kids[d, x, 1] - kids[d, x, 0]
+                c = 0
+        if c == 5 or d == max_depth:
+            d -= 1
+            continue
+        s_c[d] = max(c + 1, s_c[d])
+        nlo, nhi, nflo = kids[d, c, 0], kids[d, c, 1], kids[d, c, 2]
+        if nlo >= nhi:
+            continue
+        best = _column(cols, d, ext, length, e, c, cap, bound)
+        nd = d + 1
+        if best > e:
+            continue
+        if nd + e >= length and cols[nd, length] <= cap[length]:  # (the band holds the last cell)
+            n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, ext_l, len_l, e, cols[nd, length],
+                                    bound_l, cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, done + nd,
+                                    out, n_out)
+            total += got
+            continue
+        if nhi - nlo <= small and done + nd >= 0:
+            n_out = _record(out, n_out, head, nd, nlo, nhi)
+            total += nhi - nlo
+            continue
+        d = nd
+        s_lo[d], s_hi[d], s_flo[d], s_c[d] = nlo, nhi, nflo, -1
+    return n_out, total
+
+
+@njit(cache=True, nogil=True)
+def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
+                 small: int, out: np.ndarray) -> tuple[int, int]:
+    """All steps of the scheme for one query: (accepted strings, candidates); the first out.shape[0]
+    accepted strings are written to out.
+
+    Step j: piece j exact, then rightwards pieces j + 1 .. K - 1 with at most t errors in the t pieces
+    after j, then leftwards pieces j - 1 .. 0 within e in all. Complete by the cycle lemma: with K = e + 1
+    pieces and a_p <= e errors in all (a deletion between two pieces counted in the right one), some
+    cyclic rotation j has every prefix of a_j, a_j+1, ... within (its length - 1) errors; its first
+    K - j pieces are step j's right phase."""
+    m = q.size
+    if m <= e:
+        return 0, 0
+    k = e + 1
+    dim = m + e + 1
+    ext_r = np.empty(m, dtype=np.int64)
+    ext_l = np.empty(m, dtype=np.int64)
+    bound_r = np.empty(m + 1, dtype=np.int64)
+    bound_l = np.empty(m + 1, dtype=np.int64)
+    cap_r = np.empty(m + 1, dtype=np.int64)
+    cap_l = np.full(m + 1, e, dtype=np.int64)
+    cols_r = np.empty((dim, m + 1), dtype=np.int64)
+    cols_l = np.empty((dim, m + 1), dtype=np.int64)
+    stack = np.empty((7, dim), dtype=np.int64)
+    kids = np.empty((dim, 5, 3), dtype=np.int64)
+    n_out = 0
+    total = 0
+    for j in range(k):
+        js, je = j * m // k, (j + 1) * m // k
+        lo, hi = 0, n
+        flo, fhi = 0, n
+        for t in range(je - js):  # piece j in both indexes (reverse text: first to last)
+            c = q[js + t]
+            if c > 3:
+                hi = lo
+                break
+            lo, hi = extend(rev_occ, counts, lo, hi, c)
+            if lo >= hi:
+                break
+            c = q[je - 1 - t]
+            flo, fhi = extend(fwd_occ, counts, flo, fhi, c)
+        if lo >= hi:
+            continue
+        len_r, len_l = m - je, js
+        for i in range(len_r):
+            ext_r[i] = q[je + i]
+            cap_r[i] = ((je + i + 1) * k - 1) // m - j  # the piece holding read base je + i, counted from j
+        cap_r[len_r] = k - 1 - j
+        for i in range(len_l):
+            ext_l[i] = q[js - 1 - i]
+        lower_bounds(fwd_occ, counts, n, ext_r, len_r, bound_r)
+        lower_bounds(rev_occ, counts, n, ext_l, len_l, bound_l)
+        left = (ext_l, len_l, bound_l, cap_l, cols_l, stack[0], stack[1], stack[2])
+        # Strings this long and this rare are verified rather than walked on: -(bases still to go).
+        done = je - js - min(m, SMALL_FROM * (je - js))
+        n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r, len_r, e, bound_r, cap_r, cols_r,
+                               stack[3], stack[4], stack[5], stack[6], kids, left, (1, js, je - js), small, done,
+                               out, n_out)
+        total += c
+    return n_out, total
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: int, counts: np.ndarray,
+                     fwd_occ: np.ndarray, rev_occ: np.ndarray, small: int, saved: np.ndarray,
+                     n_saved: np.ndarray) -> np.ndarray:
+    """Candidates per query; accepted strings saved per query (n_saved may exceed the room: searched again)."""
+    nq = qoff.size - 1
+    cand = np.zeros(nq, dtype=np.int64)
+    for qi in prange(nq):
+        q = qcodes[qoff[qi]:qoff[qi + 1]]
+        n_saved[qi], cand[qi] = search_query(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, small, saved[qi])
+    return cand
+
+
+@njit(cache=True, nogil=True)
+def _piece_text_start(row: np.ndarray, n: int, counts: np.ndarray, fwd_occ: np.ndarray, fwd_mark: np.ndarray,
+                      fwd_ssa: np.ndarray, rev_occ: np.ndarray, rev_mark: np.ndarray, rev_ssa: np.ndarray,
+                      i: int) -> int:
+    plen, depth = row[2], row[3]
+    if row[0] == 1:  # the string starts with the piece; reverse text: p' = n - 1 - p - length
+        return n - 1 - locate(rev_occ, counts, rev_mark, rev_ssa, i) - (plen + depth)
+    return locate(fwd_occ, counts, fwd_mark, fwd_ssa, i) + depth  # the string ends with the piece
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
+                 cand_off: np.ndarray, n: int, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
+                 fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, rev_mark: np.ndarray,
+                 rev_ssa: np.ndarray, ref_starts: np.ndarray, small: int, saved: np.ndarray, n_saved: np.ndarray,
+                 win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
+    """Windows [diag - e, diag + m + e) (clipped to the piece's sequence) of every row of every accepted
+    string of queries [q_first, q_last), sorted by start per query."""
+    base = cand_off[q_first]
+    for qi in prange(q_first, q_last):
+        q = qcodes[qoff[qi]:qoff[qi + 1]]
+        m = q.size
+        e = qerr[qi >> 1]
+        rows = saved[qi]
+        if n_saved[qi] > rows.shape[0]:
+            rows = np.empty((n_saved[qi], ROW), dtype=np.int64)
+            search_query(q, e, n, counts, fwd_occ, rev_occ, small, rows)
+        w = cand_off[qi] - base
+        for r in range(n_saved[qi]):
+            row = rows[r]
+            for i in range(row[4], row[5]):
+                ps = _piece_text_start(row, n, counts, fwd_occ, fwd_mark, fwd_ssa, rev_occ, rev_mark, rev_ssa, i)
+                s = np.searchsorted(text_starts, ps, side="right") - 1
+                diag = ps - s - row[1]
+                win_start[w] = max(diag - e, ref_starts[s])
+                win_end[w] = min(diag + m + e, ref_starts[s + 1])
+                win_diag[w] = diag
+                w += 1
+        lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
+        _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])

@@ -1,0 +1,98 @@
+"""FM-index kernels: rank (O), backward search, locate through the sampled SA (see index/fm.py).
+
+Symbols are 0..4 = A C G T N (text codes 1..5). Intervals are half-open row ranges [lo, hi).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+M1 = np.uint64(0x5555555555555555)
+M2 = np.uint64(0x3333333333333333)
+M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+H01 = np.uint64(0x0101010101010101)
+ONE = np.uint64(1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def popcount(x: np.uint64) -> int:
+    x = x - ((x >> ONE) & M1)
+    x = (x & M2) + ((x >> np.uint64(2)) & M2)
+    x = (x + (x >> np.uint64(4))) & M4
+    return np.int64((x * H01) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rank(table: np.ndarray, width: int, c: int, i: int) -> int:
+    """Rows before i whose bit c is set, in a (blocks, 2 * width) count/bit table."""
+    w = i >> 6
+    below = (ONE << np.uint64(i & 63)) - ONE
+    return np.int64(table[w, c]) + popcount(table[w, width + c] & below)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def occ(occ_tab: np.ndarray, c: int, i: int) -> int:
+    """O(c, i): occurrences of symbol c in B[0..i)."""
+    return rank(occ_tab, 5, c, i)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def extend(occ_tab: np.ndarray, counts: np.ndarray, lo: int, hi: int, c: int) -> tuple[int, int]:
+    """Backward-search step: the rows of c + (rows [lo, hi))."""
+    return counts[c] + occ(occ_tab, c, lo), counts[c] + occ(occ_tab, c, hi)
+
+
+@njit(cache=True, nogil=True)
+def backward_search(occ_tab: np.ndarray, counts: np.ndarray, n: int, p: np.ndarray) -> tuple[int, int]:
+    """Rows of the suffixes starting with p (symbols 0..3; anything else, an N, matches nothing)."""
+    lo, hi = 0, n
+    for k in range(p.size - 1, -1, -1):
+        c = p[k]
+        if c > 3:
+            return 0, 0
+        lo, hi = extend(occ_tab, counts, lo, hi, c)
+        if lo >= hi:
+            return 0, 0
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
+def bwt_symbol(occ_tab: np.ndarray, i: int) -> int:
+    """B[i] as a symbol 0..4, or -1 for a separator."""
+    w = i >> 6
+    bit = np.uint64(i & 63)
+    for c in range(5):
+        if (occ_tab[w, 5 + c] >> bit) & ONE:
+            return c
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def locate(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, ssa: np.ndarray, i: int) -> int:
+    """SA[i]: walk LF to a sampled row (every separator row is one) and add the steps taken."""
+    steps = 0
+    while not (mark[i >> 6, 1] >> np.uint64(i & 63)) & ONE:
+        c = bwt_symbol(occ_tab, i)
+        i = counts[c] + occ(occ_tab, c, i)
+        steps += 1
+    return np.int64(ssa[rank(mark, 1, 0, i)]) + steps
+
+
+@njit(cache=True, nogil=True)
+def lower_bounds(occ_tab: np.ndarray, counts: np.ndarray, n: int, ext: np.ndarray, length: int,
+                 bound: np.ndarray) -> None:
+    """BWA's D array: bound[i] = edits that ext[i:length] needs to match anywhere in the text (greedy cut
+    into pieces that do not occur; each costs one edit). occ_tab must index the text in which extending the
+    piece by ext[i] is a backward-search step (the other index than the one the pattern is searched in)."""
+    bound[length] = 0
+    k = 0
+    lo, hi = 0, n
+    for i in range(length - 1, -1, -1):
+        c = ext[i]
+        if c <= 3:
+            lo, hi = extend(occ_tab, counts, lo, hi, c)
+        if c > 3 or lo >= hi:
+            k += 1
+            lo, hi = 0, n
+        bound[i] = k

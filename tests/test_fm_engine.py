@@ -1,0 +1,229 @@
+"""The FM-index engine: Salavert's toy example as a fixture, and exactly the oracle's locations (and so the
+neighborhood engine's) on random and repetitive genomes, for e = 0..5, with N in reads and reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import batch_of, random_genome, repetitive_genome, sample_reads, seedmap_locations
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracle import oracle_locations
+
+from seedmap.engines.fm import FmEngine
+from seedmap.filter.fm_scheme import search_query
+from seedmap.filter.fm_search import backward_search, locate, lower_bounds, occ
+from seedmap.index import fm
+from seedmap.io.alphabet import encode
+from seedmap.io.reference import Reference
+from seedmap.pipeline import errors_per_read
+from seedmap.pipeline import locate as locate_batch
+from seedmap.verify.bulk import bulk_distances
+
+# ------------------------------------------------------------------------------- the toy example (§2.1.1)
+
+TOY = Reference.from_codes(["x"], [encode(b"AGGAGC")])  # text AGGAGC$ ($ = the separator, smallest)
+
+
+def codes(s: str) -> np.ndarray:
+    return encode(s.encode()).astype(np.int64)
+
+
+def test_toy_suffix_array_bwt_and_tables():
+    text, starts = fm.make_text(TOY)
+    assert text.tolist() == [1, 3, 3, 1, 3, 2, 0] and starts.tolist() == [0, 7]
+    sa = fm.suffix_array(text)
+    assert sa.tolist() == [6, 3, 0, 5, 2, 4, 1]  # S
+    assert np.argsort(sa).tolist() == [2, 6, 4, 1, 5, 3, 0]  # R = S^-1
+    assert "".join("$ACGTN"[c] for c in fm.bwt_of(text, sa)) == "CG$GGAA"  # B
+    assert (fm.symbol_counts(text) - 1)[:4].tolist() == [0, 2, 3, 6]  # C without $ (ours counts the $)
+    occ_tab, _, _ = fm.one_text(text, 1)
+    want = {"A": [0, 0, 0, 0, 0, 0, 1, 2], "C": [0, 1, 1, 1, 1, 1, 1, 1], "G": [0, 0, 1, 1, 2, 3, 3, 3],
+            "T": [0] * 8}
+    for c, column in enumerate("ACGT"):
+        assert [occ(occ_tab, c, i) for i in range(8)] == want[column], column
+
+
+@pytest.mark.parametrize("r", [1, 2, 3, 7])
+def test_toy_searches_and_locate(r):
+    ix = fm.build(TOY, r)
+    # Seed: AGG -> [2, 2], S[2] = 0; AG -> [1, 2], S = {3, 0} (closed intervals; ours are half-open).
+    for pattern, rows, positions in (("AGG", (2, 3), [0]), ("AG", (1, 3), [3, 0]), ("GGAGC", (6, 7), [1]),
+                                     ("T", (0, 0), []), ("CA", (0, 0), [])):
+        assert backward_search(ix.fwd_occ, ix.counts, ix.n, codes(pattern)) == rows, pattern
+        got = [locate(ix.fwd_occ, ix.counts, ix.fwd_mark, ix.fwd_ssa, i) for i in range(*rows)]
+        assert got == positions, pattern
+        # The reverse-text index finds the reversed pattern at n - 1 - p - len.
+        lo, hi = backward_search(ix.rev_occ, ix.counts, ix.n, codes(pattern)[::-1].copy())
+        rev = sorted(ix.n - 1 - locate(ix.rev_occ, ix.counts, ix.rev_mark, ix.rev_ssa, i) - len(pattern)
+                     for i in range(lo, hi))
+        assert rev == sorted(positions), pattern
+    assert [locate(ix.fwd_occ, ix.counts, ix.fwd_mark, ix.fwd_ssa, i) for i in range(7)] == [6, 3, 0, 5, 2, 4, 1]
+
+
+def test_toy_inexact_search():
+    ix = fm.build(TOY, 2)
+    out = np.zeros((16, 6), dtype=np.int64)
+    # AGCAGC is one substitution from AGGAGC: its piece AGC (of AGC|AGC) is exact, the other costs one edit.
+    n_rows, cand = search_query(codes("AGCAGC"), 1, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out)
+    assert cand >= 1 and n_rows >= 1
+    assert search_query(codes("AGCAGC"), 0, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out) == (0, 0)
+    assert search_query(codes("AGGAGC"), 0, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out)[1] == 1
+    assert search_query(codes("TTTTTT"), 2, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out) == (0, 0)
+
+
+def test_lower_bounds():
+    ix = fm.build(TOY, 2)
+    bound = np.zeros(7, dtype=np.int64)
+    lower_bounds(ix.fwd_occ, ix.counts, ix.n, codes("TTAGGA"), 6, bound)
+    assert bound.tolist() == [2, 1, 0, 0, 0, 0, 0]  # T and T never occur; AGGA does
+    lower_bounds(ix.fwd_occ, ix.counts, ix.n, codes("GNCAG"), 5, bound)
+    assert bound[:6].tolist() == [2, 2, 1, 0, 0, 0]  # CAG does not occur (CA does not); N never does
+
+
+# --------------------------------------------------------------------------------- against the oracle
+
+
+def fm_locations(ref: Reference, reads: list[np.ndarray], errors: float, r: int = 4, small: int = 0) -> list[set]:
+    """Locations found by the FM engine; small = 0: every candidate string is walked to its end."""
+    engine = FmEngine(fm.build(ref, r), ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask,
+                      verify_below=small)
+    batch = batch_of(reads)
+    loc, _ = locate_batch(batch, engine, ref, errors_per_read(batch.lengths, errors))
+    out: list[set] = [set() for _ in reads]
+    for q, s, e, d in zip(loc.query, loc.start, loc.end, loc.dist, strict=True):
+        out[q >> 1].add((int(q & 1), int(s), int(e), int(d)))
+    return out
+
+
+def check(ref: Reference, reads: list[np.ndarray], errors: float, r: int = 4, small: int = 0) -> int:
+    got = fm_locations(ref, reads, errors, r, small)
+    ref_codes = ref.codes()
+    e_of = errors_per_read(np.array([x.size for x in reads]), errors)
+    total = 0
+    for i, read in enumerate(reads):
+        e = int(e_of[i])
+        if read.size <= e:
+            assert got[i] == set()
+            continue
+        want = oracle_locations(read, ref_codes, ref.starts, e)
+        assert got[i] == want, f"read {i} (len {read.size}, e={e}): missing {want - got[i]}, extra {got[i] - want}"
+        total += len(want)
+    return total
+
+
+@pytest.mark.parametrize("e", [0, 1, 2, 3, 4, 5])
+def test_random_genome(rng, e):
+    seqs = [random_genome(rng, 3000), random_genome(rng, 1200)]
+    ref = Reference.from_codes(["a", "b"], seqs)
+    reads = sample_reads(rng, seqs, 40, (40, 101), e + 1)
+    assert check(ref, reads, e, r=5) > 20
+
+
+@pytest.mark.parametrize("e", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("small", [0, 8])
+def test_repetitive_genome(rng, e, small):
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 40, (20, 90), e + 1)
+    assert check(ref, reads, e, small=small) > 30
+
+
+def test_rate_errors_long_and_short_reads(rng):
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 12, (150, 260), 12) + sample_reads(rng, seqs, 30, (3, 14), 3)
+    check(ref, reads, 0.05)
+    check(ref, reads[12:], 2)
+
+
+def test_reads_across_reference_n(rng):
+    """A read over a reference N run (each N an edit) and reads with N: searched through, never lost."""
+    g = random_genome(rng, 600)
+    g[300:302] = 4
+    ref = Reference.from_codes(["g", "h"], [g, random_genome(rng, 50)])
+    reads = [g[280:330].copy(), g[250:320].copy(), g[299:303].copy()]
+    reads[1][[5, 40]] = 4
+    assert check(ref, reads, 3, r=3) >= 2
+
+
+def test_same_locations_as_neighborhood_engine(rng):
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 60, (40, 120), 5)
+    a = fm_locations(ref, reads, 0.05, r=8, small=3)
+    b = seedmap_locations(ref, reads, 0.05, u=6, l=10)
+    assert a == b and sum(map(len, a)) > 50
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), e=st.integers(0, 4), m=st.integers(5, 60), r=st.integers(1, 40),
+       small=st.sampled_from([0, 1, 5]))
+def test_property(seed, e, m, r, small):
+    rng = np.random.default_rng(seed)
+    g = random_genome(rng, 400)
+    g[100:250] = np.resize(random_genome(rng, 3), 150)
+    g[rng.integers(0, 400, 3)] = 4
+    ref = Reference.from_codes(["g", "t"], [g, random_genome(rng, 9)])
+    reads = sample_reads(rng, [g], 4, (m, m + 1), e + 1)
+    check(ref, reads, e, r=r, small=small)
+
+
+# ------------------------------------------------------------------------------ CLI / runner / store
+
+
+def test_stored_index_maps_like_neighborhood_for_threads_and_batches(tmp_path):
+    """Index on disk (memory-mapped), several thread counts and batch sizes: the neighborhood's SAM."""
+    from test_determinism import EXAMPLES, _map
+
+    from seedmap.runner import build_index
+
+    ref = tmp_path / "ref.fa.gz"
+    ref.write_bytes((EXAMPLES / "ref.fa.gz").read_bytes())
+    build_index(str(ref), None, "neighborhood", {"u": 10, "l": 16})
+    build_index(str(ref), None, "fm", {"r": 8})
+    a = _map(ref, tmp_path / "a.sam", threads=1, batch=100_000)
+    b = _map(ref, tmp_path / "b.sam", threads=2, batch=777, kind="fm")
+    c = _map(ref, tmp_path / "c.sam", threads=1, batch=5000, kind="fm")
+    assert a == b == c and len(a) > 5000
+
+
+def test_cli_rejects_bad_sample_rate(tmp_path, capsys):
+    from seedmap.cli import main
+
+    ref = tmp_path / "ref.fa"
+    ref.write_text(">a\nACGTACGTAC\n")
+    assert main(["index", "--kind", "fm", "-r", "0", str(ref)]) == 1
+    assert capsys.readouterr().err.strip() == "seedmap: error: the SA sample rate must be 1..1024, got 0"
+    assert not (tmp_path / "ref.fa.fm.smi").exists()
+
+
+@pytest.mark.parametrize("e", [2, 3])
+def test_every_error_distribution_at_piece_starts(rng, e):
+    """Edits at the first bases of pieces, in every distribution over the e + 1 pieces, and read lengths
+    that do not divide evenly: the per-piece caps of the scheme are exactly tight there."""
+    import itertools
+
+    g = random_genome(rng, 3000)
+    ref = Reference.from_codes(["g"], [g])
+    k = e + 1
+    reads = []
+    for m in (3 * k + 1, 4 * k - 1, 5 * k + 2):
+        bounds = [p * m // k for p in range(k)]
+        for a in itertools.product(range(e + 1), repeat=k):
+            if sum(a) != e:
+                continue
+            for kind in ("sub", "ins", "del"):
+                p0 = int(rng.integers(0, g.size - m - 10))
+                read = list(g[p0:p0 + m + e])
+                for p in reversed(range(k)):  # right to left: earlier piece starts stay put
+                    for t in range(a[p]):
+                        i = bounds[p] + t
+                        if kind == "sub" or i == 0:
+                            read[i] = (read[i] + 1) % 4
+                        elif kind == "ins":
+                            read.insert(bounds[p], (read[bounds[p]] + 2) % 4)
+                        else:
+                            del read[bounds[p]]
+                reads.append(np.array(read[:m], dtype=np.uint8))
+    assert check(ref, reads, e, r=3) >= len(reads)
