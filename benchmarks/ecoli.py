@@ -16,6 +16,9 @@ alignment_start), so bwa mem's local clipping does not hide hits.
 Tool command lines (E = --e, L = read length, T = --threads):
   seedmap  seedmap index ref.fa ; seedmap map -t T -e E ref.fa reads.fq -o seedmap.sam
   seedmap-kmer  seedmap index --kind kmer ref.fa ; seedmap map --engine kmer -t T -e E ref.fa reads.fq ...
+  seedmap-fm    seedmap index --kind fm ref.fa ; seedmap map --engine fm -t T -e E ref.fa reads.fq ...
+  seedmap-bpr   seedmap index ref.fa ; seedmap map --filter bpr --fe 1 -t T -e E ref.fa reads.fq ...
+                (every seedmap variant's sorted SAM records are compared with the default's)
   yara     yara_indexer -o idx ref.fa ;
            yara_mapper -t T -e ceil(100E/L) -s ceil(100E/L) -y full -sa record -o yara.sam idx reads.fq
            (-s = strata equal to -e reports every alignment up to the error rate, not just the
@@ -56,7 +59,8 @@ from benchutil import (
     write_fasta_record,
 )
 
-TOOLS = ("seedmap", "seedmap-kmer", "yara", "bwa", "bowtie2", "razers3")
+TOOLS = ("seedmap", "seedmap-kmer", "seedmap-fm", "seedmap-bpr", "yara", "bwa", "bowtie2", "razers3")
+SEEDMAP_VARIANTS = tuple(t for t in TOOLS if t.startswith("seedmap-"))
 TRUTH = "razers3"
 START = time.perf_counter()
 
@@ -142,6 +146,8 @@ def make_plans(args: argparse.Namespace, ref: Path, reads: Path, work: Path) -> 
     seedmap = seedmap_prefix(args.seedmap_cmd)
     sm_ref = str(work / "seedmap" / ref.name)  # private copy, so its index lands in a fresh dir
     km_ref = str(work / "seedmap-kmer" / ref.name)
+    fm_ref = str(work / "seedmap-fm" / ref.name)
+    bpr_ref = str(work / "seedmap-bpr" / ref.name)
     idx = {tool: str(work / tool / "idx") for tool in TOOLS}
     sam = {tool: work / tool / f"{tool}.sam" for tool in TOOLS}
     pct = yara_percent(args.e, args.read_len)
@@ -156,6 +162,15 @@ def make_plans(args: argparse.Namespace, ref: Path, reads: Path, work: Path) -> 
                  [[*seedmap, "index", "--kind", "kmer", km_ref]],
                  [*seedmap, "map", "--engine", "kmer", "-t", t, "-e", e, km_ref, r, "-o", str(sam["seedmap-kmer"])],
                  sam["seedmap-kmer"]),
+        ToolPlan("seedmap-fm", seedmap[:1],
+                 [[*seedmap, "index", "--kind", "fm", fm_ref]],
+                 [*seedmap, "map", "--engine", "fm", "-t", t, "-e", e, fm_ref, r, "-o", str(sam["seedmap-fm"])],
+                 sam["seedmap-fm"]),
+        ToolPlan("seedmap-bpr", seedmap[:1],
+                 [[*seedmap, "index", bpr_ref]],
+                 [*seedmap, "map", "--filter", "bpr", "--fe", "1", "-t", t, "-e", e, bpr_ref, r,
+                  "-o", str(sam["seedmap-bpr"])],
+                 sam["seedmap-bpr"]),
         ToolPlan("yara", ["yara_indexer", "yara_mapper"],
                  [["yara_indexer", "-o", idx["yara"], str(ref)]],
                  ["yara_mapper", "-t", t, "-e", pct, "-s", pct, "-y", "full", "-sa", "record",
@@ -437,12 +452,13 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.threads} threads, truth = razers3, slack = {args.slack} bp\n"
     )
     print(markdown_table(header, table_rows(results, truth, args.slack)))
-    for name in ("seedmap", "seedmap-kmer"):
+    for name in ("seedmap", *SEEDMAP_VARIANTS):
         line = ratio_line(by_name, name, "yara")
         print(f"\n{line}" if line else f"\n{name}/yara wall time: n/a (needs both)")
-    same = same_records(work / "seedmap" / "seedmap.sam", work / "seedmap-kmer" / "seedmap-kmer.sam")
-    if same is not None:
-        print(f"\nseedmap (neighborhood) vs seedmap-kmer SAM records after sorting: {same}")
+    for name in SEEDMAP_VARIANTS:
+        same = same_records(work / "seedmap" / "seedmap.sam", work / name / f"{name}.sam")
+        if same is not None:
+            print(f"\nseedmap (neighborhood, bs) vs {name} SAM records after sorting: {same}")
     for note in notes:
         print(f"- {note}")
     print(f"\ntotal script time {time.perf_counter() - START:.1f}s")
