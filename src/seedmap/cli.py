@@ -240,6 +240,11 @@ def _run_pairs(args: argparse.Namespace, opts: object, engine_options: dict, com
 
     if args.interleaved and args.reads2 is not None:
         raise SeedmapError("give either two read files or -p with one interleaved file, not both")
+    if args.device != "cpu":
+        from seedmap.backends.cuda.device import resolve
+
+        if resolve(args.device).kind != "cpu":  # still fails fast when a named GPU is missing
+            log.warning("paired-end reads are mapped on the CPU for now: --device %s is not used", args.device)
     insert = None
     if args.insert_size is not None:
         try:
