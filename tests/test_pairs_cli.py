@@ -99,3 +99,20 @@ def test_bad_paired_input(pair_files, args, message):
     assert proc.returncode != 0
     assert len(errors) == 1 and errors[0].startswith("seedmap: error: ") and message in errors[0], proc.stderr
     assert sorted(os.listdir(pair_files)) == before
+
+
+def test_paired_bam_with_read_group(pair_files, tmp_path):
+    """Paired runs write through the same sink as single-end ones: BAM, @RG and RG:Z: on every record."""
+    import pysam
+
+    sam = seedmap(pair_files, "map", "-q", "ref.fa", "r1.fq", "r2.fq", "-o", str(tmp_path / "p.sam"))
+    bam = seedmap(pair_files, "map", "-q", "--rg", r"@RG\tID:lane1\tSM:s1", "ref.fa", "r1.fq", "r2.fq",
+                  "-o", str(tmp_path / "p.bam"))
+    assert sam.returncode == bam.returncode == 0, sam.stderr + bam.stderr
+    with pysam.AlignmentFile(str(tmp_path / "p.bam"), "rb") as fh:
+        assert fh.header.to_dict()["RG"] == [{"ID": "lane1", "SM": "s1"}]
+        records = [r.to_string() for r in fh]
+    expected = [line + "\tRG:Z:lane1" for line in (tmp_path / "p.sam").read_text().splitlines()
+                if not line.startswith("@")]
+    assert records == expected and len(records) >= 800
+    assert all(int(r.split("\t")[1]) & 1 for r in records)
