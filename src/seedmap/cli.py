@@ -21,8 +21,9 @@ when the read is cut into at least e + 1 disjoint windows that are looked up exa
 default plan (--windows 0 = e + 1, --step 0 = disjoint, --fe 0), for every read length and e: windows
 are min(u + l, m // (e + 1)) long, and a window shorter than the index's word is still one exact range
 lookup. Choices that lose the guarantee, and are warned about:
-  --windows K < e + 1        fewer windows; with --fe F and K * (F + 1) >= e + 1 only locations whose
-                             edits are all substitutions are guaranteed
+  --windows K < e + 1        fewer windows; --fe F (substitutions in a window's neighborhood part)
+                             finds more but guarantees nothing: the seed part is exact, so K
+                             substitutions, one per seed, can hide a location
   --step D                   sliding windows every D bases (Tran's delta); guaranteed only when they
                              contain e + 1 disjoint windows (e.g. D dividing the window length)
 Reads not longer than e are reported unmapped (they would match everywhere).
@@ -74,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="seed length u (default %(default)s; the seed table has 4^u entries)")
     ix.add_argument("-l", "--neighborhood-length", type=int, default=neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH,
                     help="neighborhood length l, at most 16 (default %(default)s)")
+    ix.add_argument("--ph", action="store_true",
+                    help="also build every seed block's BDZ perfect hash, for map --filter ph (about 1.23 x 8 "
+                         "bytes per unique neighborhood)")
     ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K,
                     help="k-mer length for --kind kmer, at most 14 (default %(default)s)")
     ix.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
@@ -98,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--windows", type=nonnegative_int, default=0, help="disjoint windows per read (0 = e + 1)")
     mp.add_argument("--step", type=nonnegative_int, default=0, help="sliding windows with this step (0 = disjoint)")
     mp.add_argument("--fe", type=nonnegative_int, default=0, help="substitutions allowed in a window's neighborhood")
+    mp.add_argument("--filter", choices=["bs", "ph"], default="bs",
+                    help="neighborhood engine: look each pattern up by binary search in its seed block (bs, "
+                         "default) or in the block's perfect hash (ph: constant time; built in memory when the "
+                         "index was not built with --ph); same hits either way")
     mp.add_argument("--batch-size", type=positive_int, default=100_000, help="reads per batch (default %(default)s)")
     mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     return p
@@ -142,11 +150,15 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
 
     if args.command == "index":
         if args.kind == "kmer":
+            if args.ph:
+                raise SeedmapError("--ph builds perfect hashes of a neighborhood index, not of --kind kmer")
             kmer.check_parameters(args.kmer_length)
             params = {"k": args.kmer_length}
         else:
             neighborhood.check_parameters(args.seed_length, args.neighborhood_length)
             params = {"u": args.seed_length, "l": args.neighborhood_length}
+            if args.ph:
+                params["ph"] = True
         runner.build_index(args.reference, args.output, args.kind, params)
         return 0
     import numba
@@ -156,7 +168,10 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     opts = MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits)
     command_line = shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)])
-    engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency}
+    if args.filter != "bs" and args.engine != "neighborhood":
+        raise SeedmapError(f"--filter {args.filter} needs the neighborhood engine, not --engine {args.engine}")
+    engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency,
+                      "filter": args.filter}
     runner.run_map(args.reference, args.reads, args.output, opts, index_path=args.index,
                    engine_options=engine_options, batch_reads=args.batch_size, command_line=command_line,
                    progress=sys.stderr.isatty() and not args.quiet, kind=args.engine)

@@ -19,9 +19,11 @@ import numpy as np
 from seedmap.engines.base import CandidateEngine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.engines.neighborhood_ph import PerfectHashEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter import plan
 from seedmap.index import kmer, neighborhood, store
+from seedmap.index.perfect_hash import PerfectHash
 from seedmap.io.reads import ReadBatch, read_batches
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.io.sam import header
@@ -29,6 +31,9 @@ from seedmap.pipeline import MapOptions, SamFormatter, errors_per_read, map_batc
 from seedmap.verify.bulk import bulk_distances
 
 log = logging.getLogger("seedmap")
+
+# `seedmap map --filter`: how a neighborhood engine looks its windows' patterns up.
+NEIGHBORHOOD_FILTERS = {"bs": NeighborhoodEngine, "ph": PerfectHashEngine}
 
 
 @dataclass
@@ -46,12 +51,13 @@ class IndexKind:
 KINDS = {
     "neighborhood": IndexKind(
         "neighborhood", ("seed_start", "nbs", "nb_pos", "pos"),
-        build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"]),
+        build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"], ph=p.get("ph", False)),
         from_arrays=lambda p, a: neighborhood.NeighborhoodIndex(p["u"], p["l"], a["seed_start"], a["nbs"],
-                                                                a["nb_pos"], a["pos"]),
-        engine=lambda ix, ref, o: NeighborhoodEngine(ix, ref.starts, windows=o.get("windows", 0),
-                                                        step=o.get("step", 0), fe=o.get("fe", 0)),
-        describe=lambda ix: f"u={ix.u}, l={ix.l}: {ix.pos.size} positions, {ix.nbs.size} unique words"),
+                                                                a["nb_pos"], a["pos"], PerfectHash.from_arrays(a)),
+        engine=lambda ix, ref, o: NEIGHBORHOOD_FILTERS[o.get("filter", "bs")](
+            ix, ref.starts, windows=o.get("windows", 0), step=o.get("step", 0), fe=o.get("fe", 0)),
+        describe=lambda ix: f"u={ix.u}, l={ix.l}: {ix.pos.size} positions, {ix.nbs.size} unique words"
+                            + (", perfect hashes" if ix.ph is not None else "")),
     "kmer": IndexKind(
         "kmer", ("offsets", "pos"),
         build=lambda ref, p: kmer.build(ref, p["k"]),

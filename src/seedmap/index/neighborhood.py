@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from seedmap.index import perfect_hash
+from seedmap.index.perfect_hash import PerfectHash
 from seedmap.index.words import sorted_words
 from seedmap.io.reference import Reference
 
@@ -35,13 +37,15 @@ class NeighborhoodIndex:
     nbs: np.ndarray  # uint32 unique neighborhoods, sorted within each seed block
     nb_pos: np.ndarray  # int64, len(nbs) + 1, index into pos
     pos: np.ndarray  # uint32 or int64 reference positions
+    ph: PerfectHash | None = None  # per-block BDZ perfect hashes (seedmap index --ph; map --filter ph)
 
     @property
     def word(self) -> int:
         return self.u + self.l
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"seed_start": self.seed_start, "nbs": self.nbs, "nb_pos": self.nb_pos, "pos": self.pos}
+        arrays = {"seed_start": self.seed_start, "nbs": self.nbs, "nb_pos": self.nb_pos, "pos": self.pos}
+        return arrays | (self.ph.arrays() if self.ph is not None else {})
 
 
 def check_parameters(u: int, l: int) -> None:
@@ -53,7 +57,9 @@ def check_parameters(u: int, l: int) -> None:
         raise SeedmapError(f"neighborhood length must be 0..{MAX_NEIGHBORHOOD_LENGTH}, got {l}")
 
 
-def build(ref: Reference, u: int = DEFAULT_SEED_LENGTH, l: int = DEFAULT_NEIGHBORHOOD_LENGTH) -> NeighborhoodIndex:
+def build(ref: Reference, u: int = DEFAULT_SEED_LENGTH, l: int = DEFAULT_NEIGHBORHOOD_LENGTH,
+          ph: bool = False) -> NeighborhoodIndex:
+    """The index; with ph, also every seed block's perfect hash (index/perfect_hash.py)."""
     check_parameters(u, l)
     keys, pos = sorted_words(ref, u + l)
     first = np.empty(keys.size, dtype=bool)
@@ -65,4 +71,7 @@ def build(ref: Reference, u: int = DEFAULT_SEED_LENGTH, l: int = DEFAULT_NEIGHBO
     seeds = (unique >> np.uint64(2 * l)).astype(np.int64)
     seed_start = np.zeros(4**u + 1, dtype=np.int64)
     np.cumsum(np.bincount(seeds, minlength=4**u), out=seed_start[1:])
-    return NeighborhoodIndex(u, l, seed_start, nbs, nb_pos, pos)
+    index = NeighborhoodIndex(u, l, seed_start, nbs, nb_pos, pos)
+    if ph:
+        index.ph = perfect_hash.build(seed_start, nbs)
+    return index
