@@ -6,9 +6,9 @@ most one). So with e + 1 disjoint windows one window matches the reference exact
 up exactly finds every location. Windows are as long as the index allows (u + l) but no longer than
 m // (e + 1); a window shorter than u is still a single range lookup in the big-endian index.
 
-With `fe` substitutions allowed per window and fewer windows (k * (fe + 1) >= e + 1), a location is still
-found when its edits are all substitutions, but an indel can spoil a window: that plan is not fully
-sensitive under edit distance, and seedmap warns.
+`fe` substitutions allowed in a window's neighborhood part add no guarantee: the seed part (u bases) is
+looked up exactly, so one substitution in each seed defeats any plan with fewer than e + 1 windows
+(k (fe + 1) >= e + 1 is not enough). Such plans find more, not everything, and seedmap warns.
 """
 
 from __future__ import annotations
@@ -58,6 +58,4 @@ def guarantee(m: int, e: int, lmax: int, windows: int, step: int, fe: int) -> st
     disjoint = max_disjoint(offsets, length)
     if disjoint >= e + 1:
         return FULL
-    if disjoint * (fe + 1) >= e + 1:
-        return SUBSTITUTIONS_ONLY
-    return NONE
+    return NONE  # (fe does not help: see the module docstring; SUBSTITUTIONS_ONLY is never claimed)
