@@ -65,13 +65,14 @@ def _lookup_all(keys: np.ndarray, seed_start: np.ndarray, probes: np.ndarray, ph
                 ph_block: np.ndarray, ph_g: np.ndarray, ph_table: np.ndarray) -> tuple[int, int]:
     """(keys not found at their rank, probes wrongly found); probe rows: block, key (never a key there)."""
     wrong = 0
+    vs = np.empty(3, dtype=np.int64)
     for a in range(seed_start.size - 1):
         for i in range(seed_start[a], seed_start[a + 1]):
-            if ph.find(np.int64(keys[i]), a, ph_off, ph_block, ph_g, ph_table) != i - seed_start[a]:
+            if ph.find(np.int64(keys[i]), a, ph_off, ph_block, ph_g, ph_table, vs) != i - seed_start[a]:
                 wrong += 1
     false = 0
     for k in range(probes.shape[0]):
-        if ph.find(probes[k, 1], probes[k, 0], ph_off, ph_block, ph_g, ph_table) >= 0:
+        if ph.find(probes[k, 1], probes[k, 0], ph_off, ph_block, ph_g, ph_table, vs) >= 0:
             false += 1
     return wrong, false
 

@@ -25,8 +25,9 @@ def same_candidates(ref: Reference, reads: list[np.ndarray], errors: float, u: i
     bs, ph = engines(ref, u, l, **plan)
     batch = batch_of(reads)
     qerr = errors_per_read(batch.lengths, errors)
-    qb, wb = bs.candidate_windows(batch.codes, batch.offsets, qerr)
-    qp, wp = ph.candidate_windows(batch.codes, batch.offsets, qerr)
+    qcodes, qoff = batch.queries()
+    qb, wb = bs.candidate_windows(qcodes, qoff, qerr)
+    qp, wp = ph.candidate_windows(qcodes, qoff, qerr)
     assert np.array_equal(qb, qp) and np.array_equal(wb, wp)
     return qb.size
 

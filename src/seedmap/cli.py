@@ -158,7 +158,9 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
             neighborhood.check_parameters(args.seed_length, args.neighborhood_length)
             params = {"u": args.seed_length, "l": args.neighborhood_length}
             if args.ph:
-                params["ph"] = True
+                from seedmap.index.perfect_hash import VERSION
+
+                params["ph"] = VERSION
         runner.build_index(args.reference, args.output, args.kind, params)
         return 0
     import numba

@@ -51,9 +51,10 @@ class IndexKind:
 KINDS = {
     "neighborhood": IndexKind(
         "neighborhood", ("seed_start", "nbs", "nb_pos", "pos"),
-        build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"], ph=p.get("ph", False)),
+        build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"], ph=bool(p.get("ph"))),
         from_arrays=lambda p, a: neighborhood.NeighborhoodIndex(p["u"], p["l"], a["seed_start"], a["nbs"],
-                                                                a["nb_pos"], a["pos"], PerfectHash.from_arrays(a)),
+                                                                a["nb_pos"], a["pos"],
+                                                                PerfectHash.from_arrays(a, p.get("ph"))),
         engine=lambda ix, ref, o: NEIGHBORHOOD_FILTERS[o.get("filter", "bs")](
             ix, ref.starts, windows=o.get("windows", 0), step=o.get("step", 0), fe=o.get("fe", 0)),
         describe=lambda ix: f"u={ix.u}, l={ix.l}: {ix.pos.size} positions, {ix.nbs.size} unique words"

@@ -18,7 +18,7 @@ from numba import njit, prange
 
 from seedmap.filter.neighborhood_bs import _emit, _sort_windows, _window_ranges, max_patterns
 from seedmap.filter.plan import window_plan
-from seedmap.index.perfect_hash import find
+from seedmap.index.perfect_hash import find_in
 
 
 @njit(cache=True, nogil=True)
@@ -44,6 +44,8 @@ def window_ranges_ph(q: np.ndarray, o: int, length: int, u: int, l: int, fe: int
     # Degenerated patterns exactly as neighborhood_bs enumerates them.
     kmax = min(fe, l)
     idx = np.empty(max(kmax, 1), dtype=np.int64)
+    vs = np.empty(3, dtype=np.int64)
+    seed, r, slots = np.int64(ph_block[a, 0]), np.int64(ph_block[a, 1]), ph_off[a]
     for k in range(kmax + 1):
         for i in range(k):
             idx[i] = i
@@ -57,7 +59,7 @@ def window_ranges_ph(q: np.ndarray, o: int, length: int, u: int, l: int, fe: int
                     new = (old + 1 + d % 3) & 3
                     d //= 3
                     value += (new - old) << bit
-                rank = find(value, a, ph_off, ph_block, ph_g, ph_table)
+                rank = find_in(value, seed, r, slots, ph_g, ph_table, vs)
                 if rank >= 0:
                     out[n, 0] = nb_pos[b0 + rank]
                     out[n, 1] = nb_pos[b0 + rank + 1]

@@ -2,9 +2,12 @@
 
 Per seed block with N unique neighborhoods (keys): r = ceil(1.23 N / 3), |V| = 3r vertices in three
 parts. A key k (a 2-bit neighborhood code, hashed as its 4 little-endian bytes) is the edge
-{h0 % r, h1 % r + r, h2 % r + 2r}, (h0, h1, h2) = Bob Jenkins' hash vector (lookup2 mix, as CMPH's
-jenkins_hash_vector) parameterised by one 32-bit Jseed. Seeds are tried until the 3-hypergraph peels
-(acyclic); after ATTEMPTS failures r grows (tiny blocks, e.g. N = 2 with r = 1, can never peel).
+{f(h0), f(h1) + r, f(h2) + 2r}, (h0, h1, h2) = Bob Jenkins' hash vector (lookup2 mix, as CMPH's
+jenkins_hash_vector) parameterised by one 32-bit Jseed, f reducing to [0, r). CMPH and Tran's worked
+example use f(h) = h % r (tests/test_perfect_hash.py reproduces the example's hypergraph with it);
+queries here use a division-free f (_reduce), which peels as well. Seeds are tried until the
+3-hypergraph peels (acyclic); after ATTEMPTS failures r grows (tiny blocks, e.g. N = 2 with r = 1,
+can never peel).
 Assignment in reverse peeling order: the first unvisited vertex v_i of each edge gets
 g = (i - g[other] - g[other]) mod 3 (3 = unassigned counts as 0), so phf(k) = v_j with
 j = (g[v0] + g[v1] + g[v2]) mod 3 is one-to-one on the keys.
@@ -30,11 +33,14 @@ import numpy as np
 from numba import njit, prange
 
 GOLDEN = 0x9E3779B9
+FIBONACCI = 0x9E3779B1  # odd 32-bit multiplier (2^32 / golden ratio, rounded to a prime)
 MASK = 0xFFFFFFFF
 # Seed attempts at one table size before it grows; Tran reports < 1000 attempts at 1.23, CMPH tries 1000.
 ATTEMPTS = 24
 UNASSIGNED = 3
 ARRAYS = ("ph_off", "ph_block", "ph_g", "ph_table")
+# Stored in the index header (params["ph"]): perfect hashes from another hash variant are not used.
+VERSION = "bdz3-jenkins2-fibrange-1"
 
 
 @dataclass
@@ -48,36 +54,39 @@ class PerfectHash:
         return {"ph_off": self.ph_off, "ph_block": self.ph_block, "ph_g": self.ph_g, "ph_table": self.ph_table}
 
     @classmethod
-    def from_arrays(cls, arrays: dict) -> PerfectHash | None:
-        if not all(name in arrays for name in ARRAYS):
+    def from_arrays(cls, arrays: dict, version: object = VERSION) -> PerfectHash | None:
+        """The stored perfect hashes, or None when there are none or they are of another VERSION."""
+        if version != VERSION or not all(name in arrays for name in ARRAYS):
             return None
         return cls(*(arrays[name] for name in ARRAYS))
 
 
 # ---------------------------------------------------------------- Jenkins hash (lookup2 / CMPH)
-# 32-bit arithmetic in int64 with masks (numba would turn mixed unsigned arithmetic into floats).
+# 32-bit arithmetic in int64 (numba would turn mixed unsigned arithmetic into floats).
 
 @njit(cache=True, nogil=True, inline="always")
 def _mix(a: int, b: int, c: int) -> tuple[int, int, int]:
-    a = (a - b - c) & MASK
-    a ^= c >> 13
-    b = (b - c - a) & MASK
-    b ^= (a << 8) & MASK
-    c = (c - a - b) & MASK
-    c ^= b >> 13
-    a = (a - b - c) & MASK
-    a ^= c >> 12
-    b = (b - c - a) & MASK
-    b ^= (a << 16) & MASK
-    c = (c - a - b) & MASK
-    c ^= b >> 5
-    a = (a - b - c) & MASK
-    a ^= c >> 3
-    b = (b - c - a) & MASK
-    b ^= (a << 10) & MASK
-    c = (c - a - b) & MASK
-    c ^= b >> 15
-    return a, b, c
+    """lookup2's mix. Subtractions, left shifts and XOR keep the low 32 bits right whatever lies above
+    them (int64 arithmetic wraps), so the high bits are cleared only before right shifts and at the end."""
+    a = a - b - c
+    a ^= (c & MASK) >> 13
+    b = b - c - a
+    b ^= a << 8
+    c = c - a - b
+    c ^= (b & MASK) >> 13
+    a = a - b - c
+    a ^= (c & MASK) >> 12
+    b = b - c - a
+    b ^= a << 16
+    c = c - a - b
+    c ^= (b & MASK) >> 5
+    a = a - b - c
+    a ^= (c & MASK) >> 3
+    b = b - c - a
+    b ^= a << 10
+    c = c - a - b
+    c ^= (b & MASK) >> 15
+    return a & MASK, b & MASK, c & MASK
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -117,9 +126,18 @@ def _word(key: np.ndarray, i: int, count: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _reduce(h: int, r: int) -> int:
+    """h (32 bits) to [0, r) without a division: Fibonacci-multiply, then multiply-shift (fastrange).
+    The premultiply matters: lookup2's high bits are poorly mixed for keys that differ in a few low
+    bits (dense short neighborhoods), and plain h * r >> 32 then never peels (tests)."""
+    return (((h * FIBONACCI) & MASK) * r) >> 32
+
+
+@njit(cache=True, nogil=True, inline="always")
 def edge(key: int, seed: int, r: int) -> tuple[int, int, int]:
+    """The key's 3 vertices, one per third of [0, 3r)."""
     h0, h1, h2 = hash_key(key, seed)
-    return h0 % r, h1 % r + r, h2 % r + 2 * r
+    return _reduce(h0, r), _reduce(h1, r) + r, _reduce(h2, r) + 2 * r
 
 
 # ---------------------------------------------------------------- construction
@@ -309,13 +327,22 @@ def _g(ph_g: np.ndarray, v: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def find(key: int, a: int, ph_off: np.ndarray, ph_block: np.ndarray, ph_g: np.ndarray,
-         ph_table: np.ndarray) -> int:
-    """Rank of `key` in the sorted neighborhoods of block a (which must not be empty), or -1."""
-    seed = np.int64(ph_block[a, 0])
-    r = np.int64(ph_block[a, 1])
+def find_in(key: int, seed: int, r: int, base: int, ph_g: np.ndarray, ph_table: np.ndarray, vs: np.ndarray) -> int:
+    """Rank of `key` in the block whose perfect hash is (seed, r) at slot offset `base`, or -1: the hash,
+    3 g lookups, one table read, one comparison. vs: scratch int64[3]. The slot is picked by indexing it,
+    not by branching: a branch on j, known only at the end of the hash's long dependency chain, is
+    mispredicted 2 times in 3 and each miss throws away the work in flight (measured 2-3x slower)."""
     v0, v1, v2 = edge(key, seed, r)
-    base = ph_off[a]
-    s = slot_of(v0, v1, v2, _g(ph_g, base + v0), _g(ph_g, base + v1), _g(ph_g, base + v2))
+    vs[0] = v0
+    vs[1] = v1
+    vs[2] = v2
+    s = vs[(_g(ph_g, base + v0) + _g(ph_g, base + v1) + _g(ph_g, base + v2)) % 3]
     entry = ph_table[base + s]
     return entry >> 32 if (entry & MASK) == key else -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def find(key: int, a: int, ph_off: np.ndarray, ph_block: np.ndarray, ph_g: np.ndarray, ph_table: np.ndarray,
+         vs: np.ndarray) -> int:
+    """Rank of `key` in the sorted neighborhoods of block a (which must not be empty), or -1."""
+    return find_in(key, np.int64(ph_block[a, 0]), np.int64(ph_block[a, 1]), ph_off[a], ph_g, ph_table, vs)
