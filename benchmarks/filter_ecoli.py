@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--step", type=int, default=0)
     ap.add_argument("-t", "--threads", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--max-reads", type=int, default=10**9, help="use only the first reads (default: all)")
     args = ap.parse_args(argv)
 
     import numba
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     ref, ix = load_or_build(args.reference, args.index)
     plan = {"windows": args.windows, "step": args.step, "fe": args.fe}
     engines = {"bs": NeighborhoodEngine(ix, ref.starts, **plan), "ph": PerfectHashEngine(ix, ref.starts, **plan)}
-    batch = next(read_batches(args.reads, 10**9))
+    batch = next(read_batches(args.reads, args.max_reads))
     qcodes, qoff = batch.queries()
     qerr = errors_per_read(batch.lengths, args.errors)
     best = {name: float("inf") for name in engines}
