@@ -15,8 +15,8 @@ from seedmap.io.reference import Reference
 from seedmap.pipeline import errors_per_read, locate
 
 
-def engines(ref: Reference, u: int, l: int, **plan) -> tuple[NeighborhoodEngine, PerfectHashEngine]:
-    ix = neighborhood.build(ref, u, l, ph=True)
+def engines(ref: Reference, u: int, l: int, shape: str = "", **plan) -> tuple[NeighborhoodEngine, PerfectHashEngine]:
+    ix = neighborhood.build(ref, u, l, shape, ph=True)
     return NeighborhoodEngine(ix, ref.starts, **plan), PerfectHashEngine(ix, ref.starts, **plan)
 
 
@@ -77,6 +77,18 @@ def test_index_shapes_and_plans_same_candidates_as_bs(rng, u, l, fe):
     assert same_candidates(ref, reads, 3, u, l, fe=fe) > 0
     assert same_candidates(ref, reads, 4, u, l, fe=fe, windows=2) > 0
     assert same_candidates(ref, reads, 2, u, l, fe=fe, step=3) > 0
+
+
+@pytest.mark.parametrize("shape,fe", [("####-####", 0), ("######-##", 1), ("#--#-##", 2)])
+def test_spaced_seeds_match_bs_and_oracle(rng, shape, fe):
+    """Spaced seeds: the seed address is read at the care positions and the hashed neighborhood follows
+    the span (reads of 4 (span + l) bases and more have full windows, looked up in the perfect hash)."""
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 30, (25, 101), 4)
+    assert check_oracle(ref, reads, 3, 0, 8, shape=shape, fe=fe) > 30
+    assert same_candidates(ref, reads, 3, 0, 8, shape=shape, fe=fe) > 0
+    assert same_candidates(ref, reads, 3, 0, 8, shape=shape, fe=fe, windows=2) > 0
 
 
 def substituted_reads(rng: np.random.Generator, g: np.ndarray, allowed: np.ndarray) -> list[np.ndarray]:
