@@ -18,6 +18,7 @@ Tool command lines (E = --e, L = read length, T = --threads):
   seedmap-kmer  seedmap index --kind kmer ref.fa ; seedmap map --engine kmer -t T -e E ref.fa reads.fq ...
   seedmap-fm    seedmap index --kind fm ref.fa ; seedmap map --engine fm -t T -e E ref.fa reads.fq ...
   seedmap-bpr   seedmap index ref.fa ; seedmap map --filter bpr --fe 1 -t T -e E ref.fa reads.fq ...
+  seedmap-ph    seedmap index --ph ref.fa ; seedmap map --filter ph -t T -e E ref.fa reads.fq ...
                 (every seedmap variant's sorted SAM records are compared with the default's)
   yara     yara_indexer -o idx ref.fa ;
            yara_mapper -t T -e ceil(100E/L) -s ceil(100E/L) -y full -sa record -o yara.sam idx reads.fq
@@ -59,7 +60,7 @@ from benchutil import (
     write_fasta_record,
 )
 
-TOOLS = ("seedmap", "seedmap-kmer", "seedmap-fm", "seedmap-bpr", "yara", "bwa", "bowtie2", "razers3")
+TOOLS = ("seedmap", "seedmap-kmer", "seedmap-fm", "seedmap-bpr", "seedmap-ph", "yara", "bwa", "bowtie2", "razers3")
 SEEDMAP_VARIANTS = tuple(t for t in TOOLS if t.startswith("seedmap-"))
 TRUTH = "razers3"
 START = time.perf_counter()
@@ -148,6 +149,7 @@ def make_plans(args: argparse.Namespace, ref: Path, reads: Path, work: Path) -> 
     km_ref = str(work / "seedmap-kmer" / ref.name)
     fm_ref = str(work / "seedmap-fm" / ref.name)
     bpr_ref = str(work / "seedmap-bpr" / ref.name)
+    ph_ref = str(work / "seedmap-ph" / ref.name)
     idx = {tool: str(work / tool / "idx") for tool in TOOLS}
     sam = {tool: work / tool / f"{tool}.sam" for tool in TOOLS}
     pct = yara_percent(args.e, args.read_len)
@@ -171,6 +173,10 @@ def make_plans(args: argparse.Namespace, ref: Path, reads: Path, work: Path) -> 
                  [*seedmap, "map", "--filter", "bpr", "--fe", "1", "-t", t, "-e", e, bpr_ref, r,
                   "-o", str(sam["seedmap-bpr"])],
                  sam["seedmap-bpr"]),
+        ToolPlan("seedmap-ph", seedmap[:1],
+                 [[*seedmap, "index", "--ph", ph_ref]],
+                 [*seedmap, "map", "--filter", "ph", "-t", t, "-e", e, ph_ref, r, "-o", str(sam["seedmap-ph"])],
+                 sam["seedmap-ph"]),
         ToolPlan("yara", ["yara_indexer", "yara_mapper"],
                  [["yara_indexer", "-o", idx["yara"], str(ref)]],
                  ["yara_mapper", "-t", t, "-e", pct, "-s", pct, "-y", "full", "-sa", "record",

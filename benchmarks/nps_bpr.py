@@ -5,7 +5,7 @@ scanned by the anchored mflBPR kernel (h neighborhoods per 64-bit register). Two
 - `unique`: the reduced structure's sorted unique neighborhoods (what `--filter bpr` scans);
 - `all`: one neighborhood per position (Tran's general structure; his figure, 59 Mn/s serial CPU for
   l = 8 exact, counts these words).
-nps = neighborhoods scanned / seconds. `bpr_nps` is the function the nps table plugs in.
+nps = neighborhoods scanned / seconds. `scan_blocks` is the kernel benchmarks/nps.py's bpr row times, beside bs and ph.
 
     python benchmarks/nps_bpr.py            # u = 4, l in 4 8 16, e in 0 1 2, ragout-examples genomes
 """
@@ -24,7 +24,7 @@ from seedmap.io.reference import Reference, read_fasta
 
 
 @njit(cache=True, nogil=True)
-def _scan(patterns: np.ndarray, u: int, l: int, e: int, words: np.ndarray, block: np.ndarray) -> tuple[int, int]:
+def scan_blocks(patterns: np.ndarray, u: int, l: int, e: int, words: np.ndarray, block: np.ndarray) -> tuple[int, int]:
     """(neighborhoods scanned, matches) over the seed blocks of all patterns (rows: u + r codes)."""
     r = patterns.shape[1] - u
     s, h = slices(r)
@@ -62,11 +62,11 @@ def bpr_nps(words: np.ndarray, block: np.ndarray, u: int, l: int, e: int, n_patt
         raise ValueError("the neighborhood part needs l - e >= 1 bases")
     rng = np.random.default_rng(seed)
     patterns = rng.integers(0, 4, (n_patterns, u + l - e)).astype(np.uint8)
-    _scan(patterns[:1], u, l, e, words, block)  # compile
+    scan_blocks(patterns[:1], u, l, e, words, block)  # compile
     scanned = matches = 0
     t0 = time.perf_counter()
     while True:
-        s, m = _scan(patterns, u, l, e, words, block)
+        s, m = scan_blocks(patterns, u, l, e, words, block)
         scanned += s
         matches += m
         elapsed = time.perf_counter() - t0

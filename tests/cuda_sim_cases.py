@@ -135,6 +135,25 @@ def test_seed_filter_matches_cpu(kind, u, l, plan, errors, lengths):
     assert np.array_equal(got_rows, want_rows)
 
 
+@pytest.mark.parametrize("filter_name,shape,fe", [("ph", "", 1), ("ph", "###-##", 0), ("bpr", "", 1)])
+def test_other_filters_fall_back_to_the_cpu_engine(filter_name, shape, fe):
+    """--filter ph / bpr (and spaced seeds) filter on the CPU, through the engine make_engine picks."""
+    from seedmap.engines.neighborhood import make_engine
+
+    ref, batch = genome_and_reads("repetitive", 3, 30, (20, 60))
+    ix = neighborhood.build(ref, 5, 4, shape)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, 0.06)
+    options = {"filter": filter_name, "fe": fe}
+    want_q, want_rows = make_engine(ix, ref.starts, options).candidate_windows(qcodes, qoff, qerr)
+    assert want_q.size > 0
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=None, fe=fe, filter_name=filter_name)
+    assert not gpu.on_gpu and type(gpu.cpu).__name__ == {"ph": "PerfectHashEngine",
+                                                          "bpr": "NeighborhoodBprEngine"}[filter_name]
+    got_q, got_rows = gpu.candidate_windows(qcodes, qoff, qerr)
+    assert np.array_equal(got_q, want_q) and np.array_equal(got_rows, want_rows)
+
+
 @pytest.mark.parametrize("u,l,errors,lengths,budget", [(5, 3, 0.06, (20, 60), 4000), (8, 4, 0.12, (20, 30), 4000)])
 def test_seed_filter_segments_and_chunks(u, l, errors, lengths, budget):
     """An index cut into segments loaded in turn, and query chunks under a small candidate budget, give

@@ -21,16 +21,18 @@ when the read is cut into at least e + 1 disjoint windows that are looked up exa
 default plan (--windows 0 = e + 1, --step 0 = disjoint, --fe 0), for every read length and e: windows
 are min(u + l, m // (e + 1)) long, and a window shorter than the index's word is still one exact range
 lookup. Choices that lose the guarantee, and are warned about:
-  --windows K < e + 1        fewer windows (bs, with or without --fe: the seed part of every window
+  --windows K < e + 1        fewer windows (bs/ph, with or without --fe: the seed part of every window
                              is exact, so one edit in each seed is enough to miss a location)
   --step D                   sliding windows every D bases; guaranteed only when they contain e + 1
                              disjoint windows (e.g. D dividing the window length). With --windows 1
                              they are Tran's delta patterns (u + l bases every D), rarely guaranteed
+--filter ph looks bs's degenerated patterns up in each seed block's BDZ perfect hash instead of by
+binary search (seedmap index --ph stores the hashes; map builds them in memory otherwise).
 --filter bpr (mflBPR, bit-parallel Levenshtein) matches a lookup's neighborhood within --fe edits,
 indels included. Its plan: K = ceil((e + 1) / (fe + 1)) disjoint windows (--windows 0), each holding
 fe + 1 lookups with disjoint exact seeds and neighborhood parts of at most l - fe bases; fully
 sensitive whenever K * (fe + 1) >= e + 1 (proof in seedmap/filter/plan.py); --step plans are checked
-for such groups and warned about otherwise. bs and bpr report the same hits.
+for such groups and warned about otherwise. bs, ph and bpr report the same hits.
 Spaced seeds (seedmap index --seed-shape '####-####', '######-##'): every shape keeps the guarantee
 of the plan it is used with (the plans count the whole span as the seed); substitutions at '-'
 positions are tolerated besides.
@@ -87,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--seed-shape", default="",
                     help="spaced seed over the seed span, '#' care and '-' don't care (e.g. '####-####', "
                          "'######-##'; u = its weight, replaces -u); every shape keeps full sensitivity")
+    ix.add_argument("--ph", action="store_true",
+                    help="also build every seed block's BDZ perfect hash, for map --filter ph (about 1.23 x 8 "
+                         "bytes per unique neighborhood)")
     ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K,
                     help="k-mer length for --kind kmer, at most 14 (default %(default)s)")
     ix.add_argument("-r", "--sa-sample", type=int, default=fm.DEFAULT_SA_SAMPLE,
@@ -114,10 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "no location is lost; reads too short for them use A = 1)")
     mp.add_argument("--windows", type=nonnegative_int, default=0, help="disjoint windows per read (0 = e + 1)")
     mp.add_argument("--step", type=nonnegative_int, default=0, help="sliding windows with this step (0 = disjoint)")
-    mp.add_argument("--filter", choices=["bs", "bpr"], default="bs",
-                    help="neighborhood filter: bs (binary search, default) or bpr (mflBPR, edits); same hits")
+    mp.add_argument("--filter", choices=["bs", "ph", "bpr"], default="bs",
+                    help="neighborhood filter: bs (binary search, default), ph (BDZ perfect hash per seed block: "
+                         "constant-time lookups; built in memory when the index was not built with --ph) or "
+                         "bpr (mflBPR, edits); same hits")
     mp.add_argument("--fe", type=nonnegative_int, default=0,
-                    help="errors allowed in a lookup's neighborhood: substitutions (bs) or edits (bpr)")
+                    help="errors allowed in a lookup's neighborhood: substitutions (bs, ph) or edits (bpr)")
     mp.add_argument("--batch-size", type=positive_int, default=100_000, help="reads per batch (default %(default)s)")
     mp.add_argument("--rg", metavar="'@RG\\tID:x\\tSM:y'",
                     help="read group: its @RG header line (tabs written as \\t); every record gets RG:Z:x")
@@ -197,6 +204,8 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
         stats.run_stats(args.alignments, args.plot)
         return 0
     if args.command == "index":
+        if args.ph and args.kind != "neighborhood":
+            raise SeedmapError(f"--ph builds perfect hashes of a neighborhood index, not of --kind {args.kind}")
         if args.kind == "kmer":
             kmer.check_parameters(args.kmer_length)
             params = {"k": args.kmer_length}
@@ -210,6 +219,10 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
                               shape=args.seed_shape)
             else:
                 neighborhood.check_parameters(args.seed_length, args.neighborhood_length)
+            if args.ph:
+                from seedmap.index.perfect_hash import VERSION
+
+                params["ph"] = VERSION
         runner.build_index(args.reference, args.output, args.kind, params)
         return 0
     import numba
@@ -222,6 +235,8 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     opts = MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits)
     command_line = shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)])
+    if args.filter != "bs" and args.engine != "neighborhood":
+        raise SeedmapError(f"--filter {args.filter} needs the neighborhood engine, not --engine {args.engine}")
     engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency,
                       "filter": args.filter, "gpu_verify": args.gpu_verify}
     if args.reads2 is not None or args.interleaved:

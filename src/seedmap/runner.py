@@ -19,6 +19,7 @@ from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.neighborhood import make_engine as neighborhood_engine
 from seedmap.filter import plan
 from seedmap.index import fm, kmer, neighborhood, store
+from seedmap.index.perfect_hash import PerfectHash
 from seedmap.io.output import open_sink, output_stream  # noqa: F401  (output_stream: used to live here)
 from seedmap.io.read_group import ReadGroup
 from seedmap.io.reads import ReadBatch, read_batches
@@ -45,12 +46,14 @@ class IndexKind:
 KINDS = {
     "neighborhood": IndexKind(
         "neighborhood", ("seed_start", "nbs", "nb_pos", "pos"),
-        build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"], p.get("shape", "")),
+        build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"], p.get("shape", ""), ph=bool(p.get("ph"))),
         from_arrays=lambda p, a: neighborhood.NeighborhoodIndex(p["u"], p["l"], a["seed_start"], a["nbs"],
-                                                                a["nb_pos"], a["pos"], p.get("shape", "")),
+                                                                a["nb_pos"], a["pos"], p.get("shape", ""),
+                                                                PerfectHash.from_arrays(a, p.get("ph"))),
         engine=lambda ix, ref, o: neighborhood_engine(ix, ref.starts, o),
         describe=lambda ix: f"u={ix.u}, l={ix.l}{', shape ' + ix.shape if ix.shape else ''}: {ix.pos.size} "
-                            f"positions, {ix.nbs.size} unique words"),
+                            f"positions, {ix.nbs.size} unique words"
+                            + (", perfect hashes" if ix.ph is not None else "")),
     "kmer": IndexKind(
         "kmer", ("offsets", "pos"),
         build=lambda ref, p: kmer.build(ref, p["k"]),

@@ -50,10 +50,12 @@ class NeighborhoodEngine(CandidateEngine):
 
 
 def make_engine(ix: NeighborhoodIndex, ref_starts: np.ndarray, options: dict) -> CandidateEngine:
-    """The neighborhood engine with the filter options['filter'] names (bs: binary search, bpr: mflBPR)."""
+    """The neighborhood engine with the filter options['filter'] names (bs: binary search, ph: perfect hash,
+    bpr: mflBPR)."""
     from seedmap.engines.neighborhood_bpr import NeighborhoodBprEngine
+    from seedmap.engines.neighborhood_ph import PerfectHashEngine
 
-    kind = options.get("filter", "bs")
-    cls = NeighborhoodBprEngine if kind == "bpr" else NeighborhoodEngine
+    engines = {"bs": NeighborhoodEngine, "ph": PerfectHashEngine, "bpr": NeighborhoodBprEngine}
+    cls = engines[options.get("filter", "bs")]
     return cls(ix, ref_starts, windows=options.get("windows", 0), step=options.get("step", 0),
                fe=options.get("fe", 0))

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from seedmap.index import perfect_hash
+from seedmap.index.perfect_hash import PerfectHash
 from seedmap.index.words import _radix_sort, _words, sorted_words
 from seedmap.io.reference import Reference
 
@@ -41,6 +43,7 @@ class NeighborhoodIndex:
     nb_pos: np.ndarray  # int64, len(nbs) + 1, index into pos
     pos: np.ndarray  # uint32 or int64 reference positions
     shape: str = ""  # spaced seed ('#' care, '-' don't care); "" = u contiguous bases
+    ph: PerfectHash | None = None  # per-block BDZ perfect hashes (seedmap index --ph; map --filter ph)
 
     @property
     def care(self) -> np.ndarray:
@@ -56,7 +59,8 @@ class NeighborhoodIndex:
         return self.span + self.l
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"seed_start": self.seed_start, "nbs": self.nbs, "nb_pos": self.nb_pos, "pos": self.pos}
+        arrays = {"seed_start": self.seed_start, "nbs": self.nbs, "nb_pos": self.nb_pos, "pos": self.pos}
+        return arrays | (self.ph.arrays() if self.ph is not None else {})
 
 
 def check_parameters(u: int, l: int) -> None:
@@ -113,7 +117,8 @@ def spaced_words(ref: Reference, shape: str, l: int) -> tuple[np.ndarray, np.nda
 
 
 def build(ref: Reference, u: int = DEFAULT_SEED_LENGTH, l: int = DEFAULT_NEIGHBORHOOD_LENGTH,
-          shape: str = "") -> NeighborhoodIndex:
+          shape: str = "", ph: bool = False) -> NeighborhoodIndex:
+    """The index; with ph, also every seed block's perfect hash (index/perfect_hash.py)."""
     if shape:
         u = check_shape(shape, l)
         keys, pos = spaced_words(ref, shape, l)
@@ -129,4 +134,7 @@ def build(ref: Reference, u: int = DEFAULT_SEED_LENGTH, l: int = DEFAULT_NEIGHBO
     seeds = (unique >> np.uint64(2 * l)).astype(np.int64)
     seed_start = np.zeros(4**u + 1, dtype=np.int64)
     np.cumsum(np.bincount(seeds, minlength=4**u), out=seed_start[1:])
-    return NeighborhoodIndex(u, l, seed_start, nbs, nb_pos, pos, shape)
+    index = NeighborhoodIndex(u, l, seed_start, nbs, nb_pos, pos, shape)
+    if ph:
+        index.ph = perfect_hash.build(seed_start, nbs)
+    return index

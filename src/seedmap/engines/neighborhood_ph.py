@@ -1,0 +1,52 @@
+"""The neighborhood engine with the perfect-hash filter (`--filter ph`): same windows and patterns as the
+binary-search filter, each full-length pattern looked up in its seed block's BDZ perfect hash."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.filter.neighborhood_ph import count_candidates, fill_windows
+from seedmap.index import perfect_hash
+from seedmap.index.neighborhood import NeighborhoodIndex
+
+log = logging.getLogger("seedmap")
+
+
+def ensure_perfect_hash(index: NeighborhoodIndex) -> perfect_hash.PerfectHash:
+    """The index's perfect hashes; built in memory when the stored index has none."""
+    if index.ph is None:
+        log.info("the index has no perfect hashes (seedmap index --ph stores them): building them in memory")
+        t0 = time.perf_counter()
+        index.ph = perfect_hash.build(index.seed_start, index.nbs)
+        log.info("built the perfect hashes of %d neighborhoods in %.1f s", index.nbs.size, time.perf_counter() - t0)
+    return index.ph
+
+
+class PerfectHashEngine(NeighborhoodEngine):
+    def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
+                 fe: int = 0) -> None:
+        super().__init__(index, ref_starts, windows=windows, step=step, fe=fe)
+        self.ph = ensure_perfect_hash(index)
+
+    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
+        ix, ph = self.index, self.ph
+        nq = qoff.size - 1
+        saved = np.empty((nq, self._saved_ranges(qerr), 3), dtype=np.int64)
+        n_saved = np.empty(nq, dtype=np.int64)
+        counts = count_candidates(qcodes, qoff, qerr, ix.care, ix.l, self.windows, self.step, self.fe,
+                                  ix.seed_start, ix.nbs, ix.nb_pos, ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table,
+                                  saved, n_saved)
+        return counts, (saved, n_saved)
+
+    def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
+              cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
+              cand_len: np.ndarray) -> None:
+        ix, ph = self.index, self.ph
+        saved, n_saved = state
+        fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.care, ix.l, self.windows, self.step, self.fe,
+                     ix.seed_start, ix.nbs, ix.nb_pos, ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table, ix.pos,
+                     self.ref_starts, saved, n_saved, win_s, win_e, win_d)
