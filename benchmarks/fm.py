@@ -100,7 +100,7 @@ def main() -> None:
     line = ecoli.ratio_line(by_name, "seedmap-fm", "yara")
     print(f"\n{line}" if line else "\nseedmap-fm/yara: n/a")
     same = ecoli.same_records(work / "seedmap-fm" / "seedmap-fm.sam", work / "seedmap" / "seedmap.sam")
-    if same is not None:
+    if same is not None and {"seedmap", "seedmap-fm"} <= by_name.keys():  # not a SAM left by an earlier run
         print(f"\nseedmap-fm vs seedmap (neighborhood) SAM records after sorting: {same}")
     for note in notes:
         print(f"- {note}")
