@@ -90,8 +90,8 @@ def make_engine(ref: Reference, engine: str = "neighborhood", u: int = 10, l: in
     return neighborhood_engine(neighborhood.build(ref, u, l, shape), ref.starts, plan)  # plan: filter, windows, ...
 
 
-def seedmap_locations(ref: Reference, reads: list[np.ndarray], errors: float, **kw) -> list[set]:
-    engine = make_engine(ref, **kw)
+def engine_locations(engine, ref: Reference, reads: list[np.ndarray], errors: float) -> list[set]:
+    """{(strand, start, end, dist)} per read, as the engine + verifier report them."""
     batch = batch_of(reads)
     qerr = errors_per_read(batch.lengths, errors)
     loc, _ = locate(batch, engine, ref, qerr)
@@ -99,6 +99,29 @@ def seedmap_locations(ref: Reference, reads: list[np.ndarray], errors: float, **
     for q, s, e, d in zip(loc.query, loc.start, loc.end, loc.dist, strict=True):
         out[q >> 1].add((int(q & 1), int(s), int(e), int(d)))
     return out
+
+
+def seedmap_locations(ref: Reference, reads: list[np.ndarray], errors: float, **kw) -> list[set]:
+    return engine_locations(make_engine(ref, **kw), ref, reads, errors)
+
+
+def assert_oracle(got: list[set], ref: Reference, reads: list[np.ndarray], errors: float) -> int:
+    """Every read's locations equal the brute-force oracle's (none when the read is not longer than e);
+    returns the number of oracle locations checked."""
+    from oracle import oracle_locations
+
+    codes = ref.codes()
+    e_of = errors_per_read(np.array([r.size for r in reads]), errors)
+    total = 0
+    for i, read in enumerate(reads):
+        e = int(e_of[i])
+        if read.size <= e:
+            assert got[i] == set()
+            continue
+        want = oracle_locations(read, codes, ref.starts, e)
+        assert got[i] == want, f"read {i} (len {read.size}, e={e}): missing {want - got[i]}, extra {got[i] - want}"
+        total += len(want)
+    return total
 
 
 @pytest.fixture

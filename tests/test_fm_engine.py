@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import batch_of, random_genome, repetitive_genome, sample_reads, seedmap_locations
+from conftest import assert_oracle, engine_locations, random_genome, repetitive_genome, sample_reads, seedmap_locations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import oracle_locations
 
 from seedmap.engines.fm import FmEngine
 from seedmap.filter.fm_scheme import search_query
@@ -16,8 +15,6 @@ from seedmap.filter.fm_search import backward_search, locate, lower_bounds, occ
 from seedmap.index import fm
 from seedmap.io.alphabet import encode
 from seedmap.io.reference import Reference
-from seedmap.pipeline import errors_per_read
-from seedmap.pipeline import locate as locate_batch
 from seedmap.verify.bulk import bulk_distances
 
 # ------------------------------------------------------------------------------- the toy example (§2.1.1)
@@ -88,28 +85,11 @@ def fm_locations(ref: Reference, reads: list[np.ndarray], errors: float, r: int 
     """Locations found by the FM engine; small = 0: every candidate string is walked to its end."""
     engine = FmEngine(fm.build(ref, r), ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask,
                       verify_below=small)
-    batch = batch_of(reads)
-    loc, _ = locate_batch(batch, engine, ref, errors_per_read(batch.lengths, errors))
-    out: list[set] = [set() for _ in reads]
-    for q, s, e, d in zip(loc.query, loc.start, loc.end, loc.dist, strict=True):
-        out[q >> 1].add((int(q & 1), int(s), int(e), int(d)))
-    return out
+    return engine_locations(engine, ref, reads, errors)
 
 
 def check(ref: Reference, reads: list[np.ndarray], errors: float, r: int = 4, small: int = 0) -> int:
-    got = fm_locations(ref, reads, errors, r, small)
-    ref_codes = ref.codes()
-    e_of = errors_per_read(np.array([x.size for x in reads]), errors)
-    total = 0
-    for i, read in enumerate(reads):
-        e = int(e_of[i])
-        if read.size <= e:
-            assert got[i] == set()
-            continue
-        want = oracle_locations(read, ref_codes, ref.starts, e)
-        assert got[i] == want, f"read {i} (len {read.size}, e={e}): missing {want - got[i]}, extra {got[i] - want}"
-        total += len(want)
-    return total
+    return assert_oracle(fm_locations(ref, reads, errors, r, small), ref, reads, errors)
 
 
 @pytest.mark.parametrize("e", [0, 1, 2, 3, 4, 5])

@@ -4,29 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_genome, repetitive_genome, sample_reads, seedmap_locations
+from conftest import assert_oracle, random_genome, repetitive_genome, sample_reads, seedmap_locations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import oracle_locations
 
 from seedmap.io.reference import Reference
-from seedmap.pipeline import errors_per_read
 
 
 def check(ref: Reference, reads: list[np.ndarray], errors: float, **kw) -> int:
-    got = seedmap_locations(ref, reads, errors, **kw)
-    codes = ref.codes()
-    e_of = errors_per_read(np.array([r.size for r in reads]), errors)
-    total = 0
-    for i, read in enumerate(reads):
-        e = int(e_of[i])
-        if read.size <= e:
-            assert got[i] == set()
-            continue
-        want = oracle_locations(read, codes, ref.starts, e)
-        assert got[i] == want, f"read {i} (len {read.size}, e={e}): missing {want - got[i]}, extra {got[i] - want}"
-        total += len(want)
-    return total
+    return assert_oracle(seedmap_locations(ref, reads, errors, **kw), ref, reads, errors)
 
 
 @pytest.mark.parametrize("e", [0, 1, 3, 5])

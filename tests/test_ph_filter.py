@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import batch_of, random_genome, repetitive_genome, sample_reads
-from oracle import oracle_locations
+from conftest import assert_oracle, batch_of, engine_locations, random_genome, repetitive_genome, sample_reads
 
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.engines.neighborhood_ph import PerfectHashEngine
@@ -34,20 +33,7 @@ def same_candidates(ref: Reference, reads: list[np.ndarray], errors: float, u: i
 
 def check_oracle(ref: Reference, reads: list[np.ndarray], errors: float, u: int, l: int, **plan) -> int:
     _, engine = engines(ref, u, l, **plan)
-    batch = batch_of(reads)
-    qerr = errors_per_read(batch.lengths, errors)
-    loc, _ = locate(batch, engine, ref, qerr)
-    got: list[set] = [set() for _ in reads]
-    for q, s, e, d in zip(loc.query, loc.start, loc.end, loc.dist, strict=True):
-        got[q >> 1].add((int(q & 1), int(s), int(e), int(d)))
-    codes = ref.codes()
-    total = 0
-    for i, read in enumerate(reads):
-        e = int(qerr[i])
-        want = set() if read.size <= e else oracle_locations(read, codes, ref.starts, e)
-        assert got[i] == want, f"read {i} (len {read.size}, e={e}): missing {want - got[i]}, extra {got[i] - want}"
-        total += len(want)
-    return total
+    return assert_oracle(engine_locations(engine, ref, reads, errors), ref, reads, errors)
 
 
 @pytest.mark.parametrize("fe", [0, 1, 2])
