@@ -11,10 +11,17 @@ from seedmap.index.neighborhood import NeighborhoodIndex
 
 
 class NeighborhoodEngine(CandidateEngine):
+    """The bs filter. The ph and bpr engines swap in their own kernels (same argument order) and add the
+    lookup tables they need after the index's seed_start, nbs and nb_pos."""
+
+    count_kernel = staticmethod(count_candidates)
+    fill_kernel = staticmethod(fill_windows)
+
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
                  fe: int = 0) -> None:
         super().__init__(ref_starts)
         self.index = index
+        self.care = np.ascontiguousarray(index.care)
         self.windows = windows
         self.step = step
         self.fe = fe
@@ -22,6 +29,10 @@ class NeighborhoodEngine(CandidateEngine):
 
     def guarantee(self, m: int, e: int) -> str:
         return plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
+
+    def _tables(self) -> tuple:
+        """Extra lookup arrays the filter's kernels take after seed_start, nbs and nb_pos."""
+        return ()
 
     def _saved_ranges(self, qerr: np.ndarray) -> int:
         """Room per query for the index ranges the count pass hands to the fill pass: one per window for
@@ -35,8 +46,8 @@ class NeighborhoodEngine(CandidateEngine):
         nq = qoff.size - 1
         saved = np.empty((nq, self._saved_ranges(qerr), 3), dtype=np.int64)
         n_saved = np.empty(nq, dtype=np.int64)
-        counts = count_candidates(qcodes, qoff, qerr, ix.care, ix.l, self.windows, self.step, self.fe,
-                                  ix.seed_start, ix.nbs, ix.nb_pos, saved, n_saved)
+        counts = self.count_kernel(qcodes, qoff, qerr, self.care, ix.l, self.windows, self.step, self.fe,
+                                   ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(), saved, n_saved)
         return counts, (saved, n_saved)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
@@ -44,9 +55,9 @@ class NeighborhoodEngine(CandidateEngine):
               cand_len: np.ndarray) -> None:
         ix = self.index
         saved, n_saved = state
-        fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.care, ix.l, self.windows, self.step, self.fe,
-                     ix.seed_start, ix.nbs, ix.nb_pos, ix.pos, self.ref_starts, saved, n_saved, win_s, win_e,
-                     win_d)
+        self.fill_kernel(qcodes, qoff, qerr, first, last, cand_off, self.care, ix.l, self.windows, self.step,
+                         self.fe, ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(), ix.pos, self.ref_starts, saved,
+                         n_saved, win_s, win_e, win_d)
 
 
 def make_engine(ix: NeighborhoodIndex, ref_starts: np.ndarray, options: dict) -> CandidateEngine:

@@ -27,26 +27,14 @@ def ensure_perfect_hash(index: NeighborhoodIndex) -> perfect_hash.PerfectHash:
 
 
 class PerfectHashEngine(NeighborhoodEngine):
+    count_kernel = staticmethod(count_candidates)
+    fill_kernel = staticmethod(fill_windows)
+
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
                  fe: int = 0) -> None:
         super().__init__(index, ref_starts, windows=windows, step=step, fe=fe)
         self.ph = ensure_perfect_hash(index)
 
-    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
-        ix, ph = self.index, self.ph
-        nq = qoff.size - 1
-        saved = np.empty((nq, self._saved_ranges(qerr), 3), dtype=np.int64)
-        n_saved = np.empty(nq, dtype=np.int64)
-        counts = count_candidates(qcodes, qoff, qerr, ix.care, ix.l, self.windows, self.step, self.fe,
-                                  ix.seed_start, ix.nbs, ix.nb_pos, ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table,
-                                  saved, n_saved)
-        return counts, (saved, n_saved)
-
-    def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
-              cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
-              cand_len: np.ndarray) -> None:
-        ix, ph = self.index, self.ph
-        saved, n_saved = state
-        fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.care, ix.l, self.windows, self.step, self.fe,
-                     ix.seed_start, ix.nbs, ix.nb_pos, ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table, ix.pos,
-                     self.ref_starts, saved, n_saved, win_s, win_e, win_d)
+    def _tables(self) -> tuple:
+        ph = self.ph
+        return ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table
