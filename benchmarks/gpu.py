@@ -92,7 +92,7 @@ def verification_rows(ncand: int, repeat: int, genome_len: int) -> list[list[str
 def filter_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
     from seedmap.backends.cuda.engines import CudaNeighborhoodEngine
     from seedmap.engines.neighborhood import NeighborhoodEngine
-    from seedmap.filter.neighborhood_bs import max_patterns
+    from seedmap.filter.degenerate import max_patterns
     from seedmap.filter.plan import window_plan
     from seedmap.index import neighborhood
     from seedmap.io.reference import read_fasta

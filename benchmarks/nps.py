@@ -39,8 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from nps_bpr import scan_blocks  # noqa: E402
 
-from seedmap.filter.neighborhood_bs import _window_ranges, max_patterns  # noqa: E402
-from seedmap.filter.neighborhood_ph import window_ranges_ph  # noqa: E402
+from seedmap.filter.degenerate import max_patterns  # noqa: E402
+from seedmap.filter.neighborhood_bs import SCRATCH, _window_ranges  # noqa: E402
+from seedmap.filter.neighborhood_ph import SCRATCH_PH, window_ranges_ph  # noqa: E402
 from seedmap.index import neighborhood, perfect_hash  # noqa: E402
 from seedmap.io.reference import Reference, read_fasta  # noqa: E402
 
@@ -56,10 +57,11 @@ PUBLISHED = {
 def _count_bs(words: np.ndarray, care: np.ndarray, l: int, e: int, seed_start: np.ndarray, nbs: np.ndarray,
               nb_pos: np.ndarray) -> int:
     out = np.empty((max_patterns(l, e), 2), dtype=np.int64)
+    scratch = np.empty(SCRATCH * max_patterns(l, e), dtype=np.int64)
     total = 0
     u = care.size
     for w in range(words.shape[0]):
-        n = _window_ranges(words[w], 0, u + l, care, l, e, seed_start, nbs, nb_pos, out)
+        n = _window_ranges(words[w], 0, u + l, care, l, e, seed_start, nbs, nb_pos, out, scratch)
         for i in range(n):
             total += out[i, 1] - out[i, 0]
     return total
@@ -70,11 +72,12 @@ def _count_ph(words: np.ndarray, care: np.ndarray, l: int, e: int, seed_start: n
               nb_pos: np.ndarray, ph_off: np.ndarray, ph_block: np.ndarray, ph_g: np.ndarray,
               ph_table: np.ndarray) -> int:
     out = np.empty((max_patterns(l, e), 2), dtype=np.int64)
+    scratch = np.empty(SCRATCH_PH * max_patterns(l, e), dtype=np.int64)
     total = 0
     u = care.size
     for w in range(words.shape[0]):
         n = window_ranges_ph(words[w], 0, u + l, care, l, e, seed_start, nbs, nb_pos, ph_off, ph_block, ph_g,
-                             ph_table, out)
+                             ph_table, out, scratch)
         for i in range(n):
             total += out[i, 1] - out[i, 0]
     return total

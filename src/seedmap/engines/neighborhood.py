@@ -35,11 +35,12 @@ class NeighborhoodEngine(CandidateEngine):
         return ()
 
     def _saved_ranges(self, qerr: np.ndarray) -> int:
-        """Room per query for the index ranges the count pass hands to the fill pass: one per window for
-        the default plan; plans with more are searched again in the fill pass."""
-        if self.step or self.fe:
+        """Room per query for the index ranges the count pass hands to the fill pass: one per window, two
+        with --fe (a window's patterns may match a neighbor of the true neighborhood too). Queries with
+        more, and --step plans, are searched again in the fill pass."""
+        if self.step:
             return 1
-        return self.windows or int(qerr.max(initial=0)) + 1
+        return (2 if self.fe else 1) * (self.windows or int(qerr.max(initial=0)) + 1)
 
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
         ix = self.index

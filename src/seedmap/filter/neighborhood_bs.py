@@ -14,8 +14,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from seedmap.filter.degenerate import hamming_patterns, max_patterns
 from seedmap.filter.plan import window_plan
 from seedmap.filter.seed_address import seed_block
+
+SCRATCH = 2  # scratch words per pattern: the patterns and hamming_patterns' own
+CHUNK = 64  # queries per parallel task, which allocates its scratch once
 
 
 @njit(cache=True, nogil=True)
@@ -30,19 +34,13 @@ def _lower_bound(arr: np.ndarray, lo: int, hi: int, value: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def max_patterns(r: int, fe: int) -> int:
-    total, comb = 0, 1
-    for k in range(min(fe, r) + 1):
-        total += comb * 3**k
-        comb = comb * (r - k) // (k + 1)
-    return total
-
-
-@njit(cache=True, nogil=True)
 def _window_ranges(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: int,
-                   seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, out: np.ndarray) -> int:
+                   seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, out: np.ndarray,
+                   scratch: np.ndarray) -> int:
     """Position ranges [out[i, 0], out[i, 1]) in `pos` matching window q[o:o+length]; returns the count.
-    The seed is read at its care positions (`care`, offsets in its span; 0..u-1 for a contiguous seed)."""
+    The seed is read at its care positions (`care`, offsets in its span; 0..u-1 for a contiguous seed).
+    out: max_patterns(l, fe) rows; scratch: int64[SCRATCH * max_patterns(l, fe)], reused between calls
+    (allocating it per window cost more than the search)."""
     for i in range(length):
         if q[o + i] > 3:
             return 0  # N never matches: this window cannot be the exact one
@@ -58,40 +56,21 @@ def _window_ranges(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int,
     for i in range(r):
         base = (base << 2) | q[o + span + i]
     shift = 2 * (l - r)
+    cap = scratch.size // SCRATCH
+    patterns = scratch[:cap]
+    n_pat = hamming_patterns(base, r, fe, patterns, scratch[cap:])
     n = 0
-    # Degenerated patterns: every pattern within Hamming distance fe, each exactly once
-    # (k positions chosen in increasing order, each replaced by one of the 3 other bases).
-    kmax = min(fe, r)
-    idx = np.empty(max(kmax, 1), dtype=np.int64)
-    for k in range(kmax + 1):
-        for i in range(k):
-            idx[i] = i
-        while True:
-            for digits in range(3**k):
-                value = base
-                d = digits
-                for i in range(k):
-                    p = idx[i]
-                    bit = 2 * (r - 1 - p)
-                    old = (base >> bit) & 3
-                    new = (old + 1 + d % 3) & 3
-                    d //= 3
-                    value += (new - old) << bit
-                lo = _lower_bound(nbs, b0, b1, value << shift)
-                hi = _lower_bound(nbs, lo, b1, (value + 1) << shift)
-                if hi > lo:
-                    out[n, 0] = nb_pos[lo]
-                    out[n, 1] = nb_pos[hi]
-                    n += 1
-            # next combination of k positions out of r
-            j = k - 1
-            while j >= 0 and idx[j] == r - k + j:
-                j -= 1
-            if j < 0:
-                break
-            idx[j] += 1
-            for i in range(j + 1, k):
-                idx[i] = idx[i - 1] + 1
+    for t in range(n_pat):
+        value = patterns[t]
+        lo = _lower_bound(nbs, b0, b1, value << shift)
+        if r == l:  # whole neighborhoods are unique in the block: one match at most
+            hi = lo + 1 if lo < b1 and np.int64(nbs[lo]) == value else lo
+        else:  # a prefix: every neighborhood that starts with it
+            hi = _lower_bound(nbs, lo, b1, (value + 1) << shift)
+        if hi > lo:
+            out[n, 0] = nb_pos[lo]
+            out[n, 1] = nb_pos[hi]
+            n += 1
     return n
 
 
@@ -106,28 +85,30 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
     counts = np.zeros(nq, dtype=np.int64)
     cap = max_patterns(l, fe)
     room = saved.shape[1]
-    for qi in prange(nq):
-        q = qcodes[qoff[qi]:qoff[qi + 1]]
-        m = q.size
-        e = qerr[qi >> 1]
-        n_saved[qi] = 0
-        if m <= e:
-            continue
-        length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
+    for chunk in prange((nq + CHUNK - 1) // CHUNK):
         ranges = np.empty((cap, 2), dtype=np.int64)
-        c = 0
-        k = 0
-        for o in offsets:
-            n = _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ranges)
-            for i in range(n):
-                c += ranges[i, 1] - ranges[i, 0]
-                if k < room:
-                    saved[qi, k, 0] = o
-                    saved[qi, k, 1] = ranges[i, 0]
-                    saved[qi, k, 2] = ranges[i, 1]
-                k += 1
-        n_saved[qi] = k if k <= room else -1
-        counts[qi] = c
+        scratch = np.empty(SCRATCH * cap, dtype=np.int64)
+        for qi in range(chunk * CHUNK, min(nq, (chunk + 1) * CHUNK)):
+            q = qcodes[qoff[qi]:qoff[qi + 1]]
+            m = q.size
+            e = qerr[qi >> 1]
+            n_saved[qi] = 0
+            if m <= e:
+                continue
+            length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
+            c = 0
+            k = 0
+            for o in offsets:
+                n = _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ranges, scratch)
+                for i in range(n):
+                    c += ranges[i, 1] - ranges[i, 0]
+                    if k < room:
+                        saved[qi, k, 0] = o
+                        saved[qi, k, 1] = ranges[i, 0]
+                        saved[qi, k, 2] = ranges[i, 1]
+                    k += 1
+            n_saved[qi] = k if k <= room else -1
+            counts[qi] = c
     return counts
 
 
@@ -177,27 +158,29 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
     """Verification windows (and their diagonals) of queries [q_first, q_last), sorted by start per query."""
     cap = max_patterns(l, fe)
     base = cand_off[q_first]
-    for qi in prange(q_first, q_last):
-        q = qcodes[qoff[qi]:qoff[qi + 1]]
-        m = q.size
-        e = qerr[qi >> 1]
-        if m <= e:
-            continue
-        w = cand_off[qi] - base
-        if n_saved[qi] >= 0:
-            for k in range(n_saved[qi]):
-                w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
-                          win_start, win_end, win_diag)
-        else:
-            length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
-            ranges = np.empty((cap, 2), dtype=np.int64)
-            for o in offsets:
-                n = _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ranges)
-                for i in range(n):
-                    w = _emit(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
-                              win_diag)
-        lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-        _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
+    for chunk in prange((q_last - q_first + CHUNK - 1) // CHUNK):
+        ranges = np.empty((cap, 2), dtype=np.int64)
+        scratch = np.empty(SCRATCH * cap, dtype=np.int64)
+        for qi in range(q_first + chunk * CHUNK, min(q_last, q_first + (chunk + 1) * CHUNK)):
+            q = qcodes[qoff[qi]:qoff[qi + 1]]
+            m = q.size
+            e = qerr[qi >> 1]
+            if m <= e:
+                continue
+            w = cand_off[qi] - base
+            if n_saved[qi] >= 0:
+                for k in range(n_saved[qi]):
+                    w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
+                              win_start, win_end, win_diag)
+            else:
+                length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
+                for o in offsets:
+                    n = _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ranges, scratch)
+                    for i in range(n):
+                        w = _emit(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
+                                  win_diag)
+            lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
+            _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
 
 
 @njit(cache=True, nogil=True)

@@ -3,7 +3,8 @@
 Same windows, same degenerated Hamming patterns (at most `fe` substitutions, each pattern once, in the
 same order) as the binary-search filter (neighborhood_bs), so the candidates are exactly the same; only
 the lookup differs: a full l-base pattern costs one perfect-hash query (hash, 3 g lookups, one
-comparison) instead of two binary searches in its seed block.
+comparison) instead of a binary search in its seed block. The patterns of a window are hashed together
+(a loop the compiler vectorises), then looked up.
 
 Short windows (length < span + l: reads shorter than (e + 1)(span + l) under the default plan) hold only a
 prefix of the neighborhood, which a hash of whole neighborhoods cannot look up; they go through the
@@ -16,20 +17,25 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from seedmap.filter.neighborhood_bs import _emit, _sort_windows, _window_ranges, max_patterns
+from seedmap.filter.degenerate import hamming_patterns, max_patterns
+from seedmap.filter.neighborhood_bs import CHUNK, SCRATCH, _emit, _sort_windows, _window_ranges
 from seedmap.filter.plan import window_plan
-from seedmap.index.perfect_hash import find_in
+from seedmap.index.perfect_hash import find_many
+
+SCRATCH_PH = 5  # scratch words per pattern: the pattern, its rank, its 3 vertices
 
 
 @njit(cache=True, nogil=True)
 def window_ranges_ph(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: int, seed_start: np.ndarray,
                      nbs: np.ndarray, nb_pos: np.ndarray, ph_off: np.ndarray, ph_block: np.ndarray,
-                     ph_g: np.ndarray, ph_table: np.ndarray, out: np.ndarray) -> int:
+                     ph_g: np.ndarray, ph_table: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> int:
     """Position ranges [out[i, 0], out[i, 1]) in `pos` matching window q[o:o+length]; returns the count.
-    The seed is read at its care positions (`care`, offsets in its span), the neighborhood after the span."""
+    The seed is read at its care positions (`care`, offsets in its span), the neighborhood after the span.
+    out: max_patterns(l, fe) rows; scratch: int64[SCRATCH_PH * max_patterns(l, fe)], reused between calls."""
     span = care[care.size - 1] + 1
     if length < span + l or l == 0:
-        return _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, out)
+        short = scratch[:SCRATCH * (scratch.size // SCRATCH_PH)]
+        return _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, out, short)
     for i in range(length):
         if q[o + i] > 3:
             return 0  # N never matches: this window cannot be the exact one
@@ -42,38 +48,18 @@ def window_ranges_ph(q: np.ndarray, o: int, length: int, care: np.ndarray, l: in
     base = 0
     for i in range(l):
         base = (base << 2) | q[o + span + i]
+    # The same degenerated patterns as neighborhood_bs, hashed together, then looked up.
+    cap = scratch.size // SCRATCH_PH
+    patterns, ranks = scratch[:cap], scratch[cap:2 * cap]
+    n_pat = hamming_patterns(base, l, fe, patterns, ranks)
+    find_many(patterns, n_pat, np.int64(ph_block[a, 0]), np.int64(ph_block[a, 1]), ph_off[a], ph_g, ph_table,
+              scratch[2 * cap:], ranks)
     n = 0
-    # Degenerated patterns exactly as neighborhood_bs enumerates them.
-    kmax = min(fe, l)
-    idx = np.empty(max(kmax, 1), dtype=np.int64)
-    vs = np.empty(3, dtype=np.int64)
-    seed, r, slots = np.int64(ph_block[a, 0]), np.int64(ph_block[a, 1]), ph_off[a]
-    for k in range(kmax + 1):
-        for i in range(k):
-            idx[i] = i
-        while True:
-            for digits in range(3**k):
-                value = base
-                d = digits
-                for i in range(k):
-                    bit = 2 * (l - 1 - idx[i])
-                    old = (base >> bit) & 3
-                    new = (old + 1 + d % 3) & 3
-                    d //= 3
-                    value += (new - old) << bit
-                rank = find_in(value, seed, r, slots, ph_g, ph_table, vs)
-                if rank >= 0:
-                    out[n, 0] = nb_pos[b0 + rank]
-                    out[n, 1] = nb_pos[b0 + rank + 1]
-                    n += 1
-            j = k - 1
-            while j >= 0 and idx[j] == l - k + j:
-                j -= 1
-            if j < 0:
-                break
-            idx[j] += 1
-            for i in range(j + 1, k):
-                idx[i] = idx[i - 1] + 1
+    for t in range(n_pat):
+        if ranks[t] >= 0:
+            out[n, 0] = nb_pos[b0 + ranks[t]]
+            out[n, 1] = nb_pos[b0 + ranks[t] + 1]
+            n += 1
     return n
 
 
@@ -87,29 +73,31 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
     counts = np.zeros(nq, dtype=np.int64)
     cap = max_patterns(l, fe)
     room = saved.shape[1]
-    for qi in prange(nq):
-        q = qcodes[qoff[qi]:qoff[qi + 1]]
-        m = q.size
-        e = qerr[qi >> 1]
-        n_saved[qi] = 0
-        if m <= e:
-            continue
-        length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
+    for chunk in prange((nq + CHUNK - 1) // CHUNK):
         ranges = np.empty((cap, 2), dtype=np.int64)
-        c = 0
-        k = 0
-        for o in offsets:
-            n = window_ranges_ph(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ph_off, ph_block, ph_g,
-                                 ph_table, ranges)
-            for i in range(n):
-                c += ranges[i, 1] - ranges[i, 0]
-                if k < room:
-                    saved[qi, k, 0] = o
-                    saved[qi, k, 1] = ranges[i, 0]
-                    saved[qi, k, 2] = ranges[i, 1]
-                k += 1
-        n_saved[qi] = k if k <= room else -1
-        counts[qi] = c
+        scratch = np.empty(SCRATCH_PH * cap, dtype=np.int64)
+        for qi in range(chunk * CHUNK, min(nq, (chunk + 1) * CHUNK)):
+            q = qcodes[qoff[qi]:qoff[qi + 1]]
+            m = q.size
+            e = qerr[qi >> 1]
+            n_saved[qi] = 0
+            if m <= e:
+                continue
+            length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
+            c = 0
+            k = 0
+            for o in offsets:
+                n = window_ranges_ph(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ph_off, ph_block, ph_g,
+                                     ph_table, ranges, scratch)
+                for i in range(n):
+                    c += ranges[i, 1] - ranges[i, 0]
+                    if k < room:
+                        saved[qi, k, 0] = o
+                        saved[qi, k, 1] = ranges[i, 0]
+                        saved[qi, k, 2] = ranges[i, 1]
+                    k += 1
+            n_saved[qi] = k if k <= room else -1
+            counts[qi] = c
     return counts
 
 
@@ -123,25 +111,27 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
     """As neighborhood_bs.fill_windows, with perfect-hash lookups."""
     cap = max_patterns(l, fe)
     base = cand_off[q_first]
-    for qi in prange(q_first, q_last):
-        q = qcodes[qoff[qi]:qoff[qi + 1]]
-        m = q.size
-        e = qerr[qi >> 1]
-        if m <= e:
-            continue
-        w = cand_off[qi] - base
-        if n_saved[qi] >= 0:
-            for k in range(n_saved[qi]):
-                w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
-                          win_start, win_end, win_diag)
-        else:
-            length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
-            ranges = np.empty((cap, 2), dtype=np.int64)
-            for o in offsets:
-                n = window_ranges_ph(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ph_off, ph_block, ph_g,
-                                     ph_table, ranges)
-                for i in range(n):
-                    w = _emit(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
-                              win_diag)
-        lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-        _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
+    for chunk in prange((q_last - q_first + CHUNK - 1) // CHUNK):
+        ranges = np.empty((cap, 2), dtype=np.int64)
+        scratch = np.empty(SCRATCH_PH * cap, dtype=np.int64)
+        for qi in range(q_first + chunk * CHUNK, min(q_last, q_first + (chunk + 1) * CHUNK)):
+            q = qcodes[qoff[qi]:qoff[qi + 1]]
+            m = q.size
+            e = qerr[qi >> 1]
+            if m <= e:
+                continue
+            w = cand_off[qi] - base
+            if n_saved[qi] >= 0:
+                for k in range(n_saved[qi]):
+                    w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
+                              win_start, win_end, win_diag)
+            else:
+                length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
+                for o in offsets:
+                    n = window_ranges_ph(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ph_off, ph_block,
+                                         ph_g, ph_table, ranges, scratch)
+                    for i in range(n):
+                        w = _emit(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
+                                  win_diag)
+            lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
+            _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64
 
-from seedmap.filter.neighborhood_bs import max_patterns
+from seedmap.filter.degenerate import max_patterns
 
 MAX_FE = 8  # substitutions per window the kernel can enumerate (local array size)
 THREADS = 128
