@@ -6,13 +6,13 @@ import numpy as np
 
 from seedmap.engines.base import CandidateEngine
 from seedmap.filter import plan
-from seedmap.filter.neighborhood_bs import count_candidates, fill_windows
+from seedmap.filter.neighborhood_passes import count_candidates, fill_windows
 from seedmap.index.neighborhood import NeighborhoodIndex
 
 
 class NeighborhoodEngine(CandidateEngine):
-    """The bs filter. The ph and bpr engines swap in their own kernels (same argument order) and add the
-    lookup tables they need after the index's seed_start, nbs and nb_pos."""
+    """The bs filter. The ph engine passes its perfect hashes to the same kernels; the bpr engine swaps in
+    its own kernels (same argument order). Both add what they need after seed_start, nbs and nb_pos."""
 
     count_kernel = staticmethod(count_candidates)
     fill_kernel = staticmethod(fill_windows)
@@ -31,8 +31,9 @@ class NeighborhoodEngine(CandidateEngine):
         return plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
 
     def _tables(self) -> tuple:
-        """Extra lookup arrays the filter's kernels take after seed_start, nbs and nb_pos."""
-        return ()
+        """Extra arguments the filter's kernels take after seed_start, nbs and nb_pos: here the perfect
+        hashes to look patterns up in, None for binary search."""
+        return (None,)
 
     def _saved_ranges(self, qerr: np.ndarray) -> int:
         """Room per query for the index ranges the count pass hands to the fill pass: one per window, two

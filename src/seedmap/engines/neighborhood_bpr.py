@@ -22,6 +22,9 @@ class NeighborhoodBprEngine(NeighborhoodEngine):
             raise SeedmapError(f"--fe {fe} is more than the index's neighborhood length l = {index.l}")
         super().__init__(index, ref_starts, windows=windows, step=step, fe=fe)
 
+    def _tables(self) -> tuple:
+        return ()  # the scan needs nothing beyond the index's neighborhoods
+
     def guarantee(self, m: int, e: int) -> str:
         ix = self.index
         return plan.bpr_guarantee(m, e, ix.span, ix.l, self.fe, self.windows, self.step)

@@ -9,7 +9,6 @@ import time
 import numpy as np
 
 from seedmap.engines.neighborhood import NeighborhoodEngine
-from seedmap.filter.neighborhood_ph import count_candidates, fill_windows
 from seedmap.index import perfect_hash
 from seedmap.index.neighborhood import NeighborhoodIndex
 
@@ -27,9 +26,6 @@ def ensure_perfect_hash(index: NeighborhoodIndex) -> perfect_hash.PerfectHash:
 
 
 class PerfectHashEngine(NeighborhoodEngine):
-    count_kernel = staticmethod(count_candidates)
-    fill_kernel = staticmethod(fill_windows)
-
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
                  fe: int = 0) -> None:
         super().__init__(index, ref_starts, windows=windows, step=step, fe=fe)
@@ -37,4 +33,4 @@ class PerfectHashEngine(NeighborhoodEngine):
 
     def _tables(self) -> tuple:
         ph = self.ph
-        return ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table
+        return ((ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table),)

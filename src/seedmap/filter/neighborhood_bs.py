@@ -6,7 +6,8 @@ binary searched in the seed's sorted block. Each match p at read offset o gives 
 [p - o - e, p - o + m + e), clipped to p's sequence. Windows of one query are sorted and overlapping
 ones merged, which is the dedupe stage.
 
-Two passes (count, then fill) so no per-read list can overflow: repetitive reads keep all their hits.
+The two passes over the queries (count, then fill, so that no per-read list can overflow and repetitive
+reads keep all their hits) are in neighborhood_passes, shared with the perfect-hash lookup.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from seedmap.filter.degenerate import hamming_patterns, max_patterns
-from seedmap.filter.plan import window_plan
+from seedmap.filter.degenerate import hamming_patterns
 from seedmap.filter.seed_address import seed_block
 
 SCRATCH = 2  # scratch words per pattern: the patterns and hamming_patterns' own
-CHUNK = 64  # queries per parallel task, which allocates its scratch once
 
 
 @njit(cache=True, nogil=True)
@@ -74,44 +73,6 @@ def _window_ranges(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int,
     return n
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, care: np.ndarray, l: int, windows: int,
-                     step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
-                     saved: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
-    """Candidates per query. The position ranges found are saved per query (rows of `saved`: offset,
-    range start, range end) when they fit, so that the fill pass need not search the index again;
-    n_saved[q] = -1 when they did not fit."""
-    nq = qoff.size - 1
-    counts = np.zeros(nq, dtype=np.int64)
-    cap = max_patterns(l, fe)
-    room = saved.shape[1]
-    for chunk in prange((nq + CHUNK - 1) // CHUNK):
-        ranges = np.empty((cap, 2), dtype=np.int64)
-        scratch = np.empty(SCRATCH * cap, dtype=np.int64)
-        for qi in range(chunk * CHUNK, min(nq, (chunk + 1) * CHUNK)):
-            q = qcodes[qoff[qi]:qoff[qi + 1]]
-            m = q.size
-            e = qerr[qi >> 1]
-            n_saved[qi] = 0
-            if m <= e:
-                continue
-            length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
-            c = 0
-            k = 0
-            for o in offsets:
-                n = _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ranges, scratch)
-                for i in range(n):
-                    c += ranges[i, 1] - ranges[i, 0]
-                    if k < room:
-                        saved[qi, k, 0] = o
-                        saved[qi, k, 1] = ranges[i, 0]
-                        saved[qi, k, 2] = ranges[i, 1]
-                    k += 1
-            n_saved[qi] = k if k <= room else -1
-            counts[qi] = c
-    return counts
-
-
 @njit(cache=True, nogil=True)
 def _sort_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
     """Sort by start (insertion sort for the usual handful, argsort for repeats)."""
@@ -147,40 +108,6 @@ def _emit(o: int, lo: int, hi: int, m: int, e: int, pos: np.ndarray, ref_starts:
         win_diag[w] = diag
         w += 1
     return w
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
-                 cand_off: np.ndarray, care: np.ndarray, l: int, windows: int, step: int, fe: int,
-                 seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray,
-                 ref_starts: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, win_start: np.ndarray,
-                 win_end: np.ndarray, win_diag: np.ndarray) -> None:
-    """Verification windows (and their diagonals) of queries [q_first, q_last), sorted by start per query."""
-    cap = max_patterns(l, fe)
-    base = cand_off[q_first]
-    for chunk in prange((q_last - q_first + CHUNK - 1) // CHUNK):
-        ranges = np.empty((cap, 2), dtype=np.int64)
-        scratch = np.empty(SCRATCH * cap, dtype=np.int64)
-        for qi in range(q_first + chunk * CHUNK, min(q_last, q_first + (chunk + 1) * CHUNK)):
-            q = qcodes[qoff[qi]:qoff[qi + 1]]
-            m = q.size
-            e = qerr[qi >> 1]
-            if m <= e:
-                continue
-            w = cand_off[qi] - base
-            if n_saved[qi] >= 0:
-                for k in range(n_saved[qi]):
-                    w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
-                              win_start, win_end, win_diag)
-            else:
-                length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
-                for o in offsets:
-                    n = _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ranges, scratch)
-                    for i in range(n):
-                        w = _emit(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
-                                  win_diag)
-            lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-            _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
 
 
 @njit(cache=True, nogil=True)

@@ -15,11 +15,10 @@ output.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from seedmap.filter.degenerate import hamming_patterns, max_patterns
-from seedmap.filter.neighborhood_bs import CHUNK, SCRATCH, _emit, _sort_windows, _window_ranges
-from seedmap.filter.plan import window_plan
+from seedmap.filter.degenerate import hamming_patterns
+from seedmap.filter.neighborhood_bs import SCRATCH, _window_ranges
 from seedmap.index.perfect_hash import find_many
 
 SCRATCH_PH = 5  # scratch words per pattern: the pattern, its rank, its 3 vertices
@@ -61,77 +60,3 @@ def window_ranges_ph(q: np.ndarray, o: int, length: int, care: np.ndarray, l: in
             out[n, 1] = nb_pos[b0 + ranks[t] + 1]
             n += 1
     return n
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, care: np.ndarray, l: int,
-                     windows: int, step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
-                     ph_off: np.ndarray, ph_block: np.ndarray, ph_g: np.ndarray, ph_table: np.ndarray,
-                     saved: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
-    """As neighborhood_bs.count_candidates, with perfect-hash lookups."""
-    nq = qoff.size - 1
-    counts = np.zeros(nq, dtype=np.int64)
-    cap = max_patterns(l, fe)
-    room = saved.shape[1]
-    for chunk in prange((nq + CHUNK - 1) // CHUNK):
-        ranges = np.empty((cap, 2), dtype=np.int64)
-        scratch = np.empty(SCRATCH_PH * cap, dtype=np.int64)
-        for qi in range(chunk * CHUNK, min(nq, (chunk + 1) * CHUNK)):
-            q = qcodes[qoff[qi]:qoff[qi + 1]]
-            m = q.size
-            e = qerr[qi >> 1]
-            n_saved[qi] = 0
-            if m <= e:
-                continue
-            length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
-            c = 0
-            k = 0
-            for o in offsets:
-                n = window_ranges_ph(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ph_off, ph_block, ph_g,
-                                     ph_table, ranges, scratch)
-                for i in range(n):
-                    c += ranges[i, 1] - ranges[i, 0]
-                    if k < room:
-                        saved[qi, k, 0] = o
-                        saved[qi, k, 1] = ranges[i, 0]
-                        saved[qi, k, 2] = ranges[i, 1]
-                    k += 1
-            n_saved[qi] = k if k <= room else -1
-            counts[qi] = c
-    return counts
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
-                 cand_off: np.ndarray, care: np.ndarray, l: int, windows: int, step: int, fe: int,
-                 seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, ph_off: np.ndarray,
-                 ph_block: np.ndarray, ph_g: np.ndarray, ph_table: np.ndarray, pos: np.ndarray,
-                 ref_starts: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, win_start: np.ndarray,
-                 win_end: np.ndarray, win_diag: np.ndarray) -> None:
-    """As neighborhood_bs.fill_windows, with perfect-hash lookups."""
-    cap = max_patterns(l, fe)
-    base = cand_off[q_first]
-    for chunk in prange((q_last - q_first + CHUNK - 1) // CHUNK):
-        ranges = np.empty((cap, 2), dtype=np.int64)
-        scratch = np.empty(SCRATCH_PH * cap, dtype=np.int64)
-        for qi in range(q_first + chunk * CHUNK, min(q_last, q_first + (chunk + 1) * CHUNK)):
-            q = qcodes[qoff[qi]:qoff[qi + 1]]
-            m = q.size
-            e = qerr[qi >> 1]
-            if m <= e:
-                continue
-            w = cand_off[qi] - base
-            if n_saved[qi] >= 0:
-                for k in range(n_saved[qi]):
-                    w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
-                              win_start, win_end, win_diag)
-            else:
-                length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
-                for o in offsets:
-                    n = window_ranges_ph(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ph_off, ph_block,
-                                         ph_g, ph_table, ranges, scratch)
-                    for i in range(n):
-                        w = _emit(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
-                                  win_diag)
-            lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-            _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])

@@ -1,6 +1,6 @@
-"""MAROSE seed + filter on the GPU: the twin of filter/neighborhood_bs.py (count_candidates, fill_windows,
-merge_windows) with the same result: per query, the merged verification windows (start, end, min diag,
-max diag), ordered by query then start.
+"""MAROSE seed + filter on the GPU: the twin of filter/neighborhood_passes.py (count_candidates,
+fill_windows) and neighborhood_bs.py (merge_windows) with the same result: per query, the merged
+verification windows (start, end, min diag, max diag), ordered by query then start.
 
 One thread per (query, window): the window's seed block is looked up in the SeedBlocks resident on the
 device and every degenerated pattern (<= fe substitutions of the neighborhood part) is binary searched in
