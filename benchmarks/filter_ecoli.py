@@ -5,6 +5,10 @@ alignment and SAM output are the same for both and left out. Both engines must g
 
     PYTHONPATH=src python benchmarks/filter_ecoli.py --index benchmarks/work/ecoli_ph/ecoli_ph.smi \\
         -e 5 --windows 2 --fe 2 benchmarks/work/ecoli.fa benchmarks/work/reads_n100000_l100_s42.fq
+
+Any reference works: the filters' relative speed depends on the seed blocks' size (n / 4^u neighborhoods
+each), so also run it on an index with a smaller -u, or on a bigger genome (benchmarks/random_genome.py
+writes one, mason_simulator simulates its reads).
 """
 
 from __future__ import annotations
