@@ -360,11 +360,12 @@ def find_many(keys: np.ndarray, n: int, seed: int, r: int, base: int, ph_g: np.n
     m = verts.size // 3
     h0, h1, h2 = verts[:m], verts[m:2 * m], verts[2 * m:]
     for i in range(n):
-        h0[i], h1[i], h2[i] = edge(keys[i], seed, r)
+        v0, v1, v2 = edge(keys[i], seed, r)
+        h0[i], h1[i], h2[i] = base + v0, base + v1, base + v2
     for i in range(n):
-        j = _g_at(ph_g, base + h0[i]) + _g_at(ph_g, base + h1[i]) + _g_at(ph_g, base + h2[i])
-        j -= 3 * ((j >= 3) + (j >= 6) + (j >= 9))  # mod 3 without a division (g <= 3: unassigned is 3)
-        entry = ph_table[np.uint64(base + verts[np.uint64(j * m + i)])]
+        j = _g_at(ph_g, h0[i]) + _g_at(ph_g, h1[i]) + _g_at(ph_g, h2[i])
+        j -= 3 * ((j * 11) >> 5)  # mod 3 without a division: (11 j) >> 5 = j // 3 for 0 <= j <= 9 (g <= 3)
+        entry = ph_table[np.uint64(verts[np.uint64(j * m + i)])]
         ranks[i] = ((entry & MASK) == keys[i]) * ((entry >> 32) + 1) - 1
 
 
