@@ -56,6 +56,10 @@ def test_stored_and_in_memory_perfect_hashes_match_bs(workdir):
 
 @pytest.mark.parametrize("args,message", [
     (["map", "ref.fa", "reads.fq", "--engine", "kmer", "--filter", "ph"], "needs the neighborhood engine"),
+    (["map", "ref.fa", "reads.fq", "--engine", "fm", "--fe", "1"], "--fe needs the neighborhood engine"),
+    (["map", "ref.fa", "reads.fq", "--engine", "kmer", "--windows", "2"], "--windows needs the neighborhood"),
+    (["map", "ref.fa", "reads.fq", "--engine", "fm", "--step", "3"], "--step needs the neighborhood engine"),
+    (["map", "ref.fa", "reads.fq", "--adjacency", "2"], "--adjacency needs --engine kmer"),
     (["index", "ref.fa", "--kind", "kmer", "--ph", "-o", "k.smi"], "not of --kind kmer"),
 ])
 def test_misuse_is_one_error_line(workdir, args, message):

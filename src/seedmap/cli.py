@@ -117,14 +117,17 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--adjacency", type=positive_int, default=1,
                     help="kmer engine: a candidate needs this many agreeing seeds (e + A seeds are taken, so "
                          "no location is lost; reads too short for them use A = 1)")
-    mp.add_argument("--windows", type=nonnegative_int, default=0, help="disjoint windows per read (0 = e + 1)")
-    mp.add_argument("--step", type=nonnegative_int, default=0, help="sliding windows with this step (0 = disjoint)")
+    mp.add_argument("--windows", type=nonnegative_int, default=0,
+                    help="neighborhood engine: disjoint windows per read (0 = e + 1)")
+    mp.add_argument("--step", type=nonnegative_int, default=0,
+                    help="neighborhood engine: sliding windows with this step (0 = disjoint)")
     mp.add_argument("--filter", choices=["bs", "ph", "bpr"], default="bs",
                     help="neighborhood filter: bs (binary search, default), ph (BDZ perfect hash per seed block: "
                          "constant-time lookups; built in memory when the index was not built with --ph) or "
                          "bpr (mflBPR, edits); same hits")
     mp.add_argument("--fe", type=nonnegative_int, default=0,
-                    help="errors allowed in a lookup's neighborhood: substitutions (bs, ph) or edits (bpr)")
+                    help="neighborhood engine: errors allowed in a lookup's neighborhood: substitutions (bs, "
+                         "ph) or edits (bpr)")
     mp.add_argument("--batch-size", type=positive_int, default=100_000, help="reads per batch (default %(default)s)")
     mp.add_argument("--rg", metavar="'@RG\\tID:x\\tSM:y'",
                     help="read group: its @RG header line (tabs written as \\t); every record gets RG:Z:x")
@@ -235,8 +238,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     opts = MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits)
     command_line = shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)])
-    if args.filter != "bs" and args.engine != "neighborhood":
-        raise SeedmapError(f"--filter {args.filter} needs the neighborhood engine, not --engine {args.engine}")
+    _check_engine_options(args)
     engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency,
                       "filter": args.filter, "gpu_verify": args.gpu_verify}
     if args.reads2 is not None or args.interleaved:
@@ -246,6 +248,17 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
                    progress=sys.stderr.isatty() and not args.quiet, kind=args.engine,
                    read_group=read_group, device=args.device)
     return 0
+
+
+def _check_engine_options(args: argparse.Namespace) -> None:
+    """An option that the chosen engine would ignore is an error, not a silent no-op."""
+    if args.engine != "neighborhood":
+        for flag, given in (("--filter " + args.filter, args.filter != "bs"), ("--windows", args.windows),
+                            ("--step", args.step), ("--fe", args.fe)):
+            if given:
+                raise SeedmapError(f"{flag} needs the neighborhood engine, not --engine {args.engine}")
+    if args.engine != "kmer" and args.adjacency != 1:
+        raise SeedmapError(f"--adjacency needs --engine kmer, not --engine {args.engine}")
 
 
 def _run_pairs(args: argparse.Namespace, opts: object, engine_options: dict, command_line: str,
