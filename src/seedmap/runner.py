@@ -131,6 +131,18 @@ class GuaranteeWarnings:
                 log.warning("reads of length %d, e=%d: this window plan is NOT fully sensitive", m, e)
 
 
+def prepare(fasta: str, index_path: str | None, kind: str, engine_options: dict,
+            opts: MapOptions) -> tuple[Reference, object, CandidateEngine, SamFormatter, GuaranteeWarnings]:
+    """What a map run (single or paired) needs before its first read: the reference and its index, the
+    engine the options ask for, the SAM formatter, and the warnings for plans that lose sensitivity."""
+    ref, ix = load_or_build(fasta, index_path, kind)
+    engine = KINDS[kind].engine(ix, ref, engine_options)
+    o = engine_options
+    warn = GuaranteeWarnings(opts, engine.max_window, o.get("windows", 0), o.get("step", 0), o.get("fe", 0),
+                             getattr(engine, "guarantee", None))
+    return ref, ix, engine, SamFormatter(ref), warn
+
+
 def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_path: str | None,
             engine_options: dict, batch_reads: int, command_line: str, progress: bool,
             kind: str = "neighborhood", read_group: ReadGroup | None = None,
@@ -139,12 +151,7 @@ def run_map(fasta: str, reads: str, out: str | None, opts: MapOptions, *, index_
     from seedmap.backends.cuda.device import resolve
 
     choice = resolve(device)  # before the index is loaded: a missing GPU fails fast
-    ref, ix = load_or_build(fasta, index_path, kind)
-    engine = KINDS[kind].engine(ix, ref, engine_options)
-    fmt = SamFormatter(ref)
-    o = engine_options
-    warn = GuaranteeWarnings(opts, engine.max_window, o.get("windows", 0), o.get("step", 0), o.get("fe", 0),
-                             getattr(engine, "guarantee", None))
+    ref, ix, engine, fmt, warn = prepare(fasta, index_path, kind, engine_options, opts)
     n_reads = n_mapped = n_records = 0
     t_map = time.perf_counter()
     with open_sink(out, read_group, numba.get_num_threads()) as sink, _progress(progress, reads) as advance:

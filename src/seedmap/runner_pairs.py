@@ -19,8 +19,8 @@ from seedmap.io.pairs import read_pair_batches
 from seedmap.io.reads import ReadBatch
 from seedmap.io.sam import header
 from seedmap.paired import PairOptions, estimate_insert, map_pair_batch
-from seedmap.pipeline import MapOptions, SamFormatter
-from seedmap.runner import KINDS, GuaranteeWarnings, _progress, load_or_build, prefetch
+from seedmap.pipeline import MapOptions
+from seedmap.runner import _progress, prefetch, prepare
 
 log = logging.getLogger("seedmap")
 
@@ -58,12 +58,7 @@ def run_map_pairs(fasta: str, reads1: str, reads2: str | None, out: str | None, 
                   batch_pairs: int, command_line: str, progress: bool, kind: str = "neighborhood",
                   read_group: object = None) -> None:
     t0 = time.perf_counter()
-    ref, ix = load_or_build(fasta, index_path, kind)
-    engine = KINDS[kind].engine(ix, ref, engine_options)
-    fmt = SamFormatter(ref)
-    o = engine_options
-    warn = GuaranteeWarnings(opts, engine.max_window, o.get("windows", 0), o.get("step", 0), o.get("fe", 0),
-                             getattr(engine, "guarantee", None))
+    ref, _, engine, fmt, warn = prepare(fasta, index_path, kind, engine_options, opts)
     batches = prefetch(read_pair_batches(reads1, reads2, batch_pairs))
     head, rest = _head_and_rest(batches, ESTIMATE_PAIRS)
     if insert is None:

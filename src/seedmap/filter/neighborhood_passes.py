@@ -31,6 +31,12 @@ def _lookup(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: in
                             scratch)
 
 
+@njit(cache=True, nogil=True)
+def new_scratch(ph: tuple | None, cap: int) -> np.ndarray:
+    """The scratch _lookup needs for windows of at most cap patterns."""
+    return np.empty((SCRATCH if ph is None else SCRATCH_PH) * cap, dtype=np.int64)
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, care: np.ndarray, l: int, windows: int,
                      step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
@@ -45,7 +51,7 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
     room = saved.shape[1]
     for chunk in prange((nq + CHUNK - 1) // CHUNK):
         ranges = np.empty((cap, 2), dtype=np.int64)
-        scratch = np.empty((SCRATCH if ph is None else SCRATCH_PH) * cap, dtype=np.int64)
+        scratch = new_scratch(ph, cap)
         for qi in range(chunk * CHUNK, min(nq, (chunk + 1) * CHUNK)):
             q = qcodes[qoff[qi]:qoff[qi + 1]]
             m = q.size
@@ -82,7 +88,7 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
     base = cand_off[q_first]
     for chunk in prange((q_last - q_first + CHUNK - 1) // CHUNK):
         ranges = np.empty((cap, 2), dtype=np.int64)
-        scratch = np.empty((SCRATCH if ph is None else SCRATCH_PH) * cap, dtype=np.int64)
+        scratch = new_scratch(ph, cap)
         for qi in range(q_first + chunk * CHUNK, min(q_last, q_first + (chunk + 1) * CHUNK)):
             q = qcodes[qoff[qi]:qoff[qi + 1]]
             m = q.size

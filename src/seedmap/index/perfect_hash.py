@@ -323,7 +323,8 @@ def build(seed_start: np.ndarray, nbs: np.ndarray) -> PerfectHash:
 
 @njit(cache=True, nogil=True, inline="always")
 def _g(ph_g: np.ndarray, v: int) -> int:
-    return (np.int64(ph_g[v >> 2]) >> (2 * (v & 3))) & 3
+    """g of vertex v >= 0, indexed unsigned (no negative-index wraparound code)."""
+    return (np.int64(ph_g[np.uint64(v >> 2)]) >> (2 * (v & 3))) & 3
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -363,13 +364,7 @@ def find_many(keys: np.ndarray, n: int, seed: int, r: int, base: int, ph_g: np.n
         v0, v1, v2 = edge(keys[i], seed, r)
         h0[i], h1[i], h2[i] = base + v0, base + v1, base + v2
     for i in range(n):
-        j = _g_at(ph_g, h0[i]) + _g_at(ph_g, h1[i]) + _g_at(ph_g, h2[i])
+        j = _g(ph_g, h0[i]) + _g(ph_g, h1[i]) + _g(ph_g, h2[i])
         j -= 3 * ((j * 11) >> 5)  # mod 3 without a division: (11 j) >> 5 = j // 3 for 0 <= j <= 9 (g <= 3)
         entry = ph_table[np.uint64(verts[np.uint64(j * m + i)])]
         ranks[i] = ((entry & MASK) == keys[i]) * ((entry >> 32) + 1) - 1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _g_at(ph_g: np.ndarray, v: int) -> int:
-    """_g, indexed unsigned (v >= 0)."""
-    return (np.int64(ph_g[np.uint64(v >> 2)]) >> (2 * (v & 3))) & 3
