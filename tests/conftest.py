@@ -4,13 +4,13 @@ import dnaio
 import numpy as np
 import pytest
 
+from seedmap.engines.factory import neighborhood_engine
 from seedmap.engines.kmer import KmerEngine
-from seedmap.engines.neighborhood import make_engine as neighborhood_engine
 from seedmap.index import kmer, neighborhood
 from seedmap.io.alphabet import DECODE
 from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
-from seedmap.pipeline import errors_per_read, locate
+from seedmap.pipeline import EngineOptions, errors_per_read, locate
 from seedmap.verify.bulk import bulk_distances
 
 COMP = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
@@ -87,7 +87,7 @@ def make_engine(ref: Reference, engine: str = "neighborhood", u: int = 10, l: in
     if engine == "kmer":
         return KmerEngine(kmer.build(ref, k), ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask,
                           **plan)
-    return neighborhood_engine(neighborhood.build(ref, u, l, shape), ref.starts, plan)  # plan: filter, windows, ...
+    return neighborhood_engine(neighborhood.build(ref, u, l, shape), ref.starts, EngineOptions(**plan))
 
 
 def engine_locations(engine, ref: Reference, reads: list[np.ndarray], errors: float) -> list[set]:

@@ -138,13 +138,14 @@ def test_seed_filter_matches_cpu(kind, u, l, plan, errors, lengths):
 @pytest.mark.parametrize("filter_name,shape,fe", [("ph", "", 1), ("ph", "###-##", 0), ("bpr", "", 1)])
 def test_other_filters_fall_back_to_the_cpu_engine(filter_name, shape, fe):
     """--filter ph / bpr (and spaced seeds) filter on the CPU, through the engine make_engine picks."""
-    from seedmap.engines.neighborhood import make_engine
+    from seedmap.engines.factory import neighborhood_engine as make_engine
+    from seedmap.pipeline.options import EngineOptions
 
     ref, batch = genome_and_reads("repetitive", 3, 30, (20, 60))
     ix = neighborhood.build(ref, 5, 4, shape)
     qcodes, qoff = batch.queries()
     qerr = errors_per_read(batch.lengths, 0.06)
-    options = {"filter": filter_name, "fe": fe}
+    options = EngineOptions(filter=filter_name, fe=fe)
     want_q, want_rows = make_engine(ix, ref.starts, options).candidate_windows(qcodes, qoff, qerr)
     assert want_q.size > 0
     gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=None, fe=fe, filter_name=filter_name)

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from conftest import decode, random_genome, repetitive_genome, sample_reads
 
-from seedmap import runner
-from seedmap.engines.neighborhood import make_engine
+from seedmap.engines.factory import neighborhood_engine as make_engine
 from seedmap.index import neighborhood
 from seedmap.io.reference import Reference
-from seedmap.pipeline import MapOptions
+from seedmap.pipeline import EngineOptions, MapOptions
+from seedmap.pipeline.guarantee import GuaranteeWarnings
 
 
 def seedmap(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -79,10 +79,10 @@ def test_warnings_follow_the_bpr_guarantee(caplog):
     ix = neighborhood.build(ref, 6, 10)
 
     def warned(e: int, **options: int) -> bool:
-        engine = make_engine(ix, ref.starts, {"filter": "bpr", **options})
+        engine = make_engine(ix, ref.starts, EngineOptions(filter="bpr", **options))
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="seedmap"):
-            runner.GuaranteeWarnings(MapOptions(errors=e), engine.max_window, 0, 0, 0, engine.guarantee).check(
+            GuaranteeWarnings(MapOptions(errors=e), engine.max_window, 0, 0, 0, engine.guarantee).check(
                 np.array([100]))
         return "NOT fully sensitive" in caplog.text
 

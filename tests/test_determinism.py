@@ -5,13 +5,13 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-import numba
 import pytest
 from conftest import decode
 
+from seedmap.index.kinds import build_index
 from seedmap.io.reference import read_fasta
-from seedmap.pipeline import MapOptions
-from seedmap.runner import build_index, run_map
+from seedmap.pipeline import EngineOptions, MapOptions, RunOptions
+from seedmap.pipeline.run import run_map
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -27,10 +27,9 @@ def indexed_example(tmp_path_factory) -> Path:
 
 def _map(ref: Path, out: Path, threads: int, batch: int, errors: float = 0.05, kind: str = "neighborhood",
          **engine_options) -> list[str]:
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    run_map(str(ref), str(EXAMPLES / "reads.fq.gz"), str(out), MapOptions(errors=errors), index_path=None,
-            engine_options=engine_options, batch_reads=batch, command_line="seedmap test", progress=False,
-            kind=kind)
+    run_map(RunOptions(reference=str(ref), reads=str(EXAMPLES / "reads.fq.gz"), output=str(out), threads=threads,
+                       batch_size=batch, command_line="seedmap test", map=MapOptions(errors=errors),
+                       engine=EngineOptions(kind=kind, **engine_options)))
     return out.read_text().splitlines()
 
 

@@ -15,12 +15,13 @@ from oracle import oracle_locations
 
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.index import neighborhood
-from seedmap.insert_size import InsertModel
 from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
-from seedmap.paired import PairOptions, map_pair_batch
+from seedmap.paired.insert_size import InsertModel
+from seedmap.paired.mapping import map_pair_batch
 from seedmap.pipeline import MapOptions, SamFormatter
+from seedmap.pipeline.options import PairOptions
 
 CIGAR_RE = re.compile(r"(\d+)([MID])")
 MODEL = InsertModel(160.0, 20.0)  # proper: 80..240
@@ -273,7 +274,7 @@ def test_unpaired_penalty(rng, subs):
 def test_insert_size_estimate_and_parse(rng):
     """Unique fr pairs of known fragment length give mean/sd; outliers, wrong orientation, repeats and
     pairs across sequences do not count; -I parses MEAN,SD."""
-    from seedmap.insert_size import estimate, parse
+    from seedmap.paired.insert_size import estimate, parse
 
     frags = np.r_[rng.normal(300, 30, 400).astype(np.int64), [5000, 9000]]  # two outliers
     n = frags.size
@@ -300,8 +301,8 @@ def test_insert_size_estimate_and_parse(rng):
 
 def test_proper_insert_boundaries():
     """The orientation rule on 5' ends, at its boundaries, against the test's own definition."""
-    from seedmap.pairing import ORIENTATIONS
-    from seedmap.pairing import proper_insert as kernel
+    from seedmap.paired.pairing import ORIENTATIONS
+    from seedmap.paired.pairing import proper_insert as kernel
 
     cases = []
     for sa in (100, 150):

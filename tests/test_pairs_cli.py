@@ -8,16 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numba
 import numpy as np
 import pytest
 from conftest import COMP, decode, mutate, random_genome
 
-from seedmap.insert_size import InsertModel
-from seedmap.paired import PairOptions
-from seedmap.pipeline import MapOptions
-from seedmap.runner import build_index
-from seedmap.runner_pairs import run_map_pairs
+from seedmap.index.kinds import build_index
+from seedmap.paired.insert_size import InsertModel
+from seedmap.pipeline import RunOptions
+from seedmap.pipeline.run import run_map
 
 
 def fastq(records: list[tuple[str, np.ndarray]]) -> str:
@@ -48,10 +46,8 @@ def pair_files(tmp_path_factory) -> Path:
 
 
 def _map(d: Path, out: Path, threads: int, batch: int, insert: InsertModel | None = None) -> list[str]:
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    run_map_pairs(str(d / "ref.fa"), str(d / "r1.fq"), str(d / "r2.fq"), str(out), MapOptions(), PairOptions(),
-                  insert, index_path=None, engine_options={}, batch_pairs=batch, command_line="seedmap test",
-                  progress=False)
+    run_map(RunOptions(reference=str(d / "ref.fa"), reads=str(d / "r1.fq"), reads2=str(d / "r2.fq"), output=str(out),
+                       threads=threads, batch_size=batch, insert=insert, command_line="seedmap test"))
     return out.read_text().splitlines()
 
 

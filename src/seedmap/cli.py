@@ -7,11 +7,14 @@ import logging
 import math
 import os
 import shlex
+import signal
 import sys
+import threading
 
 from seedmap import __version__
-from seedmap.errors import SeedmapError
+from seedmap.errors import SeedmapError, Terminated
 from seedmap.index import fm, kmer, neighborhood
+from seedmap.pipeline.options import DEFAULT_MIN_LENGTH
 
 log = logging.getLogger("seedmap")
 
@@ -128,7 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--fe", type=nonnegative_int, default=0,
                     help="neighborhood engine: errors allowed in a lookup's neighborhood: substitutions (bs, "
                          "ph) or edits (bpr)")
-    mp.add_argument("--batch-size", type=positive_int, default=100_000, help="reads per batch (default %(default)s)")
+    mp.add_argument("--batch-size", type=positive_int, default=20_000,
+                    help="reads (pairs) per batch; each worker thread maps one batch at a time (default %(default)s)")
+    mp.add_argument("--min-length", type=nonnegative_int, default=DEFAULT_MIN_LENGTH,
+                    help="shorter reads are reported unmapped (default %(default)s; 0 = none)")
     mp.add_argument("--rg", metavar="'@RG\\tID:x\\tSM:y'",
                     help="read group: its @RG header line (tabs written as \\t); every record gets RG:Z:x")
     mp.add_argument("--device", default="cpu",
@@ -140,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="GPU bulk verification kernel of the kmer engine: Myers bit-vector, one thread per "
                          "candidate (default), or Nouri's banded DP, one lane per diagonal")
     mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    mp.add_argument("-v", "--verbose", action="store_true",
+                    help="also log where the time went: seconds per stage and how busy the threads were")
     pe = mp.add_argument_group("paired-end reads (READS READS2, or -p READS)")
     pe.add_argument("-p", "--interleaved", action="store_true", help="READS holds pairs, mate 1 then mate 2")
     pe.add_argument("-I", "--insert-size", metavar="MEAN,SD",
@@ -169,9 +177,15 @@ def _setup_logging(quiet: bool) -> None:
                         level=logging.WARNING if quiet else logging.INFO)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.quiet)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         return _run(args, argv)
     except SeedmapError as exc:
@@ -180,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("seedmap: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("seedmap: terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -188,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         print("seedmap: error: out of memory (try a smaller --batch-size)", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"seedmap: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"seedmap: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # a bug: one line, the traceback only on request
         if os.environ.get("SEEDMAP_DEBUG"):
@@ -199,55 +217,77 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
-    from seedmap import runner
-
     if args.command == "stats":
         from seedmap import stats
 
         stats.run_stats(args.alignments, args.plot)
         return 0
+    from seedmap.pipeline import threads
+
+    threads.set_environment()  # before numba starts its threads
     if args.command == "index":
-        if args.ph and args.kind != "neighborhood":
-            raise SeedmapError(f"--ph builds perfect hashes of a neighborhood index, not of --kind {args.kind}")
-        if args.kind == "kmer":
-            kmer.check_parameters(args.kmer_length)
-            params = {"k": args.kmer_length}
-        elif args.kind == "fm":
-            fm.check_parameters(args.sa_sample)
-            params = {"r": args.sa_sample}
-        else:
-            params = {"u": args.seed_length, "l": args.neighborhood_length}
-            if args.seed_shape:
-                params.update(u=neighborhood.check_shape(args.seed_shape, args.neighborhood_length),
-                              shape=args.seed_shape)
-            else:
-                neighborhood.check_parameters(args.seed_length, args.neighborhood_length)
-            if args.ph:
-                from seedmap.index.perfect_hash import VERSION
-
-                params["ph"] = VERSION
-        runner.build_index(args.reference, args.output, args.kind, params)
+        _index(args)
         return 0
-    import numba
+    from seedmap.pipeline.run import run_map
 
-    from seedmap.io.read_group import parse_read_group
-    from seedmap.pipeline import MapOptions
-
-    read_group = parse_read_group(args.rg) if args.rg is not None else None
-
-    numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
-    opts = MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits)
-    command_line = shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)])
-    _check_engine_options(args)
-    engine_options = {"windows": args.windows, "step": args.step, "fe": args.fe, "adjacency": args.adjacency,
-                      "filter": args.filter, "gpu_verify": args.gpu_verify}
-    if args.reads2 is not None or args.interleaved:
-        return _run_pairs(args, opts, engine_options, command_line, read_group)
-    runner.run_map(args.reference, args.reads, args.output, opts, index_path=args.index,
-                   engine_options=engine_options, batch_reads=args.batch_size, command_line=command_line,
-                   progress=sys.stderr.isatty() and not args.quiet, kind=args.engine,
-                   read_group=read_group, device=args.device)
+    run_map(_run_options(args, argv))
     return 0
+
+
+def _index(args: argparse.Namespace) -> None:
+    from seedmap.index.kinds import build_index
+    from seedmap.pipeline.warmup import compile_for_index
+
+    if args.ph and args.kind != "neighborhood":
+        raise SeedmapError(f"--ph builds perfect hashes of a neighborhood index, not of --kind {args.kind}")
+    if args.kind == "kmer":
+        kmer.check_parameters(args.kmer_length)
+        params = {"k": args.kmer_length}
+    elif args.kind == "fm":
+        fm.check_parameters(args.sa_sample)
+        params = {"r": args.sa_sample}
+    else:
+        params = {"u": args.seed_length, "l": args.neighborhood_length}
+        if args.seed_shape:
+            params.update(u=neighborhood.check_shape(args.seed_shape, args.neighborhood_length),
+                          shape=args.seed_shape)
+        else:
+            neighborhood.check_parameters(args.seed_length, args.neighborhood_length)
+        if args.ph:
+            from seedmap.index.perfect_hash import VERSION
+
+            params["ph"] = VERSION
+    path = build_index(args.reference, args.output, args.kind, params)
+    compile_for_index(args.reference, str(path), args.kind)  # the wait belongs here, not in the first map
+
+
+def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
+    from seedmap.io.read_group import parse_read_group
+    from seedmap.pipeline.options import EngineOptions, MapOptions, PairOptions, RunOptions
+
+    _check_engine_options(args)
+    paired = args.reads2 is not None or args.interleaved
+    if args.interleaved and args.reads2 is not None:
+        raise SeedmapError("give either two read files or -p with one interleaved file, not both")
+    insert = None
+    if paired and args.insert_size is not None:
+        from seedmap.paired import insert_size
+
+        try:
+            insert = insert_size.parse(args.insert_size)
+        except ValueError as exc:
+            raise SeedmapError(f"-I: {exc}") from None
+    return RunOptions(
+        reference=args.reference, reads=args.reads, reads2=args.reads2, interleaved=args.interleaved,
+        output=args.output, index=args.index, threads=args.threads, batch_size=args.batch_size, device=args.device,
+        progress=sys.stderr.isatty() and not args.quiet, verbose=args.verbose and not args.quiet,
+        command_line=shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)]),
+        read_group=parse_read_group(args.rg) if args.rg is not None else None, insert=insert,
+        map=MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits, min_length=args.min_length),
+        engine=EngineOptions(kind=args.engine, windows=args.windows, step=args.step, fe=args.fe, filter=args.filter,
+                             adjacency=args.adjacency, gpu_verify=args.gpu_verify),
+        pairs=PairOptions(orientation=args.orientation, rescue_edits=args.rescue_edits,
+                          unpaired_penalty=args.unpaired_penalty))
 
 
 def _check_engine_options(args: argparse.Namespace) -> None:
@@ -259,30 +299,3 @@ def _check_engine_options(args: argparse.Namespace) -> None:
                 raise SeedmapError(f"{flag} needs the neighborhood engine, not --engine {args.engine}")
     if args.engine != "kmer" and args.adjacency != 1:
         raise SeedmapError(f"--adjacency needs --engine kmer, not --engine {args.engine}")
-
-
-def _run_pairs(args: argparse.Namespace, opts: object, engine_options: dict, command_line: str,
-               read_group: object) -> int:
-    from seedmap import insert_size, runner_pairs
-    from seedmap.paired import PairOptions
-
-    if args.interleaved and args.reads2 is not None:
-        raise SeedmapError("give either two read files or -p with one interleaved file, not both")
-    if args.device != "cpu":
-        from seedmap.backends.cuda.device import resolve
-
-        if resolve(args.device).kind != "cpu":  # still fails fast when a named GPU is missing
-            log.warning("paired-end reads are mapped on the CPU for now: --device %s is not used", args.device)
-    insert = None
-    if args.insert_size is not None:
-        try:
-            insert = insert_size.parse(args.insert_size)
-        except ValueError as exc:
-            raise SeedmapError(f"-I: {exc}") from None
-    popts = PairOptions(orientation=args.orientation, rescue_edits=args.rescue_edits,
-                        unpaired_penalty=args.unpaired_penalty)
-    runner_pairs.run_map_pairs(args.reference, args.reads, args.reads2, args.output, opts, popts, insert,
-                               index_path=args.index, engine_options=engine_options, batch_pairs=args.batch_size,
-                               command_line=command_line, progress=sys.stderr.isatty() and not args.quiet,
-                               kind=args.engine, read_group=read_group)
-    return 0

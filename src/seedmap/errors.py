@@ -3,3 +3,7 @@
 
 class SeedmapError(Exception):
     """A user-facing error: bad input, bad index, impossible parameters."""
+
+
+class Terminated(BaseException):
+    """SIGTERM (what cluster schedulers send): unwinds like Ctrl-C, so temporary files are removed."""

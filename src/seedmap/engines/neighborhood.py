@@ -60,15 +60,3 @@ class NeighborhoodEngine(CandidateEngine):
         self.fill_kernel(qcodes, qoff, qerr, first, last, cand_off, self.care, ix.l, self.windows, self.step,
                          self.fe, ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(), ix.pos, self.ref_starts, saved,
                          n_saved, win_s, win_e, win_d)
-
-
-def make_engine(ix: NeighborhoodIndex, ref_starts: np.ndarray, options: dict) -> CandidateEngine:
-    """The neighborhood engine with the filter options['filter'] names (bs: binary search, ph: perfect hash,
-    bpr: mflBPR)."""
-    from seedmap.engines.neighborhood_bpr import NeighborhoodBprEngine
-    from seedmap.engines.neighborhood_ph import PerfectHashEngine
-
-    engines = {"bs": NeighborhoodEngine, "ph": PerfectHashEngine, "bpr": NeighborhoodBprEngine}
-    cls = engines[options.get("filter", "bs")]
-    return cls(ix, ref_starts, windows=options.get("windows", 0), step=options.get("step", 0),
-               fe=options.get("fe", 0))

@@ -1,12 +1,16 @@
-"""Where mapped records go: SAM to stdout or a file, BAM when the file name ends in .bam; read groups.
+"""Where mapped records go: SAM to stdout or a file, BAM (streamed, BGZF blocks compressed in parallel)
+when the file name ends in .bam.
 
-Every file output is atomic: written under a temporary name beside the target and renamed only when
-everything was written, so an error never leaves a partial file (nor a temporary one) behind.
+A regular output file is atomic: written under a temporary name beside the target and renamed only when
+everything was written, so an error, Ctrl-C or SIGTERM never leaves a partial file (nor a temporary
+one) behind. A target that is not a regular file (a pipe, /dev/stdout, /dev/null) is written directly.
+Every write error is an error naming the output, whatever the target.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -15,7 +19,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from seedmap.errors import SeedmapError
-from seedmap.io.read_group import ReadGroup
 
 
 def is_bam(path: str | None) -> bool:
@@ -30,6 +33,14 @@ def check_target(path: str) -> Path:
     if not parent.is_dir():
         raise SeedmapError(f"{path}: the directory {parent} does not exist")
     return target
+
+
+def _special(target: Path) -> bool:
+    """An existing target that is not a regular file (device, pipe): written in place, never renamed over."""
+    try:
+        return not stat.S_ISREG(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def _temp_beside(target: Path, suffix: str) -> tuple[int, str]:
@@ -64,53 +75,114 @@ def atomic_path(path: str, suffix: str = ".tmp") -> Iterator[tuple[int, str]]:
         raise
 
 
-@contextmanager
-def output_stream(path: str | None) -> Iterator[BinaryIO]:
-    """stdout, or a temporary file renamed to `path` only when everything was written."""
-    if path is None or path == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
-        return
-    with atomic_path(path) as (fd, _), os.fdopen(fd, "wb") as fh:
-        yield fh
+class _Named:
+    """A binary file whose write and close errors become one SeedmapError naming the output."""
 
-
-class RecordSink:
-    """Takes the SAM header text once, then SAM record bytes batch by batch; adds the read group."""
-
-    def __init__(self, fh: BinaryIO, read_group: ReadGroup | None) -> None:
+    def __init__(self, fh: BinaryIO, label: str) -> None:
         self.fh = fh
-        self.read_group = read_group
-        self._tag = b"\tRG:Z:" + read_group.id.encode() + b"\n" if read_group else b""
+        self.label = label
 
-    def header(self, text: str) -> None:
-        if self.read_group:
-            text = self.read_group.add_to_header(text)
-        self.fh.write(text.encode())
+    def _fail(self, exc: OSError) -> SeedmapError:
+        return SeedmapError(f"{self.label}: {exc.strerror or exc}")
 
-    def records(self, data: bytes) -> None:
-        if self._tag:
-            data = data.replace(b"\n", self._tag)  # one RG tag ends every record line
-        self.fh.write(data)
+    def write(self, data: bytes) -> None:
+        try:
+            self.fh.write(data)
+        except OSError as exc:
+            raise self._fail(exc) from None
+
+    def close(self) -> None:
+        try:
+            self.fh.flush()
+            if self.fh is not sys.stdout.buffer:
+                self.fh.close()
+        except OSError as exc:
+            raise self._fail(exc) from None
 
 
 @contextmanager
-def open_sink(path: str | None, read_group: ReadGroup | None = None, threads: int = 1) -> Iterator[RecordSink]:
-    """SAM to stdout or `path`; BAM when `path` ends in .bam (the SAM text goes to a temporary file beside
-    it and samtools, bundled with pysam, compresses it with `threads` threads at the end)."""
-    if not is_bam(path):
-        with output_stream(path) as fh:
-            yield RecordSink(fh, read_group)
+def output_file(path: str | None) -> Iterator[_Named]:
+    """stdout, a special file written in place, or a temporary file renamed to `path` when complete."""
+    if path is None or path == "-":
+        out = _Named(sys.stdout.buffer, "standard output")
+        yield out
+        out.close()
         return
     target = check_target(path)
-    sam_fd, sam_tmp = _temp_beside(target, ".sam.tmp")
-    try:
-        with os.fdopen(sam_fd, "wb") as fh:
-            yield RecordSink(fh, read_group)
-        with atomic_path(path) as (bam_fd, bam_tmp):
-            os.close(bam_fd)
-            from seedmap.io.bam import sam_to_bam
+    if _special(target):
+        try:
+            fh = open(target, "wb")  # closed by _Named.close, or below on an error
+        except OSError as exc:
+            raise SeedmapError(f"{path}: {exc.strerror}") from None
+        out = _Named(fh, path)
+        try:
+            yield out
+            out.close()
+        finally:
+            _close_quietly(fh)
+        return
+    with atomic_path(path) as (fd, _):
+        out = _Named(os.fdopen(fd, "wb", buffering=1 << 20), path)
+        try:
+            yield out
+            out.close()
+        finally:
+            _close_quietly(out.fh)
 
-            sam_to_bam(sam_tmp, bam_tmp, threads, label=path)
-    finally:
-        _unlink_quietly(sam_tmp)
+
+def _close_quietly(fh: BinaryIO) -> None:
+    """After an error the file is being discarded: a second error on close adds nothing."""
+    try:
+        fh.close()
+    except OSError:
+        pass
+
+
+class Sink:
+    """Takes the SAM header text once, then each batch's record bytes (SAM lines, or BAM records when the
+    output is BAM), in order."""
+
+    def __init__(self, out: _Named, bgzf: object = None, ref: object = None) -> None:
+        self.out = out
+        self.bgzf = bgzf
+        self.ref = ref
+
+    def header(self, text: str) -> None:
+        if self.bgzf is None:
+            self.out.write(text.encode())
+            return
+        from seedmap.io.bam_encode import bam_header
+
+        self.records(bam_header(text, self.ref.names, self.ref.lengths))
+
+    def records(self, data: bytes) -> None:
+        if self.bgzf is None:
+            self.out.write(data)
+            return
+        try:
+            self.bgzf.write(data)
+        except OSError as exc:
+            raise self.out._fail(exc) from None
+
+
+@contextmanager
+def open_sink(path: str | None, ref: object = None, threads: int = 1) -> Iterator[Sink]:
+    """SAM to stdout or `path`; BAM when `path` ends in .bam: BGZF blocks compressed by `threads` threads
+    as the records come (ref gives the BAM header its sequences)."""
+    with output_file(path) as out:
+        if not is_bam(path):
+            yield Sink(out)
+            return
+        from seedmap.io.bgzf import BgzfWriter
+
+        bgzf = BgzfWriter(out.fh, threads)
+        sink = Sink(out, bgzf, ref)
+        try:
+            yield sink
+        except BaseException:
+            bgzf.abort()
+            raise
+        try:
+            bgzf.close()
+        except OSError as exc:
+            raise out._fail(exc) from None

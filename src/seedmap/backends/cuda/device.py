@@ -7,9 +7,6 @@ and a missing driver or GPU gives one clear error line instead of a traceback.
 from __future__ import annotations
 
 import logging
-import queue
-import threading
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from seedmap.errors import SeedmapError
@@ -81,90 +78,3 @@ def resolve(text: str) -> DeviceChoice:
     if bad:
         raise SeedmapError(f"--device cuda:{bad[0]}: only {n} CUDA GPU(s) found")
     return DeviceChoice("cuda", ids)
-
-
-def ordered_queue(items: Iterable, workers: list[Callable[[], Callable[[object], object]]],
-                  depth: int = 2) -> Iterator:
-    """Results of items processed by several workers sharing one dynamic queue, yielded in item order.
-
-    Each worker is a factory called once in its own thread (where it binds its GPU and builds its
-    resident state) that returns the function applied to the items it takes. A faster device simply
-    takes more items (no static split). At most depth items per worker are in flight; an error (in a
-    worker, or raised by the item iterator) surfaces where its item's result would have been.
-    """
-    tasks: queue.Queue = queue.Queue(maxsize=depth * len(workers))
-    results: dict[int, tuple[bool, object]] = {}
-    cond = threading.Condition()
-    stop = threading.Event()
-    end = [None]  # number of items, once the iterator is exhausted
-
-    def post(i: int, ok: bool, value: object) -> None:
-        with cond:
-            results[i] = (ok, value)
-            cond.notify_all()
-
-    def work(factory: Callable[[], Callable[[object], object]]) -> None:
-        fn = None
-        while True:
-            task = tasks.get()
-            if task is None:
-                return
-            i, item = task
-            try:
-                if fn is None:
-                    fn = factory()
-                post(i, True, fn(item))
-            except BaseException as exc:  # handed to the consumer, in order
-                post(i, False, exc)
-
-    def feed() -> None:
-        i = 0
-        try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        tasks.put((i, item), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    break
-                i += 1
-        except BaseException as exc:
-            post(i, False, exc)
-            i += 1
-        with cond:
-            end[0] = i
-            cond.notify_all()
-        for _ in workers:
-            tasks.put(None)
-
-    threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
-    threads.append(threading.Thread(target=feed, daemon=True))
-    for t in threads:
-        t.start()
-    try:
-        i = 0
-        while True:
-            with cond:
-                while i not in results and (end[0] is None or i < end[0]):
-                    cond.wait()
-                if i not in results:
-                    return
-                ok, value = results.pop(i)
-            if not ok:
-                raise value
-            yield value
-            i += 1
-    finally:
-        stop.set()
-        while True:  # unblock the workers so they end
-            try:
-                tasks.get_nowait()
-            except queue.Empty:
-                break
-        for _ in workers:
-            try:
-                tasks.put_nowait(None)
-            except queue.Full:
-                break

@@ -10,12 +10,13 @@ import numpy as np
 from numba import cuda
 
 from seedmap.backends.cuda import seed_filter_kernels as sf
-from seedmap.backends.cuda.verify_kernels import BITVECTOR, DeviceVerifier
+from seedmap.backends.cuda.verify_kernels import DeviceVerifier
 from seedmap.engines.base import CANDIDATE_BUDGET
+from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.kmer import KmerEngine
-from seedmap.engines.neighborhood import make_engine as make_cpu_engine
 from seedmap.index.neighborhood import NeighborhoodIndex
 from seedmap.io.reference import Reference
+from seedmap.pipeline.options import EngineOptions
 
 log = logging.getLogger("seedmap")
 
@@ -57,8 +58,8 @@ class CudaNeighborhoodEngine:
         self.max_window = index.word
         self.stream = stream
         self.candidate_budget = candidate_budget
-        self.cpu = make_cpu_engine(index, ref_starts, {"windows": windows, "step": step, "fe": fe,
-                                                       "filter": filter_name})
+        self.cpu = make_cpu_engine(index, ref_starts, EngineOptions(windows=windows, step=step, fe=fe,
+                                                                       filter=filter_name))
         # The device kernels are the bs filter over contiguous seeds; anything else filters on the CPU
         # (same hits either way).
         self.on_gpu = sf.check_fe(index.l, fe) and filter_name == "bs" and "-" not in index.shape
@@ -168,19 +169,19 @@ def _sync(stream: object) -> None:
         stream.synchronize()
 
 
-def make_engine(kind: str, ix: object, ref: Reference, options: dict, stream: object = 0) -> object:
+def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, stream: object = 0) -> object:
     """The engine of an index kind on the current CUDA device (the runner's KINDS give the CPU ones)."""
     if kind == "neighborhood":
-        return CudaNeighborhoodEngine(ix, ref.starts, windows=options.get("windows", 0), step=options.get("step", 0),
-                                      fe=options.get("fe", 0), stream=stream,
-                                      filter_name=options.get("filter", "bs"))
+        return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,
+                                      fe=options.fe, stream=stream,
+                                      filter_name=options.filter)
     if kind == "kmer":
-        verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.get("gpu_verify", BITVECTOR), stream=stream)
-        return KmerEngine(ix, ref.starts, adjacency=options.get("adjacency", 1), bulk=verifier, packed=ref.packed,
+        verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream)
+        return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=verifier, packed=ref.packed,
                           nmask=ref.nmask)
     if kind == "fm":  # the search scheme runs on the CPU; its candidates are verified on the GPU
         from seedmap.engines.fm import FmEngine
 
-        verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.get("gpu_verify", BITVECTOR), stream=stream)
+        verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream)
         return FmEngine(ix, ref.starts, bulk=verifier, packed=ref.packed, nmask=ref.nmask)
     raise ValueError(f"no CUDA engine for the {kind} index")

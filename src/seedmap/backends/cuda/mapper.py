@@ -11,11 +11,13 @@ from collections.abc import Callable, Iterable, Iterator
 
 from numba import config, cuda
 
-from seedmap.backends.cuda.device import DeviceChoice, ordered_queue
+from seedmap.backends.cuda.device import DeviceChoice
 from seedmap.backends.cuda.engines import make_engine
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
-from seedmap.pipeline import MapOptions, SamFormatter, map_batch
+from seedmap.pipeline.options import MapOptions
+from seedmap.pipeline.scheduler import ordered_queue
+from seedmap.pipeline.stages import SamFormatter, map_batch
 
 WORKERS_PER_DEVICE = 2
 _SIM_LOCK = threading.Lock()  # the CUDA simulator runs one kernel at a time

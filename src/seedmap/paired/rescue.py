@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.io.reference import unpack_into
-from seedmap.pairing import proper_insert
+from seedmap.paired.pairing import proper_insert
 from seedmap.verify.semiglobal import group_runs, scan_hits
 
 MAX_ANCHORS = 8  # best-stratum locations of the mapped mate tried per pair

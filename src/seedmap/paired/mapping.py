@@ -10,22 +10,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from seedmap.insert_size import InsertModel, estimate
 from seedmap.io.reads import ReadBatch
-from seedmap.io.sam import format_records
 from seedmap.mapq import EDIT_RATIO, UNSEEN_WEIGHT
-from seedmap.pair_records import FLAG_PROPER, make_pair_records
-from seedmap.pairing import ORIENTATIONS, choose_pairs
-from seedmap.pipeline import BatchStats, MapOptions, SamFormatter, errors_per_read, locate
-from seedmap.rescue import rescue
+from seedmap.paired.insert_size import InsertModel, estimate
+from seedmap.paired.pairing import ORIENTATIONS, choose_pairs
+from seedmap.paired.records import FLAG_PROPER, make_pair_records
+from seedmap.paired.rescue import rescue
+from seedmap.pipeline.options import MapOptions, PairOptions, errors_per_read
+from seedmap.pipeline.stages import BatchStats, SamFormatter, StageClock, locate
 from seedmap.verify.align import align
-
-
-@dataclass
-class PairOptions:
-    orientation: str = "fr"
-    rescue_edits: float = 0.1  # edits (>= 1) or a rate of the read length; 0 = no rescue
-    unpaired_penalty: int = 3  # edits an improper pair pays against a proper one (bwa: 17 score ~ 3 edits)
 
 
 @dataclass
@@ -61,26 +54,27 @@ def _sorted_locations(n_reads: int, q: np.ndarray, s: np.ndarray, e: np.ndarray,
 
 
 def locate_pairs(batch: ReadBatch, engine: object, ref_starts: np.ndarray, qerr: np.ndarray,
-                 ref: object) -> tuple[PairLocations, tuple]:
-    loc, queries = locate(batch, engine, ref, qerr)
+                 ref: object, clock: StageClock | None = None) -> tuple[PairLocations, tuple]:
+    loc, queries = locate(batch, engine, ref, qerr, clock)
     return _sorted_locations(batch.size, loc.query, loc.start, loc.end, loc.dist, ref_starts), queries
 
 
 def estimate_insert(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOptions,
                     orientation: str) -> tuple[InsertModel | None, int]:
-    qerr = errors_per_read(batch.lengths, opts.errors)
+    qerr = errors_per_read(batch.lengths, opts.errors, opts.min_length)
     pl, _ = locate_pairs(batch, engine, fmt.starts, qerr, fmt.ref)
     return estimate(pl.read, pl.start, pl.end, pl.rev, pl.ref_id, batch.size, ORIENTATIONS[orientation])
 
 
 def map_pair_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOptions, popts: PairOptions,
-                   model: InsertModel) -> tuple[bytes, PairStats]:
+                   model: InsertModel, clock: StageClock | None = None) -> tuple[bytes, PairStats]:
+    clock = clock or StageClock()
     ref = fmt.ref
     n = batch.size
     orient = ORIENTATIONS[popts.orientation]
     lo, hi = model.bounds
-    qerr = errors_per_read(batch.lengths, opts.errors)
-    pl, (qcodes, qoff) = locate_pairs(batch, engine, fmt.starts, qerr, ref)
+    qerr = errors_per_read(batch.lengths, opts.errors, opts.min_length)
+    pl, (qcodes, qoff) = locate_pairs(batch, engine, fmt.starts, qerr, ref, clock)
     # Rescue: mates without locations, searched near their mate with the rescue budget.
     rbudget = errors_per_read(batch.lengths, popts.rescue_edits) if popts.rescue_edits > 0 else qerr
     rbudget = np.maximum(rbudget, qerr)
@@ -102,16 +96,16 @@ def map_pair_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: Ma
     choose_pairs(pl.off, pl.start, pl.end, pl.dist, pl.rev, pl.ref_id, se_best, budget, orient, lo, hi, model.mean,
                  popts.unpaired_penalty, EDIT_RATIO, UNSEEN_WEIGHT, chosen, proper, mapq,
                  np.empty(pl.read.size, dtype=np.float64))
+    clock.lap("pairing")
     aln = align(qcodes, qoff, budget, pl.query, pl.start, pl.end, pl.dist, ref.packed, ref.nmask)
+    clock.lap("traceback")
     recs = make_pair_records(n, pl.start, pl.end, pl.dist, pl.rev, pl.ref_id, pl.read, chosen, proper, mapq,
                              opts.best_only, opts.max_hits)
-    text = format_records(recs.read, recs.loc, recs.flag, recs.mapq, recs.nh, batch.names, batch.name_offsets,
-                          batch.codes, batch.offsets, batch.quals, batch.has_quals, pl.start, pl.dist,
-                          fmt.starts, fmt.names, fmt.name_off, aln["cig_off"], aln["ops"], aln["lens"],
-                          aln["n_runs"], aln["md_off"], aln["md"], aln["md_len"], recs.mate_loc, recs.mate_mapq,
-                          recs.tlen)
+    clock.lap("records")
+    data = fmt.records(recs, batch, pl.start, pl.dist, aln, recs.mate_loc, recs.mate_mapq, recs.tlen)
+    clock.lap("format")
     mapped = int(np.count_nonzero(chosen >= 0))
     n_proper = int(np.count_nonzero(recs.flag & FLAG_PROPER)) // 2
-    stats = PairStats(n, mapped, int(recs.read.size), int(np.count_nonzero(batch.lengths <= qerr)), n // 2,
-                      n_proper, int(np.unique(rq >> 1).size))
-    return text.tobytes(), stats
+    stats = PairStats(n, mapped, int(recs.read.size), int(np.count_nonzero(batch.lengths < opts.min_length)),
+                      n // 2, n_proper, int(np.unique(rq >> 1).size))
+    return data, stats

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from seedmap.pairing import pair_inserts
+from seedmap.paired.pairing import pair_inserts
 
 log = logging.getLogger("seedmap")
 

@@ -1,0 +1,20 @@
+"""The neighborhood engine with the filter the options name: one place that knows all three, so the
+variants import the base engine and nothing imports back."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from seedmap.engines.base import CandidateEngine
+from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.engines.neighborhood_bpr import NeighborhoodBprEngine
+from seedmap.engines.neighborhood_ph import PerfectHashEngine
+from seedmap.index.neighborhood import NeighborhoodIndex
+from seedmap.pipeline.options import EngineOptions
+
+FILTERS = {"bs": NeighborhoodEngine, "ph": PerfectHashEngine, "bpr": NeighborhoodBprEngine}
+
+
+def neighborhood_engine(ix: NeighborhoodIndex, ref_starts: np.ndarray, options: EngineOptions) -> CandidateEngine:
+    """bs: binary search, ph: perfect hash, bpr: mflBPR."""
+    return FILTERS[options.filter](ix, ref_starts, windows=options.windows, step=options.step, fe=options.fe)

@@ -1,0 +1,1 @@
+"""Paired-end reads: pairing mates, insert size, rescue, pair records, one batch of pairs (mapping.py)."""

@@ -1,0 +1,43 @@
+"""Warnings for window plans that do not keep full sensitivity, once per read length."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import numpy as np
+
+from seedmap.filter import plan
+from seedmap.pipeline.options import MapOptions, errors_per_read
+
+log = logging.getLogger("seedmap")
+
+
+class GuaranteeWarnings:
+    """Warns once per read length whose window plan does not keep full sensitivity."""
+
+    def __init__(self, opts: MapOptions, max_window: int, windows: int, step: int, fe: int,
+                 plan_guarantee: Callable[[int, int], str] | None = None) -> None:
+        self.opts, self.max_window, self.windows, self.step, self.fe = opts, max_window, windows, step, fe
+        self.plan_guarantee = plan_guarantee  # the engine's own (m, e) -> guarantee, when it has one
+        self.seen: set[int] = set()
+
+    def check(self, lengths: np.ndarray) -> None:
+        for m in np.unique(lengths).tolist():
+            if m in self.seen:
+                continue
+            self.seen.add(m)
+            e = int(errors_per_read(np.array([m]), self.opts.errors)[0])
+            if self.plan_guarantee is not None:
+                g = self.plan_guarantee(m, e) if m > e else plan.NONE
+            else:
+                g = plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
+            if m < self.opts.min_length:
+                continue  # counted in the summary
+            if m <= e:
+                log.warning("reads of length %d are not longer than the %d edits allowed: reported unmapped", m, e)
+            elif g == plan.SUBSTITUTIONS_ONLY:
+                log.warning("reads of length %d, e=%d: this window plan finds every location whose edits are "
+                            "substitutions, but may miss some with indels (not fully sensitive)", m, e)
+            elif g == plan.NONE:
+                log.warning("reads of length %d, e=%d: this window plan is NOT fully sensitive", m, e)

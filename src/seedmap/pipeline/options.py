@@ -1,0 +1,79 @@
+"""The options of a map run, typed, from the command line down to the engines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+DEFAULT_MIN_LENGTH = 20  # shorter reads are reported unmapped (bwa mem's smallest seed is 19 bases)
+
+
+@dataclass(frozen=True)
+class MapOptions:
+    """What is reported per read."""
+
+    errors: float = 0.05  # edits if >= 1 (an integer), else a rate of the read length
+    best_only: bool = False
+    max_hits: int = 0  # 0 = all locations
+    min_length: int = DEFAULT_MIN_LENGTH  # shorter reads are not searched: reported unmapped
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """How candidates are found: the index kind and its engine's settings."""
+
+    kind: str = "neighborhood"
+    windows: int = 0  # neighborhood: disjoint windows per read (0 = e + 1)
+    step: int = 0  # neighborhood: sliding windows with this step (0 = disjoint)
+    fe: int = 0  # neighborhood: errors inside one lookup
+    filter: str = "bs"  # neighborhood: bs, ph or bpr
+    adjacency: int = 1  # kmer: agreeing seeds a candidate needs
+    gpu_verify: str = "bitvector"  # kmer/fm on a GPU: bitvector or banded
+
+
+@dataclass(frozen=True)
+class PairOptions:
+    orientation: str = "fr"
+    rescue_edits: float = 0.1  # edits (>= 1) or a rate of the read length; 0 = no rescue
+    unpaired_penalty: int = 3  # edits an improper pair pays against a proper one (bwa: 17 score ~ 3 edits)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """One `seedmap map` run."""
+
+    reference: str
+    reads: str
+    reads2: str | None = None
+    interleaved: bool = False
+    output: str | None = None  # None or '-': SAM on stdout; *.bam: BAM
+    index: str | None = None
+    threads: int = 1
+    batch_size: int = 20_000  # reads (pairs for paired runs) per batch
+    device: str = "cpu"
+    progress: bool = False
+    verbose: bool = False  # stage timings at the end
+    command_line: str = "seedmap map"
+    read_group: object = None  # seedmap.io.read_group.ReadGroup
+    insert: object = None  # seedmap.paired.insert_size.InsertModel given with -I, else estimated
+    map: MapOptions = field(default_factory=MapOptions)
+    engine: EngineOptions = field(default_factory=EngineOptions)
+    pairs: PairOptions = field(default_factory=PairOptions)
+
+    @property
+    def paired(self) -> bool:
+        return self.reads2 is not None or self.interleaved
+
+
+def errors_per_read(lengths: np.ndarray, errors: float, min_length: int = 0) -> np.ndarray:
+    """Edits searched per read. A read shorter than min_length gets its own length: a read not longer than
+    its edit budget would match everywhere, so it is never searched and is reported unmapped."""
+    if errors >= 1 or errors == 0:
+        e = np.full(lengths.size, int(errors), dtype=np.int64)
+    else:
+        e = np.floor(lengths * errors + 1e-9).astype(np.int64)
+    if min_length > 0:
+        short = lengths < min_length
+        e[short] = np.maximum(e[short], lengths[short])
+    return e

@@ -1,0 +1,84 @@
+"""Paired-end runs: batches of pairs, the insert size fixed from the first pairs, each batch through
+map_pair_batch."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import numpy as np
+
+from seedmap.io.pairs import read_pair_batches
+from seedmap.io.reads import ReadBatch
+from seedmap.paired.insert_size import FALLBACK, InsertModel
+from seedmap.paired.mapping import estimate_insert, map_pair_batch
+from seedmap.pipeline.options import RunOptions
+from seedmap.pipeline.run import ESTIMATE_PAIRS, Setup, SingleRun, short_note
+from seedmap.pipeline.stages import StageClock
+
+log = logging.getLogger("seedmap")
+
+
+class PairRun(SingleRun):
+    def __init__(self, opts: RunOptions, s: Setup) -> None:
+        super().__init__(opts, s)
+        self.insert: InsertModel = opts.insert or InsertModel(*FALLBACK)  # the warm-up's, until estimated
+
+    def batches(self) -> Iterator[ReadBatch]:
+        o = self.opts
+        batches = read_pair_batches(o.reads, o.reads2, o.batch_size)
+        head, rest = _head_and_rest(batches, ESTIMATE_PAIRS)
+        if o.insert is not None:
+            log.info("insert size (given): %s", o.insert.describe())
+        else:
+            insert, used = estimate_insert(_sample(head, ESTIMATE_PAIRS), self.s.engine, self.s.fmt, o.map,
+                                           o.pairs.orientation)
+            if insert is None:
+                log.warning("only %d uniquely mapped %s pairs: insert size not estimated, using %s (give -I MEAN,SD)",
+                            used, o.pairs.orientation, self.insert.describe())
+            else:
+                self.insert = insert
+                log.info("insert size from %d unique %s pairs: %s", used, o.pairs.orientation, insert.describe())
+        return _chain(head, rest)
+
+    def map(self, batch: ReadBatch, clock: StageClock | None = None) -> tuple:
+        return map_pair_batch(batch, self.s.engine, self.s.fmt, self.opts.map, self.opts.pairs, self.insert, clock)
+
+    def summary(self, n: dict, elapsed: float, total: float) -> None:
+        reads, pairs = n.get("reads", 0), n.get("pairs", 0)
+        log.info("mapped %d pairs (%d reads): %d (%.2f%%) reads with a location, %d (%.2f%%) pairs properly paired, "
+                 "%d mates rescued, %d records%s; %.0f reads/s (%.1f s mapping, %.1f s total)", pairs, reads,
+                 n.get("mapped", 0), 100.0 * n.get("mapped", 0) / max(reads, 1), n.get("proper", 0),
+                 100.0 * n.get("proper", 0) / max(pairs, 1), n.get("rescued", 0), n.get("records", 0),
+                 short_note(n.get("short", 0), self.opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
+
+
+def _head_and_rest(batches: Iterator[ReadBatch], pairs: int) -> tuple[list[ReadBatch], Iterator[ReadBatch]]:
+    """The first batches holding at least `pairs` pairs (or all), and the iterator of the rest."""
+    head: list[ReadBatch] = []
+    n = 0
+    for batch in batches:
+        head.append(batch)
+        n += batch.size // 2
+        if n >= pairs:
+            break
+    return head, batches
+
+
+def _sample(head: list[ReadBatch], pairs: int) -> ReadBatch:
+    """The first `pairs` pairs of the head batches as one batch (sequences only: what the estimate needs)."""
+    n = min(2 * pairs, sum(b.size for b in head))
+    lengths = np.concatenate([b.lengths for b in head])[:n]
+    name_lengths = np.concatenate([np.diff(b.name_offsets) for b in head])[:n]
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    name_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(name_lengths, out=name_offsets[1:])
+    codes = np.concatenate([b.codes for b in head])[:offsets[-1]]
+    names = np.concatenate([b.names for b in head])[:name_offsets[-1]]
+    return ReadBatch(0, names, name_offsets, codes, offsets, np.zeros(0, dtype=np.uint8), False)
+
+
+def _chain(head: list[ReadBatch], rest: Iterator[ReadBatch]) -> Iterator[ReadBatch]:
+    yield from head
+    yield from rest

@@ -1,0 +1,171 @@
+"""One `seedmap map` run, single-end or paired: set-up, the threaded pipeline, the summary.
+
+    set-up:    index (memory-mapped) -> engine -> formatter -> warm-up (compiles, outside the clock)
+    pipeline:  reader thread (parse) -> workers (every stage of a batch) -> this thread (write, in order)
+    paired:    the insert size is estimated from the first pairs before any pair is written, so the
+               output does not depend on batching or threads
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numba
+
+from seedmap.engines.base import CandidateEngine
+from seedmap.index.kinds import KINDS, load_or_build
+from seedmap.io.output import is_bam, open_sink
+from seedmap.io.reads import ReadBatch, read_batches
+from seedmap.io.reference import Reference
+from seedmap.io.sam import header
+from seedmap.pipeline import threads as threading_setup
+from seedmap.pipeline.guarantee import GuaranteeWarnings
+from seedmap.pipeline.options import RunOptions
+from seedmap.pipeline.scheduler import Scheduler
+from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
+from seedmap.pipeline.timings import RunTimings
+from seedmap.pipeline.warmup import warm_up
+
+log = logging.getLogger("seedmap")
+
+ESTIMATE_PAIRS = 10_000
+DEPTH = 2  # batches in flight per worker: one being mapped, one parsed and waiting
+
+
+@dataclass
+class Setup:
+    ref: Reference
+    ix: object
+    engine: CandidateEngine
+    fmt: SamFormatter
+    warn: GuaranteeWarnings
+
+
+def prepare(opts: RunOptions) -> Setup:
+    """What a map run needs before its first read: the reference and its index, the engine the options
+    ask for, the record formatter, and the warnings for plans that lose sensitivity."""
+    ref, ix = load_or_build(opts.reference, opts.index, opts.engine.kind)
+    engine = KINDS[opts.engine.kind].engine(ix, ref, opts.engine)
+    o = opts.engine
+    warn = GuaranteeWarnings(opts.map, engine.max_window, o.windows, o.step, o.fe, getattr(engine, "guarantee", None))
+    return Setup(ref, ix, engine, SamFormatter(ref, opts.read_group, bam=is_bam(opts.output)), warn)
+
+
+def run_map(opts: RunOptions) -> None:
+    t0 = time.perf_counter()
+    from seedmap.backends.cuda.device import resolve
+
+    choice = resolve(opts.device)  # before the index is loaded: a missing GPU fails fast
+    if opts.paired and choice.kind != "cpu":
+        log.warning("paired-end reads are mapped on the CPU for now: --device %s is not used", opts.device)
+    budget = threading_setup.budget(opts.threads)
+    timings = RunTimings()
+    s = prepare(opts)
+    timings.add("set-up (index, engine)", time.perf_counter() - t0)
+    if opts.paired:
+        from seedmap.pipeline.pairs import PairRun
+
+        run = PairRun(opts, s)
+    else:
+        run = SingleRun(opts, s)
+    numba.set_num_threads(budget.threads)  # this thread's kernels: warm-up, insert size estimate
+    t1 = time.perf_counter()
+    warm_up(s.ref, opts.paired, opts.engine.kind, run.map)
+    t2 = time.perf_counter()
+    timings.add("warm-up (compile or load kernels)", t2 - t1)
+    batches = run.batches()  # paired runs estimate the insert size here
+    if opts.paired:
+        timings.add("insert size estimate", time.perf_counter() - t2)
+    totals: dict[str, int] = {}
+    t_map = time.perf_counter()
+    if choice.kind == "cpu":
+        sched = Scheduler(run.checked(batches), [run.worker(budget, timings)] * budget.workers, DEPTH)
+        results = sched.results()
+    else:
+        from seedmap.backends.cuda.mapper import map_on_devices
+
+        sched = None
+        results = map_on_devices(run.checked(batches), choice, opts.engine.kind, s.ix, s.ref, opts.engine, s.fmt,
+                                 opts.map)
+    with open_sink(opts.output, s.ref, budget.threads) as sink, _progress(opts.progress) as advance:
+        text = header(s.ref, opts.command_line)
+        sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
+        for data, stats, *_ in results:
+            t = time.perf_counter()
+            sink.records(data)
+            timings.add("write", time.perf_counter() - t)
+            for key, value in vars(stats).items():
+                totals[key] = totals.get(key, 0) + value
+            advance(stats.reads)
+    elapsed = time.perf_counter() - t_map
+    run.summary(totals, elapsed, time.perf_counter() - t0)
+    if opts.verbose:
+        if sched is not None:
+            timings.add("parse (reader thread)", sched.reader_seconds)
+        timings.report(elapsed, budget.workers, sched.worker_seconds if sched is not None else None)
+
+
+class SingleRun:
+    """Single-end reads: batches of reads, each through map_batch."""
+
+    def __init__(self, opts: RunOptions, s: Setup) -> None:
+        self.opts, self.s = opts, s
+
+    def batches(self) -> Iterator[ReadBatch]:
+        return read_batches(self.opts.reads, self.opts.batch_size)
+
+    def checked(self, batches: Iterator[ReadBatch]) -> Iterator[ReadBatch]:
+        for batch in batches:
+            self.s.warn.check(batch.lengths)
+            yield batch
+
+    def map(self, batch: ReadBatch, clock: StageClock | None = None) -> tuple:
+        return map_batch(batch, self.s.engine, self.s.fmt, self.opts.map, clock)
+
+    def worker(self, budget: threading_setup.ThreadBudget, timings: RunTimings) -> Callable[[], Callable]:
+        """A worker factory: each worker maps whole batches, its kernels on its share of the threads."""
+
+        def start() -> Callable[[ReadBatch], tuple]:
+            def run(batch: ReadBatch) -> tuple:
+                budget.enter()
+                try:
+                    clock = StageClock()
+                    data, stats = self.map(batch, clock)
+                    timings.merge(clock.seconds)
+                    return data, stats
+                finally:
+                    budget.leave()
+
+            return run
+
+        return start
+
+    def summary(self, n: dict, elapsed: float, total: float) -> None:
+        reads = n.get("reads", 0)
+        mapped = n.get("mapped", 0)
+        log.info("mapped %d reads: %d (%.2f%%) with at least one location, %d records%s; %.0f reads/s "
+                 "(%.1f s mapping, %.1f s total)", reads, mapped, 100.0 * mapped / max(reads, 1), n.get("records", 0),
+                 short_note(n.get("short", 0), self.opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
+
+
+def short_note(short: int, min_length: int) -> str:
+    return f"; {short} reads shorter than {min_length} bp reported unmapped (--min-length)" if short else ""
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator:
+    if not enabled:
+        yield lambda n: None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("mapping {task.completed:,} reads"), TimeElapsedColumn(),
+                  transient=True, console=Console(stderr=True)) as bar:
+        task = bar.add_task("map", total=None)
+        yield lambda n: bar.advance(task, n)
+

@@ -1,0 +1,119 @@
+"""The stages of one batch of single-end reads, run by one worker thread:
+
+    reads -> queries (both strands) -> candidate windows (engine) -> locations (verifier)
+          -> alignments (CIGAR, MD) -> records (flags, MAPQ, order) -> SAM text or BAM records
+
+Every stage is a nogil kernel or numpy over the whole batch, so workers on different batches run in
+parallel; the clock records each stage's seconds for `seedmap map -v`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from seedmap.backends import cpu
+from seedmap.io.reads import ReadBatch
+from seedmap.io.reference import Reference
+from seedmap.io.sam import format_records
+from seedmap.pipeline.options import MapOptions, errors_per_read
+from seedmap.records import make_records
+from seedmap.verify.align import align
+
+
+class StageClock:
+    """Seconds per stage of one thread's work: lap(stage) charges the time since the last lap."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.t = time.perf_counter()
+
+    def restart(self) -> None:
+        self.t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.seconds[stage] += now - self.t
+        self.t = now
+
+
+@dataclass
+class Locations:
+    """Verified locations of a batch, ordered by query then start. Query 2i is read i, 2i + 1 its
+    reverse complement; start/end are global reference coordinates, end exclusive."""
+
+    query: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    dist: np.ndarray
+
+
+def locate(batch: ReadBatch, engine: object, ref: Reference, qerr: np.ndarray,
+           clock: StageClock | None = None) -> tuple[Locations, tuple]:
+    clock = clock or StageClock()
+    qcodes, qoff = batch.queries()
+    clock.lap("queries")
+    win_q, windows = engine.candidate_windows(qcodes, qoff, qerr)
+    clock.lap("candidates")
+    loc = Locations(*cpu.verify(qcodes, qoff, qerr, win_q, windows, ref.packed, ref.nmask))
+    clock.lap("verify")
+    return loc, (qcodes, qoff)
+
+
+class SamFormatter:
+    """Turns a batch's records into output bytes: SAM lines, or BAM records when bam=True; adds the read
+    group tag. Holds the reference names in the flat layout the kernels read."""
+
+    def __init__(self, ref: Reference, read_group: object = None, bam: bool = False) -> None:
+        self.ref = ref
+        names = [n.encode() for n in ref.names]
+        self.names = np.frombuffer(b"".join(names), dtype=np.uint8)
+        self.name_off = np.zeros(len(names) + 1, dtype=np.int64)
+        np.cumsum([len(n) for n in names], out=self.name_off[1:])
+        self.starts = np.ascontiguousarray(ref.starts, dtype=np.int64)
+        self.bam = bam
+        rg = read_group.id.encode() if read_group is not None else b""
+        self.rg = np.frombuffer(rg, dtype=np.uint8)
+        self.rg_tag = b"\tRG:Z:" + rg + b"\n" if rg else b""
+
+    def records(self, recs: object, batch: ReadBatch, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict,
+                mate_loc: np.ndarray | None = None, mate_mapq: np.ndarray | None = None,
+                tlen: np.ndarray | None = None) -> bytes:
+        args = (recs.read, recs.loc, recs.flag, recs.mapq, recs.nh, batch.names, batch.name_offsets, batch.codes,
+                batch.offsets, batch.quals, batch.has_quals, loc_s, loc_d, self.starts, self.names, self.name_off,
+                aln["cig_off"], aln["ops"], aln["lens"], aln["n_runs"], aln["md_off"], aln["md"], aln["md_len"],
+                mate_loc, mate_mapq, tlen)
+        if self.bam:
+            from seedmap.io.bam_encode import encode_records
+
+            return encode_records(*args, rg=self.rg).tobytes()
+        text = format_records(*args).tobytes()
+        return text.replace(b"\n", self.rg_tag) if self.rg_tag else text
+
+
+@dataclass
+class BatchStats:
+    reads: int
+    mapped: int
+    records: int
+    short: int  # shorter than --min-length: not searched, reported unmapped
+
+
+def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOptions,
+              clock: StageClock | None = None) -> tuple[bytes, BatchStats]:
+    clock = clock or StageClock()
+    ref = fmt.ref
+    qerr = errors_per_read(batch.lengths, opts.errors, opts.min_length)
+    loc, (qcodes, qoff) = locate(batch, engine, ref, qerr, clock)
+    aln = align(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, ref.packed, ref.nmask)
+    clock.lap("traceback")
+    recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr)
+    mapped = int(np.count_nonzero(np.diff(loc.query >> 1, prepend=-1)))  # queries are sorted
+    clock.lap("records")
+    data = fmt.records(recs, batch, loc.start, loc.dist, aln)
+    clock.lap("format")
+    stats = BatchStats(batch.size, mapped, int(recs.read.size), int(np.count_nonzero(batch.lengths < opts.min_length)))
+    return data, stats

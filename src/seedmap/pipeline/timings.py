@@ -1,0 +1,40 @@
+"""Where a run's time went, for `seedmap map -v`: seconds per stage summed over the worker threads,
+the serial parts (set-up, parsing, writing), and how busy the workers were."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+log = logging.getLogger("seedmap")
+
+BATCH_STAGES = ("queries", "candidates", "verify", "traceback", "records", "format", "pairing")
+
+
+class RunTimings:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def add(self, stage: str, seconds: float) -> None:
+        with self.lock:
+            self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
+
+    def merge(self, seconds: dict[str, float]) -> None:
+        for stage, value in seconds.items():
+            self.add(stage, value)
+
+    def report(self, wall: float, workers: int, busy: float | None) -> None:
+        lines = ["stage timings (s; batch stages summed over the worker threads):"]
+        staged = [k for k in BATCH_STAGES if k in self.seconds]
+        other = [k for k in self.seconds if k not in BATCH_STAGES]
+        in_batches = sum(self.seconds[k] for k in staged)
+        for k in staged:
+            lines.append(f"  {k:<34} {self.seconds[k]:8.2f}  {100 * self.seconds[k] / max(in_batches, 1e-9):5.1f}%")
+        for k in other:
+            lines.append(f"  {k:<34} {self.seconds[k]:8.2f}")
+        lines.append(f"  {'mapping wall time':<34} {wall:8.2f}")
+        if busy is not None:
+            lines.append(f"  workers busy: {workers} x {wall:.2f} s, {100 * busy / max(workers * wall, 1e-9):.0f}%")
+        for line in lines:
+            log.info("%s", line)

@@ -1,0 +1,100 @@
+"""Compile (or load from numba's cache) every kernel a run needs before its clock starts.
+
+A few reads cut from the reference itself (and one from nowhere, and a pair whose second mate must be
+rescued) go through the same stages as the real batches, so the reads/s figure never counts compilation.
+The first time, numba compiles for tens of seconds: a marker in numba's cache directory tells whether
+this version of the code has been compiled here before, so the wait is announced only when it happens.
+`seedmap index` runs the warm-up too, where a user expects to wait.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import dnaio
+import numpy as np
+
+from seedmap.io.alphabet import DECODE
+from seedmap.io.reads import ReadBatch, make_batch
+from seedmap.io.reference import Reference, unpack_codes
+
+log = logging.getLogger("seedmap")
+
+READ_LENGTH = 100
+FRAGMENT = 300
+
+
+def _text(codes: np.ndarray) -> str:
+    return DECODE[codes].tobytes().decode()
+
+
+def _revcomp(codes: np.ndarray) -> np.ndarray:
+    out = np.where(codes < 4, 3 - codes, 4).astype(np.uint8)
+    return out[::-1].copy()
+
+
+def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
+    """Reads from the longest sequence (pairs when paired: mate 2 reverse-complemented FRAGMENT bases on,
+    and a last pair whose mate 2 is random), None if the reference is too short to cut reads from."""
+    longest = int(np.argmax(ref.lengths))
+    n = int(ref.lengths[longest])
+    m = min(READ_LENGTH, n // 2)
+    if m < 20:
+        return None
+    start = int(ref.starts[longest])
+    rng = np.random.default_rng(1)
+    records = []
+    for k in range(4):
+        a = start + int(rng.integers(0, n - m + 1))
+        r1 = unpack_codes(ref.packed, ref.nmask, a, a + m)
+        r1[m // 2] = (r1[m // 2] + 1) % 4  # one substitution: alignments with a mismatch
+        if not paired:
+            records.append(dnaio.SequenceRecord(f"w{k}", _text(r1), "I" * m))
+            continue
+        b = min(a + FRAGMENT - m, start + n - m) if k < 3 else -1
+        r2 = (_revcomp(unpack_codes(ref.packed, ref.nmask, b, b + m)) if b >= 0
+              else rng.integers(0, 4, m).astype(np.uint8))
+        records += [dnaio.SequenceRecord(f"w{k}", _text(r1), "I" * m),
+                    dnaio.SequenceRecord(f"w{k}", _text(r2), "I" * m)]
+    if not paired:
+        records.append(dnaio.SequenceRecord("w4", _text(rng.integers(0, 4, m).astype(np.uint8)), "I" * m))
+    return make_batch(records)
+
+
+def _marker(kind: str, paired: bool) -> Path:
+    """Where to note that the kernels were compiled for this index kind: numba's cache directory, which
+    seedmap keys by its own sources (seedmap/__init__.py), so an edit or upgrade compiles anew."""
+    import numba
+
+    return Path(numba.config.CACHE_DIR) / f"seedmap-compiled-{kind}{'-pe' if paired else ''}"
+
+
+def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], object]) -> None:
+    """Run `run` (one batch through the stages) on reads cut from the reference."""
+    batch = warmup_batch(ref, paired)
+    if batch is None:
+        return
+    marker = _marker(kind, paired)
+    if not marker.exists():
+        log.info("compiling the %s%s mapping kernels (once per installation; later runs load them from the cache)",
+                 kind, " paired-end" if paired else "")
+    run(batch)
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:  # a read-only cache: the notice shows again next time, nothing else changes
+        pass
+
+
+def compile_for_index(fasta: str, index_path: str, kind: str) -> None:
+    """After `seedmap index`: compile the kernels that mapping with this index needs, single and paired."""
+    from seedmap.pipeline.options import EngineOptions, RunOptions
+    from seedmap.pipeline.pairs import PairRun
+    from seedmap.pipeline.run import SingleRun, prepare
+
+    opts = RunOptions(reference=fasta, reads="", index=index_path, engine=EngineOptions(kind=kind))
+    s = prepare(opts)
+    warm_up(s.ref, False, kind, SingleRun(opts, s).map)
+    warm_up(s.ref, True, kind, PairRun(opts, s).map)
