@@ -1,5 +1,6 @@
-"""Streaming BAM output (io/bgzf.py): the BGZF stream is independent of write() chunking and thread count;
-write errors reach the caller."""
+"""Streaming BAM output (io/bam_encode.py, io/bgzf.py): the encoded records are, record for record and byte
+for byte, what samtools makes of the SAM text that format_records writes for the same arrays; the BGZF
+stream is independent of write() chunking and thread count; write errors reach the caller."""
 
 from __future__ import annotations
 
@@ -7,14 +8,185 @@ import gzip
 import io
 import struct
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import dnaio
 import numpy as np
+import pysam
 import pytest
+from conftest import batch_of, decode, random_genome, repetitive_genome, sample_reads
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_pairs import MODEL, simulate_pairs
 
+import seedmap.paired
+import seedmap.pipeline
+from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.index import neighborhood
+from seedmap.io.bam_encode import _tag_int, bam_header, encode_records
 from seedmap.io.bgzf import BLOCK_DATA, EOF_BLOCK, BgzfWriter
+from seedmap.io.read_group import parse_read_group
+from seedmap.io.reads import make_batch
+from seedmap.io.reference import Reference
+from seedmap.io.sam import format_records, header
+from seedmap.paired import PairOptions, map_pair_batch
+from seedmap.pipeline import MapOptions, SamFormatter, map_batch
+
+RG = parse_read_group(r"@RG\tID:lane1\tSM:s1")
+
+
+def captured(monkeypatch: pytest.MonkeyPatch, module: object, run: object) -> tuple:
+    """The arguments the pipeline passes to format_records (the pipeline itself is not changed)."""
+    calls = []
+
+    def spy(*args: object) -> np.ndarray:
+        calls.append(args)
+        return format_records(*args)
+
+    monkeypatch.setattr(module, "format_records", spy)
+    run()
+    assert len(calls) == 1
+    return calls[0]
+
+
+def genome(rng: np.random.Generator) -> Reference:
+    seqs = repetitive_genome(rng) + [random_genome(rng, 2000)]
+    return Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+
+
+def engine_of(ref: Reference) -> NeighborhoodEngine:
+    return NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
+
+
+def single_args(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator, quals: bool) -> tuple[Reference, tuple]:
+    ref = genome(rng)
+    seqs = [ref.codes()[a:b] for a, b in zip(ref.starts[:-1], ref.starts[1:], strict=True)]
+    reads = sample_reads(rng, seqs, 120, (30, 70), 3)
+    batch = batch_of(reads, quals)
+    if quals:  # varied qualities, so reversal shows
+        batch.quals = rng.integers(33, 75, batch.quals.size).astype(np.uint8)
+    args = captured(monkeypatch, seedmap.pipeline, lambda: map_batch(batch, engine_of(ref), SamFormatter(ref),
+                                                                      MapOptions(errors=3)))
+    return ref, args
+
+
+def pair_args(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> tuple[Reference, tuple]:
+    ref = genome(rng)
+    seqs = [ref.codes()[a:b] for a, b in zip(ref.starts[:-1], ref.starts[1:], strict=True)]
+    pairs = simulate_pairs(rng, seqs, 80, 50, "fr", 4)
+    recs = []
+    for i, (a, b) in enumerate(pairs):
+        recs += [dnaio.SequenceRecord(f"p{i}", decode(a), decode(rng.integers(0, 4, a.size).astype(np.uint8))),
+                 dnaio.SequenceRecord(f"p{i}", decode(b), "J" * b.size)]
+    args = captured(monkeypatch, seedmap.paired,
+                    lambda: map_pair_batch(make_batch(recs), engine_of(ref), SamFormatter(ref), MapOptions(errors=3),
+                                           PairOptions(), MODEL))
+    return ref, args
+
+
+def sam_text(ref: Reference, args: tuple, rg: bool) -> tuple[str, bytes]:
+    head = header(ref, "seedmap test")
+    body = format_records(*args).tobytes()
+    if rg:
+        head = RG.add_to_header(head)
+        body = body.replace(b"\n", b"\tRG:Z:" + RG.id.encode() + b"\n")
+    return head, body
+
+
+def write_bam(path: Path, ref: Reference, args: tuple, rg: bool, threads: int = 2) -> None:
+    head = header(ref, "seedmap test")
+    if rg:
+        head = RG.add_to_header(head)
+    with open(path, "wb") as fh, BgzfWriter(fh, threads) as w:
+        w.write(bam_header(head, ref.names, ref.lengths))
+        w.write(encode_records(*args, rg=RG.id.encode() if rg else None))
+
+
+def read_back(path: Path) -> tuple[str, list[str]]:
+    with pysam.AlignmentFile(str(path), "rb", check_sq=False) as f:
+        return str(f.header), [r.to_string() for r in f]
+
+
+def check_same_as_samtools(tmp_path: Path, ref: Reference, args: tuple, rg: bool) -> list[str]:
+    head, body = sam_text(ref, args, rg)
+    (tmp_path / "x.sam").write_bytes(head.encode() + body)
+    write_bam(tmp_path / "x.bam", ref, args, rg)
+    pysam.samtools.quickcheck(str(tmp_path / "x.bam"))
+    got_header, got = read_back(tmp_path / "x.bam")
+    want_header, want = read_back(tmp_path / "x.sam")
+    assert got_header == want_header and got_header == head
+    assert got == want == body.decode().splitlines()
+    # Byte for byte what samtools encodes (bin, tag types, header): its uncompressed BAM, decompressed.
+    pysam.samtools.view("-u", "--no-PG", "-o", str(tmp_path / "ref.bam"), str(tmp_path / "x.sam"),
+                        catch_stdout=False)
+    assert gzip.decompress((tmp_path / "x.bam").read_bytes()) == gzip.decompress((tmp_path / "ref.bam").read_bytes())
+    return got
+
+
+@pytest.mark.parametrize("rg", [False, True])
+@pytest.mark.parametrize("quals", [True, False])
+def test_single_end_equals_samtools(monkeypatch, tmp_path, quals, rg):
+    rng = np.random.default_rng(11 + quals)
+    ref, args = single_args(monkeypatch, rng, quals)
+    records = check_same_as_samtools(tmp_path, ref, args, rg)
+    flags = [int(r.split("\t")[1]) for r in records]
+    assert any(f & 4 for f in flags) and any(f & 16 for f in flags) and any(f & 256 for f in flags)
+    assert any(f == 0 for f in flags)
+
+
+@pytest.mark.parametrize("rg", [False, True])
+def test_pairs_equal_samtools(monkeypatch, tmp_path, rg):
+    ref, args = pair_args(monkeypatch, np.random.default_rng(5))
+    records = [r.split("\t") for r in check_same_as_samtools(tmp_path, ref, args, rg)]
+    flags = [int(f[1]) for f in records]
+    assert any(f & 2 for f in flags) and any(f & 256 for f in flags)
+    assert any(f & 4 and not f & 8 and r[2] != "*" for f, r in zip(flags, records, strict=True))  # placed unmapped
+    assert any(f & 4 and f & 8 for f in flags)  # both unmapped
+    assert any(f & 8 and not f & 4 for f in flags)  # mapped, mate unmapped
+    assert any(r[6] not in ("=", "*") for r in records)  # mates on different sequences
+
+
+def test_empty_read_and_empty_batch(monkeypatch, tmp_path):
+    rng = np.random.default_rng(3)
+    ref = genome(rng)
+    recs = [dnaio.SequenceRecord("full", decode(ref.codes()[100:160]), "I" * 60),
+            dnaio.SequenceRecord("empty", "", "")]
+    args = captured(monkeypatch, seedmap.pipeline, lambda: map_batch(make_batch(recs), engine_of(ref),
+                                                                      SamFormatter(ref), MapOptions(errors=2)))
+    records = check_same_as_samtools(tmp_path, ref, args, rg=True)
+    assert records[1].split("\t")[9:11] == ["*", "*"]
+    none = tuple(a[:0] if i < 5 else a for i, a in enumerate(args))  # no records
+    assert encode_records(*none).size == 0
+
+
+def test_parallel_encoding_equals_serial(monkeypatch):
+    """The kernel releases the GIL: threads encoding batches at once give the serial bytes."""
+    ref, args = pair_args(monkeypatch, np.random.default_rng(9))
+    want = encode_records(*args, rg=b"x")
+    with ThreadPoolExecutor(3) as pool:
+        assert all(np.array_equal(got, want) for got in pool.map(lambda _: encode_records(*args, rg=b"x"), range(6)))
+
+
+def test_header_bytes():
+    text = "@HD\tVN:1.6\n@SQ\tSN:a\tLN:5\n@SQ\tSN:bb\tLN:70000\n"
+    h = bam_header(text, ["a", "bb"], np.array([5, 70000]))
+    assert h == (b"BAM\1" + struct.pack("<i", len(text)) + text.encode() + struct.pack("<i", 2)
+                 + struct.pack("<i", 2) + b"a\0" + struct.pack("<i", 5)
+                 + struct.pack("<i", 3) + b"bb\0" + struct.pack("<i", 70000))
+
+
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 255, 256, 65535, 65536, 2**31, -1, -128, -129, -32768, -32769,
+                                   -2**31])
+def test_integer_tag_types_as_samtools(value):
+    buf = np.zeros(8, dtype=np.uint8)
+    end = _tag_int(buf, 0, 88, 88, value)
+    typ = chr(buf[2])
+    fmt = {"c": "<b", "C": "<B", "s": "<h", "S": "<H", "i": "<i", "I": "<I"}[typ]
+    assert end == 3 + struct.calcsize(fmt) and struct.unpack(fmt, buf[3:end].tobytes())[0] == value
+    hdr = pysam.AlignmentHeader.from_text("@HD\tVN:1.6\n")
+    seg = pysam.AlignedSegment.fromstring(f"r\t4\t*\t0\t0\t*\t*\t0\t0\t*\t*\tXX:i:{value}", hdr)
+    assert seg.get_tag("XX", with_value_type=True) == (value, typ)
 
 
 def stream_data(seed: int, n: int) -> bytes:
