@@ -23,6 +23,7 @@ from test_pairs import MODEL, simulate_pairs
 import seedmap.paired
 import seedmap.pipeline
 from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.errors import SeedmapError
 from seedmap.index import neighborhood
 from seedmap.io.bam_encode import _tag_int, bam_header, encode_records
 from seedmap.io.bgzf import BLOCK_DATA, EOF_BLOCK, BgzfWriter
@@ -166,6 +167,16 @@ def test_parallel_encoding_equals_serial(monkeypatch):
     want = encode_records(*args, rg=b"x")
     with ThreadPoolExecutor(3) as pool:
         assert all(np.array_equal(got, want) for got in pool.map(lambda _: encode_records(*args, rg=b"x"), range(6)))
+
+
+def test_long_read_name():
+    batch = make_batch([dnaio.SequenceRecord("n" * 254, "ACGT", None), dnaio.SequenceRecord("x" * 255, "ACGT", None)])
+    recs = [np.array([0]), np.array([-1]), np.array([4]), np.array([0]), np.array([0])]
+    rest = (batch.names, batch.name_offsets, batch.codes, batch.offsets, batch.quals, False, *[np.zeros(0, int)] * 2,
+            np.array([0, 10]), np.frombuffer(b"c", np.uint8), np.array([0, 1]), *[np.zeros(0, int)] * 7)
+    assert encode_records(*recs, *rest)[12] == 255  # l_read_name
+    with pytest.raises(SeedmapError, match="longer than 254"):
+        encode_records(*[np.array([1]) if i == 0 else a for i, a in enumerate(recs)], *rest)
 
 
 def test_header_bytes():

@@ -14,12 +14,14 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from seedmap.errors import SeedmapError
 from seedmap.io.sam import _cigar, _copy, _ref_of
 
 BAM_MAGIC = b"BAM\x01"
 SEQ_NIBBLES = np.array([1, 2, 4, 8, 15], dtype=np.uint8)  # A C G T N in "=ACMGRSVTWYHKDBN"
 RC_NIBBLES = np.array([8, 4, 2, 1, 15], dtype=np.uint8)  # the complement of each code
 NO_RG = np.zeros(0, dtype=np.uint8)
+MAX_NAME = 254  # l_read_name (one byte) counts the NUL
 
 
 def bam_header(text: str, names: Sequence[str], lengths: Sequence[int] | np.ndarray) -> bytes:
@@ -42,7 +44,12 @@ def encode_records(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarr
                    rg: np.ndarray | bytes | None = None) -> np.ndarray:
     """BAM records (uint8, concatenated, uncompressed) of a batch: the arguments of `format_records`, plus
     `rg`, the read-group ID (uint8 array or bytes; None or empty: no RG tag), added as every record's last tag
-    RG:Z:<id>. Safe to call from several threads at once on different batches."""
+    RG:Z:<id>. Safe to call from several threads at once on different batches. A read name longer than 254
+    characters (BAM's limit, and the SAM spec's) is a SeedmapError."""
+    long = rec_read[np.diff(name_off)[rec_read] > MAX_NAME]
+    if long.size:
+        name = names[name_off[long[0]]:name_off[long[0] + 1]].tobytes().decode(errors="replace")
+        raise SeedmapError(f"read {name[:40]!r}...: names longer than {MAX_NAME} characters do not fit in BAM")
     if mate_loc is None:
         mate_loc = np.full(rec_read.size, -1, dtype=np.int64)
         mate_mapq = np.zeros(rec_read.size, dtype=np.int64)
