@@ -1,0 +1,241 @@
+"""BAM output without samtools: the binary header, and a numba kernel that encodes a batch of records
+into uncompressed BAM records (the same records `seedmap.io.sam.format_records` writes as SAM text).
+
+The kernel is serial and releases the GIL, so worker threads encode different batches in parallel; the
+concatenated output goes through `seedmap.io.bgzf.BgzfWriter`. Integer tags take the smallest type that
+holds the value (c/C/s/S/i/I), as samtools does when it converts SAM text, so the files look standard.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from seedmap.errors import SeedmapError
+from seedmap.io.sam import _cigar, _copy, _ref_of
+
+BAM_MAGIC = b"BAM\x01"
+SEQ_NIBBLES = np.array([1, 2, 4, 8, 15], dtype=np.uint8)  # A C G T N in "=ACMGRSVTWYHKDBN"
+RC_NIBBLES = np.array([8, 4, 2, 1, 15], dtype=np.uint8)  # the complement of each code
+NO_RG = np.zeros(0, dtype=np.uint8)
+MAX_NAME = 254  # l_read_name (one byte) counts the NUL
+
+
+def bam_header(text: str, names: Sequence[str], lengths: Sequence[int] | np.ndarray) -> bytes:
+    """The BAM header: magic, the SAM header text, and the reference dictionary (names, lengths)."""
+    raw = text.encode()
+    parts = [BAM_MAGIC, struct.pack("<i", len(raw)), raw, struct.pack("<i", len(names))]
+    for name, length in zip(names, lengths, strict=True):
+        b = name.encode() + b"\0"
+        parts.append(struct.pack("<i", len(b)) + b + struct.pack("<i", int(length)))
+    return b"".join(parts)
+
+
+def encode_records(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec_mapq: np.ndarray,
+                   rec_nh: np.ndarray, names: np.ndarray, name_off: np.ndarray, codes: np.ndarray,
+                   offsets: np.ndarray, quals: np.ndarray, has_quals: bool, loc_s: np.ndarray,
+                   loc_d: np.ndarray, ref_starts: np.ndarray, ref_names: np.ndarray, ref_name_off: np.ndarray,
+                   cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray,
+                   md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray, mate_loc: np.ndarray | None = None,
+                   mate_mapq: np.ndarray | None = None, tlen: np.ndarray | None = None,
+                   rg: np.ndarray | bytes | None = None) -> np.ndarray:
+    """BAM records (uint8, concatenated, uncompressed) of a batch: the arguments of `format_records`, plus
+    `rg`, the read-group ID (uint8 array or bytes; None or empty: no RG tag), added as every record's last tag
+    RG:Z:<id>. Safe to call from several threads at once on different batches. A read name longer than 254
+    characters (BAM's limit, and the SAM spec's) is a SeedmapError."""
+    long = rec_read[np.diff(name_off)[rec_read] > MAX_NAME]
+    if long.size:
+        name = names[name_off[long[0]]:name_off[long[0] + 1]].tobytes().decode(errors="replace")
+        raise SeedmapError(f"read {name[:40]!r}...: names longer than {MAX_NAME} characters do not fit in BAM")
+    if mate_loc is None:
+        mate_loc = np.full(rec_read.size, -1, dtype=np.int64)
+        mate_mapq = np.zeros(rec_read.size, dtype=np.int64)
+        tlen = np.zeros(rec_read.size, dtype=np.int64)
+    if rg is None:
+        rg = NO_RG
+    elif isinstance(rg, bytes | bytearray):
+        rg = np.frombuffer(rg, dtype=np.uint8)
+    return _encode(rec_read, rec_loc, rec_flag, rec_mapq, rec_nh, names, name_off, codes, offsets, quals, has_quals,
+                   loc_s, loc_d, ref_starts, ref_names, ref_name_off, cig_off, ops, lens, n_runs, md_off, md, md_len,
+                   mate_loc, mate_mapq, tlen, rg)
+
+
+@njit(cache=True, nogil=True)
+def _put32(buf: np.ndarray, p: int, value: int) -> int:
+    """A little-endian 32-bit integer (two's complement for negatives)."""
+    for i in range(4):
+        buf[p + i] = (value >> (8 * i)) & 0xFF
+    return p + 4
+
+
+@njit(cache=True, nogil=True)
+def _reg2bin(beg: int, end: int) -> int:
+    """The BAI bin of the 0-based half-open interval [beg, end) (SAM spec, section 5.3)."""
+    end -= 1
+    if beg >> 14 == end >> 14:
+        return ((1 << 15) - 1) // 7 + (beg >> 14)
+    if beg >> 17 == end >> 17:
+        return ((1 << 12) - 1) // 7 + (beg >> 17)
+    if beg >> 20 == end >> 20:
+        return ((1 << 9) - 1) // 7 + (beg >> 20)
+    if beg >> 23 == end >> 23:
+        return ((1 << 6) - 1) // 7 + (beg >> 23)
+    if beg >> 26 == end >> 26:
+        return ((1 << 3) - 1) // 7 + (beg >> 26)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _tag_name(buf: np.ndarray, p: int, a: int, b: int, typ: int) -> int:
+    buf[p] = a
+    buf[p + 1] = b
+    buf[p + 2] = typ
+    return p + 3
+
+
+@njit(cache=True, nogil=True)
+def _tag_int(buf: np.ndarray, p: int, a: int, b: int, value: int) -> int:
+    """An integer tag in the smallest type that holds it: c/s/i if negative, else C/S/I."""
+    if value < 0:
+        if value >= -0x80:
+            buf[_tag_name(buf, p, a, b, 99)] = value & 0xFF  # 'c'
+            return p + 4
+        if value >= -0x8000:
+            q = _tag_name(buf, p, a, b, 115)  # 's'
+            buf[q] = value & 0xFF
+            buf[q + 1] = (value >> 8) & 0xFF
+            return q + 2
+        return _put32(buf, _tag_name(buf, p, a, b, 105), value)  # 'i'
+    if value <= 0xFF:
+        buf[_tag_name(buf, p, a, b, 67)] = value  # 'C'
+        return p + 4
+    if value <= 0xFFFF:
+        q = _tag_name(buf, p, a, b, 83)  # 'S'
+        buf[q] = value & 0xFF
+        buf[q + 1] = value >> 8
+        return q + 2
+    return _put32(buf, _tag_name(buf, p, a, b, 73), value)  # 'I'
+
+
+@njit(cache=True, nogil=True)
+def _tag_str(buf: np.ndarray, p: int, a: int, b: int, src: np.ndarray) -> int:
+    """A Z tag: the string and its NUL."""
+    p = _copy(buf, _tag_name(buf, p, a, b, 90), src)
+    buf[p] = 0
+    return p + 1
+
+
+@njit(cache=True, nogil=True)
+def _cigar_ops(buf: np.ndarray, p: int, li: int, cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
+               n_runs: np.ndarray) -> tuple[int, int]:
+    """The binary CIGAR (len << 4 | op; seedmap's ops 0/1/2 are BAM's M/I/D); also the reference span."""
+    span = 0
+    for c in range(cig_off[li], cig_off[li] + n_runs[li]):
+        p = _put32(buf, p, (lens[c] << 4) | ops[c])
+        if ops[c] != 1:
+            span += lens[c]
+    return p, span
+
+
+@njit(cache=True, nogil=True)
+def _seq_qual(buf: np.ndarray, p: int, codes: np.ndarray, a: int, b: int, reverse: bool, quals: np.ndarray,
+              has_quals: bool) -> int:
+    """SEQ as 4-bit codes (reverse-complemented on the reverse strand), then QUAL (phred; 0xFF if absent)."""
+    m = b - a
+    for i in range((m + 1) // 2):
+        buf[p + i] = 0
+    for i in range(m):
+        nib = RC_NIBBLES[codes[b - 1 - i]] if reverse else SEQ_NIBBLES[codes[a + i]]
+        buf[p + i // 2] |= nib << 4 if i % 2 == 0 else nib
+    p += (m + 1) // 2
+    for i in range(m):
+        buf[p + i] = ((quals[b - 1 - i] if reverse else quals[a + i]) - 33) if has_quals else 0xFF
+    return p + m
+
+
+@njit(cache=True, nogil=True)
+def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec_mapq: np.ndarray,
+            rec_nh: np.ndarray, names: np.ndarray, name_off: np.ndarray, codes: np.ndarray,
+            offsets: np.ndarray, quals: np.ndarray, has_quals: bool, loc_s: np.ndarray,
+            loc_d: np.ndarray, ref_starts: np.ndarray, ref_names: np.ndarray, ref_name_off: np.ndarray,
+            cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray,
+            md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray, mate_loc: np.ndarray, mate_mapq: np.ndarray,
+            tlen: np.ndarray, rg: np.ndarray) -> np.ndarray:
+    # Upper bound of the output size, then one pass writing it.
+    size = 0
+    for k in range(rec_read.size):
+        r = rec_read[k]
+        size += name_off[r + 1] - name_off[r] + 2 * (offsets[r + 1] - offsets[r]) + rg.size + 80
+        li = rec_loc[k]
+        if li >= 0:
+            size += 4 * n_runs[li] + md_len[li]
+        mi = mate_loc[k]
+        if mi >= 0:
+            size += 11 * n_runs[mi] + 16
+    buf = np.empty(size, dtype=np.uint8)
+    p = 0
+    for k in range(rec_read.size):
+        r = rec_read[k]
+        li = rec_loc[k]
+        mi = mate_loc[k]
+        flag = rec_flag[k]
+        paired = (flag & 1) != 0
+        start = p
+        n_name = name_off[r + 1] - name_off[r]
+        a, b = offsets[r], offsets[r + 1]
+        ref_id, pos, mapq, n_cig = -1, -1, 0, 0
+        next_ref, next_pos, t = -1, -1, 0
+        if li >= 0:
+            ref_id = _ref_of(ref_starts, loc_s[li])
+            pos = loc_s[li] - ref_starts[ref_id]
+            mapq = rec_mapq[k]
+            n_cig = n_runs[li]
+            if paired:
+                at = loc_s[li] if mi < 0 else loc_s[mi]  # an unmapped mate sits at this read's position
+                next_ref = _ref_of(ref_starts, at)
+                next_pos = at - ref_starts[next_ref]
+                t = tlen[k]
+        elif paired and mi >= 0:  # unmapped, placed at its mate
+            ref_id = _ref_of(ref_starts, loc_s[mi])
+            pos = loc_s[mi] - ref_starts[ref_id]
+            next_ref, next_pos = ref_id, pos
+        p = _put32(buf, p + 4, ref_id)  # block_size goes in at the end
+        p = _put32(buf, p, pos)
+        buf[p] = n_name + 1
+        buf[p + 1] = mapq
+        p += 4  # bin (two bytes at p - 2) once the reference span is known
+        buf[p] = n_cig & 0xFF
+        buf[p + 1] = n_cig >> 8
+        buf[p + 2] = flag & 0xFF
+        buf[p + 3] = flag >> 8
+        p = _put32(buf, p + 4, b - a)
+        p = _put32(buf, p, next_ref)
+        p = _put32(buf, p, next_pos)
+        p = _put32(buf, p, t)
+        p = _copy(buf, p, names[name_off[r]:name_off[r + 1]])
+        buf[p] = 0
+        p += 1
+        span = 1  # an unmapped read placed at its mate covers one base for the bin
+        if li >= 0:
+            p, span = _cigar_ops(buf, p, li, cig_off, ops, lens, n_runs)
+        bin_ = _reg2bin(pos, pos + span)
+        buf[start + 14] = bin_ & 0xFF
+        buf[start + 15] = bin_ >> 8
+        p = _seq_qual(buf, p, codes, a, b, (flag & 16) != 0, quals, has_quals)
+        if li >= 0:
+            d = loc_d[li]
+            p = _tag_int(buf, p, 78, 77, d)  # NM
+            p = _tag_str(buf, p, 77, 68, md[md_off[li]:md_off[li] + md_len[li]])  # MD
+            p = _tag_int(buf, p, 65, 83, -d)  # AS
+            p = _tag_int(buf, p, 78, 72, rec_nh[k])  # NH
+        if paired and mi >= 0:
+            p = _cigar(buf, _tag_name(buf, p, 77, 67, 90), mi, cig_off, ops, lens, n_runs)  # MC, as text
+            buf[p] = 0
+            p = _tag_int(buf, p + 1, 77, 81, mate_mapq[k])  # MQ
+        if rg.size:
+            p = _tag_str(buf, p, 82, 71, rg)  # RG
+        _put32(buf, start, p - start - 4)
+    return buf[:p]
