@@ -18,18 +18,18 @@ import dnaio
 import numpy as np
 import pysam
 
-import seedmap.paired
+import seedmap.pipeline.stages
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.index import neighborhood
-from seedmap.insert_size import InsertModel
 from seedmap.io.alphabet import DECODE
 from seedmap.io.bam_encode import bam_header, encode_records
 from seedmap.io.bgzf import DEFLATE_NAME, BgzfWriter
 from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records, header
-from seedmap.paired import PairOptions, map_pair_batch
-from seedmap.pipeline import MapOptions, SamFormatter
+from seedmap.paired.insert_size import InsertModel
+from seedmap.paired.mapping import map_pair_batch
+from seedmap.pipeline import MapOptions, PairOptions, SamFormatter
 
 
 def pair_records(rng: np.random.Generator, n_pairs: int) -> tuple[Reference, tuple]:
@@ -49,12 +49,12 @@ def pair_records(rng: np.random.Generator, n_pairs: int) -> tuple[Reference, tup
         recs += [dnaio.SequenceRecord(f"pair{i}/sim", DECODE[a].tobytes().decode(), q),
                  dnaio.SequenceRecord(f"pair{i}/sim", DECODE[b].tobytes().decode(), q)]
     calls = []
-    real = seedmap.paired.format_records
-    seedmap.paired.format_records = lambda *a: calls.append(a) or real(*a)
+    real = seedmap.pipeline.stages.format_records
+    seedmap.pipeline.stages.format_records = lambda *a: calls.append(a) or real(*a)
     engine = NeighborhoodEngine(neighborhood.build(ref, 10, 16), ref.starts)
     map_pair_batch(make_batch(recs), engine, SamFormatter(ref), MapOptions(errors=4), PairOptions(),
                    InsertModel(325.0, 45.0))
-    seedmap.paired.format_records = real
+    seedmap.pipeline.stages.format_records = real
     return ref, calls[0]
 
 

@@ -16,6 +16,7 @@ from test_cli_errors import error_lines, fails_cleanly, fasta, fastq, random_dna
 from seedmap.errors import SeedmapError
 from seedmap.io.output import open_sink
 from seedmap.io.read_group import parse_read_group
+from seedmap.io.reference import Reference
 
 SEED = 7117
 
@@ -151,13 +152,15 @@ def test_bam_atomic_when_reads_fail(work: Path):
     assert "truncated" in message
 
 
-def test_bam_atomic_when_conversion_fails(tmp_path: Path):
-    """samtools rejects the records: one SeedmapError, nothing left behind (nor an old file replaced)."""
+def test_bam_atomic_when_writing_fails(tmp_path: Path):
+    """An error while records stream into the BAM: nothing left behind, and an old file is not replaced."""
     (tmp_path / "out.bam").write_bytes(b"old")
-    with pytest.raises(SeedmapError, match="writing BAM failed"):
-        with open_sink(str(tmp_path / "out.bam")) as sink:
+    ref = Reference.from_codes(["c"], [np.zeros(10, dtype=np.uint8)])
+    with pytest.raises(SeedmapError, match="reads broke"):
+        with open_sink(str(tmp_path / "out.bam"), ref) as sink:
             sink.header("@HD\tVN:1.6\n@SQ\tSN:c\tLN:10\n")
-            sink.records(b"r1\t0\tc\t1\t60\t4M\t*\t0\t0\tACGT\tIIII\nnot a SAM record\n")
+            sink.records(b"\0" * 200_000)
+            raise SeedmapError("reads broke")
     assert os.listdir(tmp_path) == ["out.bam"] and (tmp_path / "out.bam").read_bytes() == b"old"
 
 

@@ -20,8 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_pairs import MODEL, simulate_pairs
 
-import seedmap.paired
-import seedmap.pipeline
+import seedmap.pipeline.stages
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.errors import SeedmapError
 from seedmap.index import neighborhood
@@ -31,8 +30,8 @@ from seedmap.io.read_group import parse_read_group
 from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records, header
-from seedmap.paired import PairOptions, map_pair_batch
-from seedmap.pipeline import MapOptions, SamFormatter, map_batch
+from seedmap.paired.mapping import map_pair_batch
+from seedmap.pipeline import MapOptions, PairOptions, SamFormatter, map_batch
 
 RG = parse_read_group(r"@RG\tID:lane1\tSM:s1")
 
@@ -67,7 +66,7 @@ def single_args(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator, quals
     batch = batch_of(reads, quals)
     if quals:  # varied qualities, so reversal shows
         batch.quals = rng.integers(33, 75, batch.quals.size).astype(np.uint8)
-    args = captured(monkeypatch, seedmap.pipeline, lambda: map_batch(batch, engine_of(ref), SamFormatter(ref),
+    args = captured(monkeypatch, seedmap.pipeline.stages, lambda: map_batch(batch, engine_of(ref), SamFormatter(ref),
                                                                       MapOptions(errors=3)))
     return ref, args
 
@@ -80,7 +79,7 @@ def pair_args(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator) -> tupl
     for i, (a, b) in enumerate(pairs):
         recs += [dnaio.SequenceRecord(f"p{i}", decode(a), decode(rng.integers(0, 4, a.size).astype(np.uint8))),
                  dnaio.SequenceRecord(f"p{i}", decode(b), "J" * b.size)]
-    args = captured(monkeypatch, seedmap.paired,
+    args = captured(monkeypatch, seedmap.pipeline.stages,
                     lambda: map_pair_batch(make_batch(recs), engine_of(ref), SamFormatter(ref), MapOptions(errors=3),
                                            PairOptions(), MODEL))
     return ref, args
@@ -153,7 +152,7 @@ def test_empty_read_and_empty_batch(monkeypatch, tmp_path):
     ref = genome(rng)
     recs = [dnaio.SequenceRecord("full", decode(ref.codes()[100:160]), "I" * 60),
             dnaio.SequenceRecord("empty", "", "")]
-    args = captured(monkeypatch, seedmap.pipeline, lambda: map_batch(make_batch(recs), engine_of(ref),
+    args = captured(monkeypatch, seedmap.pipeline.stages, lambda: map_batch(make_batch(recs), engine_of(ref),
                                                                       SamFormatter(ref), MapOptions(errors=2)))
     records = check_same_as_samtools(tmp_path, ref, args, rg=True)
     assert records[1].split("\t")[9:11] == ["*", "*"]

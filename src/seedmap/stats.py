@@ -69,10 +69,15 @@ def _scan_stream(fh: BinaryIO, label: str) -> SamFields:
             return SamFields.concat(parts)
 
 
+def samtools_message(exc: Exception) -> str:
+    """What samtools printed on stderr, on one line (pysam's SamtoolsError wraps it in a long repr)."""
+    text = str(exc)
+    text = text.split("stderr=", 1)[1] if "stderr=" in text else text
+    return " ".join(text.replace("\\n", " ").strip("'\" \n").split())
+
+
 def _bam_to_sam(path: str, sam: str) -> None:
     import pysam
-
-    from seedmap.io.bam import samtools_message
 
     pysam.set_verbosity(0)  # htslib's own messages would be extra stderr lines; samtools' come in exc
     try:
