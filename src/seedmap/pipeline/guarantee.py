@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -21,12 +22,14 @@ class GuaranteeWarnings:
         self.opts, self.max_window, self.windows, self.step, self.fe = opts, max_window, windows, step, fe
         self.plan_guarantee = plan_guarantee  # the engine's own (m, e) -> guarantee, when it has one
         self.seen: set[int] = set()
+        self.lock = threading.Lock()  # workers check their batches side by side
 
     def check(self, lengths: np.ndarray) -> None:
         for m in np.unique(lengths).tolist():
-            if m in self.seen:
-                continue
-            self.seen.add(m)
+            with self.lock:
+                if m in self.seen:
+                    continue
+                self.seen.add(m)
             e = int(errors_per_read(np.array([m]), self.opts.errors)[0])
             if self.plan_guarantee is not None:
                 g = self.plan_guarantee(m, e) if m > e else plan.NONE

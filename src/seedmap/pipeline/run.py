@@ -18,8 +18,9 @@ import numba
 
 from seedmap.engines.base import CandidateEngine
 from seedmap.index.kinds import KINDS, load_or_build
+from seedmap.io.chunks import RawBatch, raw_batches
 from seedmap.io.output import is_bam, open_sink
-from seedmap.io.reads import ReadBatch, read_batches
+from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
 from seedmap.pipeline import threads as threading_setup
@@ -83,7 +84,7 @@ def run_map(opts: RunOptions) -> None:
     totals: dict[str, int] = {}
     t_map = time.perf_counter()
     if choice.kind == "cpu":
-        sched = Scheduler(run.checked(batches), [run.worker(budget, timings)] * budget.workers, DEPTH)
+        sched = Scheduler(batches, [run.worker(budget, timings)] * budget.workers, DEPTH)
         results = sched.results()
     else:
         from seedmap.backends.cuda.mapper import map_on_devices
@@ -105,7 +106,7 @@ def run_map(opts: RunOptions) -> None:
     run.summary(totals, elapsed, time.perf_counter() - t0)
     if opts.verbose:
         if sched is not None:
-            timings.add("parse (reader thread)", sched.reader_seconds)
+            timings.add("read (reader thread)", sched.reader_seconds)
         timings.report(elapsed, budget.workers, sched.worker_seconds if sched is not None else None)
 
 
@@ -115,13 +116,18 @@ class SingleRun:
     def __init__(self, opts: RunOptions, s: Setup) -> None:
         self.opts, self.s = opts, s
 
-    def batches(self) -> Iterator[ReadBatch]:
-        return read_batches(self.opts.reads, self.opts.batch_size)
+    def batches(self) -> Iterator[RawBatch]:
+        """Raw batches: the workers parse them."""
+        return raw_batches(self.opts.reads, self.opts.batch_size)
 
-    def checked(self, batches: Iterator[ReadBatch]) -> Iterator[ReadBatch]:
-        for batch in batches:
-            self.s.warn.check(batch.lengths)
-            yield batch
+    def parsed(self, item: RawBatch | ReadBatch) -> ReadBatch:
+        batch = item.parse() if isinstance(item, RawBatch) else item
+        self.s.warn.check(batch.lengths)
+        return batch
+
+    def checked(self, items: Iterator[RawBatch | ReadBatch]) -> Iterator[ReadBatch]:
+        """Parsed batches, for the GPU workers."""
+        return (self.parsed(item) for item in items)
 
     def map(self, batch: ReadBatch, clock: StageClock | None = None) -> tuple:
         return map_batch(batch, self.s.engine, self.s.fmt, self.opts.map, clock)
@@ -130,10 +136,12 @@ class SingleRun:
         """A worker factory: each worker maps whole batches, its kernels on its share of the threads."""
 
         def start() -> Callable[[ReadBatch], tuple]:
-            def run(batch: ReadBatch) -> tuple:
+            def run(item: RawBatch | ReadBatch) -> tuple:
                 budget.enter()
                 try:
                     clock = StageClock()
+                    batch = self.parsed(item)
+                    clock.lap("parse")
                     data, stats = self.map(batch, clock)
                     timings.merge(clock.seconds)
                     return data, stats

@@ -8,7 +8,7 @@ import threading
 
 log = logging.getLogger("seedmap")
 
-BATCH_STAGES = ("queries", "candidates", "verify", "traceback", "records", "format", "pairing")
+BATCH_STAGES = ("parse", "queries", "candidates", "verify", "traceback", "records", "format", "pairing")
 
 
 class RunTimings:
