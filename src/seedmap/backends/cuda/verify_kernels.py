@@ -34,6 +34,7 @@ METHODS = (BITVECTOR, BANDED)
 MAXW = 4  # 64-bit words per read on the device: reads up to 256 bp
 LANES = 32  # lanes (diagonals) per alignment in the banded kernel
 SLOTS = 4  # alignments per block in the banded kernel (they step in lockstep)
+BAND_COLS = LANES + 1  # columns of the banded kernel's shared array (a literal for NVVM's typing)
 THREADS = 128  # threads per block in the bit-vector kernel
 
 ONE = np.uint64(1)
@@ -125,7 +126,7 @@ def banded_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q
     lane = cuda.threadIdx.x
     slot = cuda.threadIdx.y
     k = cuda.blockIdx.x * SLOTS + slot
-    latest = cuda.shared.array((SLOTS, LANES + 1), int32)  # latest value of each diagonal
+    latest = cuda.shared.array((SLOTS, BAND_COLS), int32)  # latest value of each diagonal
     alive = cuda.shared.array((SLOTS, 2), int32)  # some unfinished diagonal is <= e (double-buffered)
     valid = k < cand_q.size
     m = 0
