@@ -118,3 +118,44 @@ def test_queue_empty_and_threads_end():
     assert list(device.ordered_queue(iter(np.arange(3)), [lambda: (lambda x: int(x) + 1)] * 2)) == [1, 2, 3]
     time.sleep(0.2)
     assert threading.active_count() <= before + 1
+
+
+def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
+    """warm_up (called by map_on_devices before the workers start) compiles and loads each (kernel,
+    signature) of the run on each device, one device after the other, in the calling thread."""
+    from seedmap.backends.cuda import engines
+
+    loaded = []
+    current = [None]
+
+    class Gpu:
+        def __init__(self, i):
+            self.i = i
+
+        def __enter__(self):
+            current[0] = self.i
+
+        def __exit__(self, *exc):
+            current[0] = None
+
+    class Kernel:
+        def __init__(self, name):
+            self.name = name
+
+        def compile(self, sig):
+            kernel = self
+
+            class Compiled:
+                def bind(self):
+                    loaded.append((current[0], kernel.name, sig, threading.current_thread().name))
+
+            return Compiled()
+
+    a, b = Kernel("a"), Kernel("b")
+    monkeypatch.setattr(engines, "launched_kernels", lambda kind, ix, options: [(a, (1,)), (b, (2,)), (b, (3,))])
+    monkeypatch.setattr(engines.config, "ENABLE_CUDASIM", False)
+    monkeypatch.setattr(engines.cuda, "gpus", {0: Gpu(0), 1: Gpu(1)}, raising=False)
+    engines.warm_up((1, 0, 1), "kmer", None, {})
+    me = threading.current_thread().name
+    assert loaded == [(1, "a", (1,), me), (1, "b", (2,), me), (1, "b", (3,), me),
+                      (0, "a", (1,), me), (0, "b", (2,), me), (0, "b", (3,), me)]

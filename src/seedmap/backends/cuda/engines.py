@@ -5,12 +5,14 @@ CPU engines (engines/__init__.py)."""
 from __future__ import annotations
 
 import logging
+import time
 
 import numpy as np
-from numba import cuda
+from numba import config, cuda, from_dtype, types
 
 from seedmap.backends.cuda import seed_filter_kernels as sf
-from seedmap.backends.cuda.verify_kernels import BITVECTOR, DeviceVerifier
+from seedmap.backends.cuda import verify_kernels as vk
+from seedmap.backends.cuda.verify_kernels import BANDED, BITVECTOR, DeviceVerifier
 from seedmap.engines.base import CANDIDATE_BUDGET
 from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.neighborhood import make_engine as make_cpu_engine
@@ -46,6 +48,11 @@ def device_budget(fraction: float = 0.5) -> int | None:
         return None
 
 
+def filters_on_gpu(index: NeighborhoodIndex, fe: int, filter_name: str) -> bool:
+    """Whether the device kernels take this filter (bs over contiguous seeds, fe they enumerate)."""
+    return sf.check_fe(index.l, fe) and filter_name == "bs" and "-" not in index.shape
+
+
 class CudaNeighborhoodEngine:
     """MAROSE seed + filter on the device (seed_filter_kernels); the CPU engine's results, exactly."""
 
@@ -61,7 +68,7 @@ class CudaNeighborhoodEngine:
                                                        "filter": filter_name})
         # The device kernels are the bs filter over contiguous seeds; anything else filters on the CPU
         # (same hits either way).
-        self.on_gpu = sf.check_fe(index.l, fe) and filter_name == "bs" and "-" not in index.shape
+        self.on_gpu = filters_on_gpu(index, fe, filter_name)
         if not sf.check_fe(index.l, fe):
             log.warning("--fe %d: more substitutions than the GPU filter enumerates; filtering on the CPU", fe)
         elif not self.on_gpu:
@@ -184,3 +191,32 @@ def make_engine(kind: str, ix: object, ref: Reference, options: dict, stream: ob
         verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.get("gpu_verify", BITVECTOR), stream=stream)
         return FmEngine(ix, ref.starts, bulk=verifier, packed=ref.packed, nmask=ref.nmask)
     raise ValueError(f"no CUDA engine for the {kind} index")
+
+
+def launched_kernels(kind: str, ix: object, options: dict) -> list[tuple[object, tuple]]:
+    """(kernel, signature) of every launch make_engine's engine for this run can make."""
+    if kind == "neighborhood":
+        if not filters_on_gpu(ix, options.get("fe", 0), options.get("filter", "bs")):
+            return []
+        fill = sf.fill_signature(types.Array(from_dtype(np.dtype(ix.pos.dtype)), 1, "C"))
+        return [(getattr(sf, name), sig) for name, sigs in sf.SIGNATURES.items()
+                for sig in ([fill] if name == "fill_kernel" else sigs)]
+    names = ["bitvector_kernel"] + (["banded_kernel"] if options.get("gpu_verify", BITVECTOR) == BANDED else [])
+    return [(getattr(vk, name), sig) for name in names for sig in vk.SIGNATURES[name]]
+
+
+def warm_up(device_ids: tuple[int, ...], kind: str, ix: object, options: dict) -> None:
+    """Compile (or load from numba's disk cache) every kernel this run launches and load it onto each
+    device, in the calling thread, before the worker threads start: numba-cuda's module loading is not
+    thread-safe (two workers' first launches of a kernel raced: "key already in dictionary: <CUlibrary>").
+    A no-op under the simulator."""
+    if config.ENABLE_CUDASIM:
+        return
+    t0 = time.perf_counter()
+    launches = launched_kernels(kind, ix, options)
+    for dev in dict.fromkeys(device_ids):
+        with cuda.gpus[dev]:  # the device's context, popped after (the workers select theirs)
+            for kernel, sig in launches:
+                kernel.compile(sig).bind()  # compiled or loaded from the disk cache; loaded onto the device
+    log.info("CUDA kernels ready in %.1f s", time.perf_counter() - t0)
+
