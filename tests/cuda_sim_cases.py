@@ -303,5 +303,8 @@ def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         outs[dev] = sam_body(out)
+        # seedmap's own lines only: no numba-cuda log records, no warnings
+        assert all(line.startswith("[seedmap] ") for line in r.stderr.splitlines()), r.stderr
+        assert "mapped 16 reads" in r.stderr
     assert outs["cpu"] == outs["cuda:0,0"]
     assert outs["cpu"].count(b"\n") > 16

@@ -120,6 +120,34 @@ def test_queue_empty_and_threads_end():
     assert threading.active_count() <= before + 1
 
 
+def test_cli_logs_on_the_seedmap_logger_only(capsys):
+    """numba-cuda's loggers (e.g. one INFO line per deallocation) do not reach stderr; seedmap's do."""
+    import logging
+
+    from seedmap.cli import _setup_logging
+
+    _setup_logging(quiet=False)
+    _setup_logging(quiet=False)  # idempotent: main() called again
+    logging.getLogger("numba.cuda.cudadrv.driver").info("add pending dealloc: cuMemFree 800000 bytes")
+    logging.getLogger("seedmap").info("mapped 3 reads")
+    assert capsys.readouterr().err == "[seedmap] mapped 3 reads\n"
+
+
+def test_numba_performance_warnings_silenced():
+    import warnings
+
+    from numba.core.errors import NumbaPerformanceWarning
+
+    from seedmap.backends.cuda.engines import quiet_performance_warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        quiet_performance_warnings()
+        warnings.warn(NumbaPerformanceWarning("Grid size 16 will likely result in GPU under-utilization"),
+                      stacklevel=1)
+    assert seen == []
+
+
 def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
     """warm_up (called by map_on_devices before the workers start) compiles and loads each (kernel,
     signature) of the run on each device, one device after the other, in the calling thread."""

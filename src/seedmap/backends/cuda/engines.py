@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 
 import numpy as np
 from numba import config, cuda, from_dtype, types
@@ -220,3 +221,18 @@ def warm_up(device_ids: tuple[int, ...], kind: str, ix: object, options: dict) -
                 kernel.compile(sig).bind()  # compiled or loaded from the disk cache; loaded onto the device
     log.info("CUDA kernels ready in %.1f s", time.perf_counter() - t0)
 
+
+def quiet_performance_warnings() -> None:
+    """No NumbaPerformanceWarning for the user ("Grid size 16 will likely result in GPU under-utilization":
+    small batches and the last batch launch small grids on purpose)."""
+    from numba.core.errors import NumbaPerformanceWarning
+
+    classes = {NumbaPerformanceWarning}
+    try:  # numba-cuda has its own class
+        from numba.cuda.core.errors import NumbaPerformanceWarning as CudaPerformanceWarning
+
+        classes.add(CudaPerformanceWarning)
+    except ImportError:
+        pass
+    for cls in classes:
+        warnings.filterwarnings("ignore", category=cls)

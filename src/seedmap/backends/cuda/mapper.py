@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from numba import config, cuda
 
 from seedmap.backends.cuda.device import DeviceChoice, ordered_queue
-from seedmap.backends.cuda.engines import make_engine, warm_up
+from seedmap.backends.cuda.engines import make_engine, quiet_performance_warnings, warm_up
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.pipeline import MapOptions, SamFormatter, map_batch
@@ -47,6 +47,7 @@ def map_on_devices(batches: Iterable[ReadBatch], choice: DeviceChoice, kind: str
 
         return start
 
+    quiet_performance_warnings()
     warm_up(choice.ids, kind, ix, engine_options)  # the kernels loaded in one thread before the workers start
     workers = [worker(d) for d in choice.ids for _ in range(WORKERS_PER_DEVICE)]
     yield from ordered_queue(batches, workers)
