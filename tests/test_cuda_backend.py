@@ -120,6 +120,36 @@ def test_queue_empty_and_threads_end():
     assert threading.active_count() <= before + 1
 
 
+def broken_numba_cuda(monkeypatch):
+    """`from numba import cuda` fails as numba-cuda 0.30.4 does with numpy 2.5."""
+    import builtins
+
+    real = builtins.__import__
+
+    def fake(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "numba.cuda" or (name == "numba" and fromlist and "cuda" in fromlist):
+            raise AttributeError("`np.row_stack` was removed in the NumPy 2.0 release. Use `np.vstack` instead.")
+        return real(name, globals, locals, fromlist, level)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+
+
+def test_broken_numba_cuda_is_one_line(monkeypatch, capsys, caplog, tmp_path):
+    broken_numba_cuda(monkeypatch)
+    with pytest.raises(SeedmapError) as err:
+        device.cuda_module()
+    text = str(err.value)
+    assert "\n" not in text and "AttributeError" in text and "row_stack" in text
+    assert "numba-cuda " in text and "numpy " in text and "seedmap[cuda]" in text
+    with caplog.at_level("INFO", logger="seedmap"):  # auto: the CPU, saying why
+        assert device.resolve("auto").kind == "cpu"
+    assert "numba.cuda cannot be imported" in caplog.text
+    out = tmp_path / "out.sam"
+    assert main(["map", "--device", "cuda", "-o", str(out), "missing.fa", "missing.fq"]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("seedmap: error: numba.cuda cannot be imported (AttributeError")
+
+
 def test_cli_logs_on_the_seedmap_logger_only(capsys):
     """numba-cuda's loggers (e.g. one INFO line per deallocation) do not reach stderr; seedmap's do."""
     import logging
