@@ -210,11 +210,11 @@ def warm_up(device_ids: tuple[int, ...], kind: str, ix: object, options: dict) -
     """Compile (or load from numba's disk cache) every kernel this run launches and load it onto each
     device, in the calling thread, before the worker threads start: numba-cuda's module loading is not
     thread-safe (two workers' first launches of a kernel raced: "key already in dictionary: <CUlibrary>").
-    A no-op under the simulator."""
-    if config.ENABLE_CUDASIM:
-        return
+    Only the list is made under the simulator (nothing to compile or load)."""
     t0 = time.perf_counter()
     launches = launched_kernels(kind, ix, options)
+    if config.ENABLE_CUDASIM:
+        return
     for dev in dict.fromkeys(device_ids):
         with cuda.gpus[dev]:  # the device's context, popped after (the workers select theirs)
             for kernel, sig in launches:
