@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import from_dtype, typeof, types
+from numba.core.typing.typeof import Purpose
 
 if not os.environ.get("NUMBA_ENABLE_CUDASIM"):
     pytest.skip("run through tests/test_cuda_backend.py (needs NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
@@ -22,16 +24,63 @@ if not os.environ.get("NUMBA_ENABLE_CUDASIM"):
 from conftest import batch_of, random_genome, repetitive_genome, sample_reads  # noqa: E402
 from test_bulk_verify import expected, make_case, run  # noqa: E402
 
-from seedmap.backends.cuda import device  # noqa: E402
+from seedmap.backends.cuda import device, seed_filter_kernels, verify_kernels  # noqa: E402
+from seedmap.backends.cuda import engines as cuda_engines  # noqa: E402
 from seedmap.backends.cuda.engines import CudaNeighborhoodEngine  # noqa: E402
 from seedmap.backends.cuda.verify_kernels import BANDED, BITVECTOR, DeviceVerifier  # noqa: E402
 from seedmap.engines.neighborhood import NeighborhoodEngine  # noqa: E402
 from seedmap.index import neighborhood  # noqa: E402
 from seedmap.io.reference import Reference  # noqa: E402
-from seedmap.pipeline import errors_per_read  # noqa: E402
+from seedmap.pipeline import EngineOptions, errors_per_read  # noqa: E402
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)  # uint64 wrap-around in the simulated kernels
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+# ------------------------------------------------------------------------- launch signatures, as declared
+
+KERNEL_MODULES = (verify_kernels, seed_filter_kernels)
+LAUNCHED: set[tuple[str, tuple]] = set()
+
+
+def launch_type(arg: object) -> types.Type:
+    """The numba type a real launch gives this argument (a device array as DeviceNDArray types it)."""
+    ary = getattr(arg, "_ary", None)  # the simulator's device arrays wrap a numpy array
+    if ary is None:
+        return typeof(arg, Purpose.argument)
+    broadcast = 0 in ary.strides and ary.size != 0
+    layout = "A" if broadcast else "C" if ary.flags.c_contiguous else "F" if ary.flags.f_contiguous else "A"
+    return types.Array(from_dtype(ary.dtype), ary.ndim, layout)
+
+
+class Recorded:
+    """A kernel whose launches must match its module's SIGNATURES (the list warm_up compiles ahead and
+    tests/test_cuda_compile.py compiles for real GPUs): the declared list is checked against the code."""
+
+    def __init__(self, name: str, kernel: object, declared: list) -> None:
+        self.name, self.kernel, self.declared = name, kernel, declared
+
+    def __getitem__(self, config: object) -> object:
+        launch = self.kernel[config]
+
+        def call(*args: object) -> object:
+            sig = tuple(launch_type(a) for a in args)
+            assert sig in self.declared, f"{self.name} launched with undeclared types {sig}"
+            LAUNCHED.add((self.name, sig))
+            return launch(*args)
+
+        return call
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _record_launches():
+    saved = []
+    for mod in KERNEL_MODULES:
+        for name, sigs in mod.SIGNATURES.items():
+            saved.append((mod, name, getattr(mod, name)))
+            setattr(mod, name, Recorded(name, getattr(mod, name), sigs))
+    yield
+    for mod, name, kernel in saved:
+        setattr(mod, name, kernel)
 
 
 def gpu_distances(case: dict, method: str) -> np.ndarray:
@@ -189,6 +238,41 @@ def test_segments_cut_short_window_ranges():
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
 
+def test_seed_filter_with_int64_positions():
+    """References of 4 Gbp and more store positions as int64: the other fill_kernel signature."""
+    ref, batch = genome_and_reads("random", 12, 20, (30, 50))
+    ix = neighborhood.build(ref, 6, 4)
+    ix.pos = ix.pos.astype(np.int64)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, 0.05)
+    want = NeighborhoodEngine(ix, ref.starts).candidate_windows(qcodes, qoff, qerr)
+    got = CudaNeighborhoodEngine(ix, ref.starts, budget=None).candidate_windows(qcodes, qoff, qerr)
+    assert want[0].size > 0
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("kind,options,want", [
+    ("neighborhood", {}, {"count_kernel", "fill_kernel", "sort_kernel", "merge_kernel"}),
+    ("neighborhood", {"filter": "ph"}, set()),  # filters on the CPU
+    ("kmer", {}, {"bitvector_kernel"}),
+    ("fm", {"gpu_verify": BANDED}, {"bitvector_kernel", "banded_kernel"}),
+])
+def test_warm_up_loads_the_declared_signatures(kind, options, want):
+    """What warm_up compiles and loads before the workers start: the run's kernels, as declared."""
+    ix = neighborhood.build(Reference.from_codes(["a"], [random_genome(np.random.default_rng(1), 300)]), 5, 3)
+    got = cuda_engines.launched_kernels(kind, ix, EngineOptions(**options))
+    assert {kernel.name for kernel, _ in got} == want
+    assert all(sig in kernel.declared for kernel, sig in got)
+    assert [sig for kernel, sig in got if kernel.name == "fill_kernel"] == (
+        [seed_filter_kernels.SIGNATURES["fill_kernel"][0]] if "fill_kernel" in want else [])  # uint32 positions
+
+
+def test_every_declared_signature_was_launched():
+    """Runs last (file order): the tests above launched every declared (kernel, signature)."""
+    declared = {(name, sig) for mod in KERNEL_MODULES for name, sigs in mod.SIGNATURES.items() for sig in sigs}
+    assert declared - LAUNCHED == set()
+
+
 # ------------------------------------------------------------------------------------------- end to end
 
 
@@ -220,5 +304,8 @@ def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         outs[dev] = sam_body(out)
+        # seedmap's own lines only: no numba-cuda log records, no warnings
+        assert all(line.startswith("[seedmap] ") for line in r.stderr.splitlines()), r.stderr
+        assert "mapped 16 reads" in r.stderr
     assert outs["cpu"] == outs["cuda:0,0"]
     assert outs["cpu"].count(b"\n") > 16

@@ -16,6 +16,7 @@ import pytest
 from seedmap.backends.cuda import device
 from seedmap.cli import main
 from seedmap.errors import SeedmapError
+from seedmap.pipeline import EngineOptions
 
 HERE = Path(__file__).parent
 
@@ -118,3 +119,102 @@ def test_queue_empty_and_threads_end():
     assert list(device.ordered_queue(iter(np.arange(3)), [lambda: (lambda x: int(x) + 1)] * 2)) == [1, 2, 3]
     time.sleep(0.2)
     assert threading.active_count() <= before + 1
+
+
+def broken_numba_cuda(monkeypatch):
+    """`from numba import cuda` fails as numba-cuda 0.30.4 does with numpy 2.5."""
+    import builtins
+
+    real = builtins.__import__
+
+    def fake(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "numba.cuda" or (name == "numba" and fromlist and "cuda" in fromlist):
+            raise AttributeError("`np.row_stack` was removed in the NumPy 2.0 release. Use `np.vstack` instead.")
+        return real(name, globals, locals, fromlist, level)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+
+
+def test_broken_numba_cuda_is_one_line(monkeypatch, capsys, caplog, tmp_path):
+    broken_numba_cuda(monkeypatch)
+    with pytest.raises(SeedmapError) as err:
+        device.cuda_module()
+    text = str(err.value)
+    assert "\n" not in text and "AttributeError" in text and "row_stack" in text
+    assert "numba-cuda " in text and "numpy " in text and "seedmap[cuda]" in text
+    with caplog.at_level("INFO", logger="seedmap"):  # auto: the CPU, saying why
+        assert device.resolve("auto").kind == "cpu"
+    assert "numba.cuda cannot be imported" in caplog.text
+    out = tmp_path / "out.sam"
+    assert main(["map", "--device", "cuda", "-o", str(out), "missing.fa", "missing.fq"]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("seedmap: error: numba.cuda cannot be imported (AttributeError")
+
+
+def test_cli_logs_on_the_seedmap_logger_only(capsys):
+    """numba-cuda's loggers (e.g. one INFO line per deallocation) do not reach stderr; seedmap's do."""
+    import logging
+
+    from seedmap.cli import _setup_logging
+
+    _setup_logging(quiet=False)
+    _setup_logging(quiet=False)  # idempotent: main() called again
+    logging.getLogger("numba.cuda.cudadrv.driver").info("add pending dealloc: cuMemFree 800000 bytes")
+    logging.getLogger("seedmap").info("mapped 3 reads")
+    assert capsys.readouterr().err == "[seedmap] mapped 3 reads\n"
+
+
+def test_numba_performance_warnings_silenced():
+    import warnings
+
+    from numba.core.errors import NumbaPerformanceWarning
+
+    from seedmap.backends.cuda.engines import quiet_performance_warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        quiet_performance_warnings()
+        warnings.warn(NumbaPerformanceWarning("Grid size 16 will likely result in GPU under-utilization"),
+                      stacklevel=1)
+    assert seen == []
+
+
+def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
+    """warm_up (called by map_on_devices before the workers start) compiles and loads each (kernel,
+    signature) of the run on each device, one device after the other, in the calling thread."""
+    from seedmap.backends.cuda import engines
+
+    loaded = []
+    current = [None]
+
+    class Gpu:
+        def __init__(self, i):
+            self.i = i
+
+        def __enter__(self):
+            current[0] = self.i
+
+        def __exit__(self, *exc):
+            current[0] = None
+
+    class Kernel:
+        def __init__(self, name):
+            self.name = name
+
+        def compile(self, sig):
+            kernel = self
+
+            class Compiled:
+                def bind(self):
+                    loaded.append((current[0], kernel.name, sig, threading.current_thread().name))
+
+            return Compiled()
+
+    a, b = Kernel("a"), Kernel("b")
+    monkeypatch.setattr(engines, "launched_kernels", lambda kind, ix, options: [(a, (1,)), (b, (2,)), (b, (3,))])
+    monkeypatch.setattr(engines.config, "ENABLE_CUDASIM", False)
+    monkeypatch.setattr(engines.cuda, "gpus", {0: Gpu(0), 1: Gpu(1)}, raising=False)
+    engines.warm_up((1, 0, 1), "kmer", None, EngineOptions())
+    me = threading.current_thread().name
+    assert loaded == [(1, "a", (1,), me), (1, "b", (2,), me), (1, "b", (3,), me),
+                      (0, "a", (1,), me), (0, "b", (2,), me), (0, "b", (3,), me)]

@@ -173,8 +173,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _setup_logging(quiet: bool) -> None:
-    logging.basicConfig(stream=sys.stderr, format="[seedmap] %(message)s",
-                        level=logging.WARNING if quiet else logging.INFO)
+    """seedmap's messages on stderr. Only the "seedmap" logger is configured (not the root logger, whose
+    handler other libraries' loggers would reach: numba-cuda logs every deallocation at INFO)."""
+    logger = logging.getLogger("seedmap")
+    for old in [h for h in logger.handlers if getattr(h, "seedmap_cli", False)]:  # main() called again
+        logger.removeHandler(old)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[seedmap] %(message)s"))
+    handler.seedmap_cli = True
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    logger.propagate = False
 
 
 def _terminate(signum: int, frame: object) -> None:

@@ -6,6 +6,7 @@ and a missing driver or GPU gives one clear error line instead of a traceback.
 
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 from dataclasses import dataclass
 
@@ -40,23 +41,35 @@ def parse_device(text: str) -> tuple[str, tuple[int, ...] | None]:
     raise SeedmapError(f"--device {text}: expected cpu, cuda, cuda:0,1 (device ids) or auto")
 
 
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def cuda_module() -> object:
-    """numba.cuda, imported on first use; SeedmapError when it cannot be imported."""
+    """numba.cuda, imported on first use; SeedmapError (one line) when it cannot be imported, e.g. numba-cuda
+    0.30 with numpy 2.5: AttributeError, np.row_stack was removed."""
     try:
         from numba import cuda
     except Exception as exc:  # numba-cuda missing or broken: one line
-        raise SeedmapError(f"numba.cuda cannot be imported ({exc}); install numba-cuda") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise SeedmapError(f"numba.cuda cannot be imported ({type(exc).__name__}: {first}) with numba-cuda "
+                           f"{_version('numba-cuda')}, numba {_version('numba')}, numpy {_version('numpy')}; "
+                           "install seedmap[cuda] (numba-cuda and a numpy it supports)") from None
     return cuda
 
 
 def gpu_count() -> int:
-    """Number of CUDA GPUs numba-cuda finds (0 without a driver or a GPU; 1 under the simulator)."""
+    """Number of CUDA GPUs numba-cuda finds (0 without a driver or a GPU; 1 under the simulator);
+    SeedmapError when numba.cuda cannot be imported."""
+    cuda = cuda_module()
     try:
-        cuda = cuda_module()
         if not cuda.is_available():
             return 0
         return len(cuda.gpus)
-    except Exception:  # no driver, broken install: no GPU
+    except Exception:  # no driver: no GPU
         return 0
 
 
@@ -65,7 +78,13 @@ def resolve(text: str) -> DeviceChoice:
     kind, ids = parse_device(text)
     if kind == "cpu":
         return DeviceChoice("cpu")
-    n = gpu_count()
+    try:
+        n = gpu_count()
+    except SeedmapError as exc:
+        if kind != "auto":
+            raise
+        log.info("--device auto: %s; mapping on the CPU", exc)
+        return DeviceChoice("cpu")
     if kind == "auto":
         choice = DeviceChoice("cuda", tuple(range(n))) if n else DeviceChoice("cpu")
         log.info("--device auto: %s", f"{n} CUDA GPU(s), mapping on {choice.describe()}" if n

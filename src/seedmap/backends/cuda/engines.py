@@ -5,12 +5,15 @@ CPU engines (engines/__init__.py)."""
 from __future__ import annotations
 
 import logging
+import time
+import warnings
 
 import numpy as np
-from numba import cuda
+from numba import config, cuda, from_dtype, types
 
 from seedmap.backends.cuda import seed_filter_kernels as sf
-from seedmap.backends.cuda.verify_kernels import DeviceVerifier
+from seedmap.backends.cuda import verify_kernels as vk
+from seedmap.backends.cuda.verify_kernels import BANDED, DeviceVerifier
 from seedmap.engines.base import CANDIDATE_BUDGET
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.kmer import KmerEngine
@@ -47,6 +50,11 @@ def device_budget(fraction: float = 0.5) -> int | None:
         return None
 
 
+def filters_on_gpu(index: NeighborhoodIndex, fe: int, filter_name: str) -> bool:
+    """Whether the device kernels take this filter (bs over contiguous seeds, fe they enumerate)."""
+    return sf.check_fe(index.l, fe) and filter_name == "bs" and "-" not in index.shape
+
+
 class CudaNeighborhoodEngine:
     """MAROSE seed + filter on the device (seed_filter_kernels); the CPU engine's results, exactly."""
 
@@ -62,7 +70,7 @@ class CudaNeighborhoodEngine:
                                                                        filter=filter_name))
         # The device kernels are the bs filter over contiguous seeds; anything else filters on the CPU
         # (same hits either way).
-        self.on_gpu = sf.check_fe(index.l, fe) and filter_name == "bs" and "-" not in index.shape
+        self.on_gpu = filters_on_gpu(index, fe, filter_name)
         if not sf.check_fe(index.l, fe):
             log.warning("--fe %d: more substitutions than the GPU filter enumerates; filtering on the CPU", fe)
         elif not self.on_gpu:
@@ -185,3 +193,47 @@ def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, s
         verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream)
         return FmEngine(ix, ref.starts, bulk=verifier, packed=ref.packed, nmask=ref.nmask)
     raise ValueError(f"no CUDA engine for the {kind} index")
+
+
+def launched_kernels(kind: str, ix: object, options: EngineOptions) -> list[tuple[object, tuple]]:
+    """(kernel, signature) of every launch make_engine's engine for this run can make."""
+    if kind == "neighborhood":
+        if not filters_on_gpu(ix, options.fe, options.filter):
+            return []
+        fill = sf.fill_signature(types.Array(from_dtype(np.dtype(ix.pos.dtype)), 1, "C"))
+        return [(getattr(sf, name), sig) for name, sigs in sf.SIGNATURES.items()
+                for sig in ([fill] if name == "fill_kernel" else sigs)]
+    names = ["bitvector_kernel"] + (["banded_kernel"] if options.gpu_verify == BANDED else [])
+    return [(getattr(vk, name), sig) for name in names for sig in vk.SIGNATURES[name]]
+
+
+def warm_up(device_ids: tuple[int, ...], kind: str, ix: object, options: EngineOptions) -> None:
+    """Compile (or load from numba's disk cache) every kernel this run launches and load it onto each
+    device, in the calling thread, before the worker threads start: numba-cuda's module loading is not
+    thread-safe (two workers' first launches of a kernel raced: "key already in dictionary: <CUlibrary>").
+    Only the list is made under the simulator (nothing to compile or load)."""
+    t0 = time.perf_counter()
+    launches = launched_kernels(kind, ix, options)
+    if config.ENABLE_CUDASIM:
+        return
+    for dev in dict.fromkeys(device_ids):
+        with cuda.gpus[dev]:  # the device's context, popped after (the workers select theirs)
+            for kernel, sig in launches:
+                kernel.compile(sig).bind()  # compiled or loaded from the disk cache; loaded onto the device
+    log.info("CUDA kernels ready in %.1f s", time.perf_counter() - t0)
+
+
+def quiet_performance_warnings() -> None:
+    """No NumbaPerformanceWarning for the user ("Grid size 16 will likely result in GPU under-utilization":
+    small batches and the last batch launch small grids on purpose)."""
+    from numba.core.errors import NumbaPerformanceWarning
+
+    classes = {NumbaPerformanceWarning}
+    try:  # numba-cuda has its own class
+        from numba.cuda.core.errors import NumbaPerformanceWarning as CudaPerformanceWarning
+
+        classes.add(CudaPerformanceWarning)
+    except ImportError:
+        pass
+    for cls in classes:
+        warnings.filterwarnings("ignore", category=cls)

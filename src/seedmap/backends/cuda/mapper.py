@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable, Iterator
 from numba import config, cuda
 
 from seedmap.backends.cuda.device import DeviceChoice
-from seedmap.backends.cuda.engines import make_engine
+from seedmap.backends.cuda.engines import make_engine, quiet_performance_warnings, warm_up
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
-from seedmap.pipeline.options import MapOptions
+from seedmap.pipeline.options import EngineOptions, MapOptions
 from seedmap.pipeline.scheduler import ordered_queue
 from seedmap.pipeline.stages import SamFormatter, map_batch
 
@@ -28,7 +28,7 @@ def simulated() -> bool:
 
 
 def map_on_devices(batches: Iterable[ReadBatch], choice: DeviceChoice, kind: str, ix: object, ref: Reference,
-                   engine_options: dict, fmt: SamFormatter, opts: MapOptions) -> Iterator[tuple[bytes, object]]:
+                   engine_options: EngineOptions, fmt: SamFormatter, opts: MapOptions) -> Iterator[tuple]:
     """(SAM text, stats) of each batch, in order; the batches are shared dynamically by the devices."""
     if simulated():  # uint64 wrap-around is intended in the bit-vector kernels (numpy warns in the simulator)
         warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"seedmap\.backends\.cuda")
@@ -49,5 +49,7 @@ def map_on_devices(batches: Iterable[ReadBatch], choice: DeviceChoice, kind: str
 
         return start
 
+    quiet_performance_warnings()
+    warm_up(choice.ids, kind, ix, engine_options)  # the kernels loaded in one thread before the workers start
     workers = [worker(d) for d in choice.ids for _ in range(WORKERS_PER_DEVICE)]
     yield from ordered_queue(batches, workers)

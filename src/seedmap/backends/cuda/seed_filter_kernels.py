@@ -18,12 +18,34 @@ segments, so the result does not depend on the cut.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, int64
+from numba import cuda, int64, types
 
 from seedmap.filter.degenerate import max_patterns
 
 MAX_FE = 8  # substitutions per window the kernel can enumerate (local array size)
 THREADS = 128
+
+_I = types.int64  # Python ints at the launch sites
+_U8 = types.Array(types.uint8, 1, "C")
+_U32 = types.Array(types.uint32, 1, "C")
+_I64 = types.Array(types.int64, 1, "C")
+_I64_2D = types.Array(types.int64, 2, "C")
+
+
+def fill_signature(pos: types.Array) -> tuple:
+    """fill_kernel's argument types for an index whose positions (pos) have this type."""
+    return (_U8, _I64, _I64) + (_I,) * 9 + (_I64, _U32, _I64, pos, _I64, _I, _I) + (_I64,) * 4
+
+
+# Every kernel of this module and the argument types CudaNeighborhoodEngine launches it with (compiled
+# ahead by engines.warm_up, checked against the real launches under the simulator, compiled for real GPUs
+# by tests/test_cuda_compile.py). The index's pos is uint32 (references < 4 Gbp) or int64.
+SIGNATURES = {
+    "count_kernel": [(_U8, _I64, _I64) + (_I,) * 8 + (_I64, _U32, _I64, _I, _I, _I64)],
+    "fill_kernel": [fill_signature(_U32), fill_signature(_I64)],
+    "sort_kernel": [(_I64,) * 4],
+    "merge_kernel": [(_I64,) * 5 + (_I64_2D, types.boolean)],
+}
 
 
 @cuda.jit(device=True, inline=True)
@@ -158,7 +180,7 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
     return w if emit else count
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def count_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: int, u: int, l: int, windows: int,
                  step: int, fe: int, seg_lo: int, seg_hi: int, seed_start: np.ndarray, nbs: np.ndarray,
                  nb_pos: np.ndarray, nb_base: int, pos_base: int, counts: np.ndarray) -> None:
@@ -179,7 +201,7 @@ def count_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: i
                               nb_pos, nb_pos, nb_base, pos_base, False, 0, counts, counts, counts)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def fill_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: int, t_first: int, u: int, l: int,
                 windows: int, step: int, fe: int, seg_lo: int, seg_hi: int, seed_start: np.ndarray,
                 nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray, ref_starts: np.ndarray, nb_base: int,
@@ -223,7 +245,7 @@ def _sift(a: np.ndarray, b: np.ndarray, c: np.ndarray, lo: int, root: int, n: in
         root = child
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def sort_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
     """Sort each query's windows [seg_off[q], seg_off[q + 1]) by start: insertion sort for the usual
     handful, heap sort (in place, O(n log n)) for repeats. The merge does not depend on the order of
@@ -247,7 +269,7 @@ def sort_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d
         _sift(win_s, win_e, win_d, lo, 0, end)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def merge_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray, out_off: np.ndarray,
                  rows: np.ndarray, write: bool) -> None:
     """Union of overlapping windows per query (sorted by start), as neighborhood_bs._merge_one: counts

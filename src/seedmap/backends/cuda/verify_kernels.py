@@ -23,7 +23,7 @@ once for all the calls on that batch; each call sends only the candidates (query
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, int32, int64, uint64
+from numba import cuda, int32, int64, types, uint64
 
 from seedmap.verify.bulk import bulk_distances
 
@@ -34,12 +34,23 @@ METHODS = (BITVECTOR, BANDED)
 MAXW = 4  # 64-bit words per read on the device: reads up to 256 bp
 LANES = 32  # lanes (diagonals) per alignment in the banded kernel
 SLOTS = 4  # alignments per block in the banded kernel (they step in lockstep)
+BAND_COLS = LANES + 1  # columns of the banded kernel's shared array (a literal for NVVM's typing)
 THREADS = 128  # threads per block in the bit-vector kernel
 
 ONE = np.uint64(1)
 ZERO = np.uint64(0)
 ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 B63 = np.uint64(63)
+
+_U8 = types.Array(types.uint8, 1, "C")
+_I64 = types.Array(types.int64, 1, "C")
+_I32 = types.Array(types.int32, 1, "C")
+# The argument types DeviceVerifier._launch gives both kernels: reads (codes, offsets, errors), candidates
+# (query, diagonal, clip start, clip end), the packed reference and its N mask, the results.
+VERIFY_SIGNATURE = (_U8, _I64, _I64, _I64, _I64, _I64, _I64, _U8, _U8, _I32)
+# Every kernel of this module and the signatures it is launched with (compiled ahead by engines.warm_up,
+# checked against the real launches under the simulator, compiled for real GPUs by tests/test_cuda_compile.py).
+SIGNATURES = {"bitvector_kernel": [VERIFY_SIGNATURE], "banded_kernel": [VERIFY_SIGNATURE]}
 
 
 @cuda.jit(device=True, inline=True)
@@ -57,7 +68,7 @@ def clip_window(d: int, m: int, e: int, s0: int, s1: int) -> tuple[int, int]:
     return ws, max(min(d + m + e, s1) - ws, 0)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def bitvector_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray,
                      cand_diag: np.ndarray, cand_s0: np.ndarray, cand_s1: np.ndarray, packed: np.ndarray,
                      nmask: np.ndarray, out: np.ndarray) -> None:
@@ -117,7 +128,7 @@ def bitvector_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, can
     out[k] = min(best, cap)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def banded_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray,
                   cand_diag: np.ndarray, cand_s0: np.ndarray, cand_s1: np.ndarray, packed: np.ndarray,
                   nmask: np.ndarray, out: np.ndarray) -> None:
@@ -125,7 +136,7 @@ def banded_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q
     lane = cuda.threadIdx.x
     slot = cuda.threadIdx.y
     k = cuda.blockIdx.x * SLOTS + slot
-    latest = cuda.shared.array((SLOTS, LANES + 1), int32)  # latest value of each diagonal
+    latest = cuda.shared.array((SLOTS, BAND_COLS), int32)  # latest value of each diagonal
     alive = cuda.shared.array((SLOTS, 2), int32)  # some unfinished diagonal is <= e (double-buffered)
     valid = k < cand_q.size
     m = 0
