@@ -46,16 +46,26 @@ def pair_files(tmp_path_factory) -> Path:
 
 
 def _map(d: Path, out: Path, threads: int, batch: int, insert: InsertModel | None = None) -> list[str]:
+    """The run's SAM lines (BAM output read back as SAM)."""
     run_map(RunOptions(reference=str(d / "ref.fa"), reads=str(d / "r1.fq"), reads2=str(d / "r2.fq"), output=str(out),
                        threads=threads, batch_size=batch, insert=insert, command_line="seedmap test"))
+    if out.suffix == ".bam":
+        import pysam
+
+        with pysam.AlignmentFile(str(out), "rb") as fh:
+            return str(fh.header).splitlines() + [r.to_string() for r in fh]
     return out.read_text().splitlines()
 
 
 def test_same_output_for_threads_and_batches(pair_files, tmp_path):
-    a = _map(pair_files, tmp_path / "a.sam", threads=1, batch=100_000)
+    a = _map(pair_files, tmp_path / "a.sam", threads=1, batch=20_000)
     b = _map(pair_files, tmp_path / "b.sam", threads=2, batch=37)
-    c = _map(pair_files, tmp_path / "c.sam", threads=2, batch=1)
-    assert a == b == c
+    c = _map(pair_files, tmp_path / "c.sam", threads=3, batch=1)
+    d = _map(pair_files, tmp_path / "d.sam", threads=2, batch=777)
+    assert a == b == c == d
+    bams = [_map(pair_files, tmp_path / f"{t}.bam", threads=t, batch=b) for t, b in ((1, 20_000), (3, 1))]
+    assert (tmp_path / "1.bam").read_bytes() == (tmp_path / "3.bam").read_bytes()
+    assert [x for x in bams[0] if not x.startswith("@")] == [x for x in a if not x.startswith("@")]
     records = [line.split("\t") for line in a if not line.startswith("@")]
     prim = [f for f in records if not int(f[1]) & 256]
     assert [f[0] for f in prim] == [f"pair{i}" for i in range(400) for _ in (1, 2)]  # input order, names stripped
