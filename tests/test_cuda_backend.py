@@ -7,10 +7,8 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from seedmap.backends.cuda import device
@@ -67,58 +65,6 @@ def test_cli_device_cuda_without_gpu_is_one_line(monkeypatch, capsys, tmp_path):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["seedmap: error: --device cuda: no CUDA GPU found (numba-cuda sees none; use --device cpu or auto)"]
     assert not out.exists()
-
-
-def test_queue_keeps_order_and_shares_work():
-    """Workers of different speeds take items dynamically; results come back in item order."""
-    taken = {"slow": 0, "fast": 0}
-
-    def make(name: str, delay: float) -> object:
-        def start() -> object:
-            def fn(x: int) -> int:
-                taken[name] += 1
-                time.sleep(delay * (1 + (x % 3)))
-                return x * x
-            return fn
-        return start
-
-    got = list(device.ordered_queue(iter(range(60)), [make("slow", 0.01), make("fast", 0.0005)]))
-    assert got == [x * x for x in range(60)]
-    assert taken["fast"] > taken["slow"] > 0
-
-
-def test_queue_surfaces_errors_in_order():
-    def start() -> object:
-        def fn(x: int) -> int:
-            if x == 5:
-                raise ValueError("bad batch 5")
-            return x
-        return fn
-
-    seen = []
-    with pytest.raises(ValueError, match="bad batch 5"):
-        for x in device.ordered_queue(iter(range(20)), [start, start, start]):
-            seen.append(x)
-    assert seen == [0, 1, 2, 3, 4]
-
-    def items() -> object:
-        yield 1
-        yield 2
-        raise OSError("unreadable reads")
-
-    seen = []
-    with pytest.raises(OSError, match="unreadable"):
-        for x in device.ordered_queue(items(), [start]):
-            seen.append(x)
-    assert seen == [1, 2]
-
-
-def test_queue_empty_and_threads_end():
-    before = threading.active_count()
-    assert list(device.ordered_queue(iter([]), [lambda: (lambda x: x)])) == []
-    assert list(device.ordered_queue(iter(np.arange(3)), [lambda: (lambda x: int(x) + 1)] * 2)) == [1, 2, 3]
-    time.sleep(0.2)
-    assert threading.active_count() <= before + 1
 
 
 def broken_numba_cuda(monkeypatch):
