@@ -58,7 +58,7 @@ def raw_batches(path: str, batch_reads: int) -> Iterator[RawBatch]:
     """Batches of exactly batch_reads records (the last one fewer). Raises SeedmapError on input that is
     unreadable or not FASTA/FASTQ from the first bytes, or holds no reads."""
     first = 0
-    pending: list[bytes] = []
+    pending: list[memoryview] = []
     n_pending = 0
     try:
         with xopen(path, "rb") as fh:
@@ -74,10 +74,11 @@ def raw_batches(path: str, batch_reads: int) -> Iterator[RawBatch]:
                     starts = np.concatenate([[0], starts[starts > 0]])
                 head = False
                 bounds = np.append(starts, len(block)).tolist()
+                view = memoryview(block)  # slices without copies; join copies each batch once
                 i, n = 0, starts.size
                 while i < n:
                     take = min(n - i, batch_reads - n_pending)
-                    pending.append(block[bounds[i]:bounds[i + take]])
+                    pending.append(view[bounds[i]:bounds[i + take]])
                     n_pending += take
                     i += take
                     if n_pending == batch_reads:

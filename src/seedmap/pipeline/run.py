@@ -139,7 +139,7 @@ class SingleRun:
             def run(item: RawBatch | ReadBatch) -> tuple:
                 budget.enter()
                 try:
-                    clock = StageClock()
+                    clock = StageClock(between=budget.refresh)
                     batch = self.parsed(item)
                     clock.lap("parse")
                     data, stats = self.map(batch, clock)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,10 +26,12 @@ from seedmap.verify.align import align
 
 
 class StageClock:
-    """Seconds per stage of one thread's work: lap(stage) charges the time since the last lap."""
+    """Seconds per stage of one thread's work: lap(stage) charges the time since the last lap, then calls
+    `between` (the worker's thread budget: a stage boundary is where its share of threads may change)."""
 
-    def __init__(self) -> None:
+    def __init__(self, between: Callable[[], None] | None = None) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self.between = between
         self.t = time.perf_counter()
 
     def restart(self) -> None:
@@ -37,7 +40,9 @@ class StageClock:
     def lap(self, stage: str) -> None:
         now = time.perf_counter()
         self.seconds[stage] += now - self.t
-        self.t = now
+        if self.between is not None:
+            self.between()
+        self.t = time.perf_counter()
 
 
 @dataclass

@@ -54,12 +54,19 @@ class ThreadBudget:
         self.lock = threading.Lock()
 
     def enter(self) -> None:
+        with self.lock:
+            self.busy += 1
+        self.refresh()
+
+    def refresh(self) -> None:
+        """This worker's share of the threads now, for its next kernels (called between stages, so a
+        worker left alone at the end of the input takes over the idle threads at its next stage)."""
         import numba
 
         with self.lock:
-            self.busy += 1
-            share = max(1, self.threads // self.busy)
-        numba.set_num_threads(share)  # per calling thread in numba
+            share = max(1, self.threads // max(self.busy, 1))
+        if numba.get_num_threads() != share:
+            numba.set_num_threads(share)  # per calling thread in numba
 
     def leave(self) -> None:
         with self.lock:
