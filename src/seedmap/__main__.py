@@ -1,3 +1,3 @@
-from seedmap.cli import main
+from seedmap.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--fe", type=nonnegative_int, default=0,
                     help="neighborhood engine: errors allowed in a lookup's neighborhood: substitutions (bs, "
                          "ph) or edits (bpr)")
-    mp.add_argument("--batch-size", type=positive_int, default=20_000,
+    mp.add_argument("--batch-size", type=positive_int, default=10_000,
                     help="reads (pairs) per batch; each worker thread maps one batch at a time (default %(default)s)")
     mp.add_argument("--min-length", type=nonnegative_int, default=DEFAULT_MIN_LENGTH,
                     help="shorter reads are reported unmapped (default %(default)s; 0 = none)")
@@ -184,6 +184,18 @@ def _setup_logging(quiet: bool) -> None:
     logger.addHandler(handler)
     logger.setLevel(logging.WARNING if quiet else logging.INFO)
     logger.propagate = False
+
+
+def entry() -> None:
+    """The `seedmap` command: main(), then a quick exit. Everything is written and closed by then; the
+    interpreter's own teardown (numba, LLVM, thread pools, a mapped index) would add half a second."""
+    code = main()
+    try:
+        sys.stdout.flush()
+    except OSError:
+        code = code or 1
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _terminate(signum: int, frame: object) -> None:

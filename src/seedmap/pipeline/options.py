@@ -50,7 +50,7 @@ class RunOptions:
     output: str | None = None  # None or '-': SAM on stdout; *.bam: BAM
     index: str | None = None
     threads: int = 1
-    batch_size: int = 20_000  # reads (pairs for paired runs) per batch
+    batch_size: int = 10_000  # reads (pairs for paired runs) per batch
     device: str = "cpu"
     progress: bool = False
     verbose: bool = False  # stage timings at the end

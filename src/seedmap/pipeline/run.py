@@ -34,7 +34,7 @@ from seedmap.pipeline.warmup import warm_up
 log = logging.getLogger("seedmap")
 
 ESTIMATE_PAIRS = 10_000
-DEPTH = 2  # batches in flight per worker: one being mapped, one parsed and waiting
+DEPTH = 4  # batches per worker read and not yet written: slack for batches that finish out of order
 
 
 @dataclass
