@@ -107,6 +107,8 @@ def run_map(opts: RunOptions) -> None:
     if opts.verbose:
         if sched is not None:
             timings.add("read (reader thread)", sched.reader_seconds)
+            timings.add("reader waiting for a free slot", sched.reader_blocked)
+            timings.add("writer waiting for the next batch", sched.caller_waiting)
         timings.report(elapsed, budget.workers, sched.worker_seconds if sched is not None else None)
 
 

@@ -33,6 +33,8 @@ class Scheduler:
         self.end: int | None = None  # number of items, once the reader is done
         self.reader_seconds = 0.0
         self.worker_seconds = 0.0
+        self.reader_blocked = 0.0  # the reader waiting for a slot: the writer is behind
+        self.caller_waiting = 0.0  # the caller waiting for the next result in order
 
     def _post(self, i: int, ok: bool, value: object) -> None:
         with self.cond:
@@ -61,9 +63,11 @@ class Scheduler:
         it = iter(self.items)
         try:
             while True:
+                t0 = time.perf_counter()
                 while not self.slots.acquire(timeout=0.1):
                     if self.stop.is_set():
                         return
+                self.reader_blocked += time.perf_counter() - t0
                 if self.stop.is_set():
                     return
                 t0 = time.perf_counter()
@@ -92,12 +96,14 @@ class Scheduler:
         try:
             i = 0
             while True:
+                t0 = time.perf_counter()
                 with self.cond:
                     while i not in self.done and (self.end is None or i < self.end):
                         self.cond.wait()
                     if i not in self.done:
                         return
                     ok, value = self.done.pop(i)
+                self.caller_waiting += time.perf_counter() - t0
                 if not ok:
                     raise value
                 yield value
