@@ -309,3 +309,30 @@ def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
         assert "mapped 16 reads" in r.stderr
     assert outs["cpu"] == outs["cuda:0,0"]
     assert outs["cpu"].count(b"\n") > 16
+
+
+def test_paired_reads_map_on_the_cpu_with_a_gpu_asked_for(tmp_path):
+    """Paired runs have no device path yet: --device cuda says so and gives the CPU's SAM."""
+    rng = np.random.default_rng(4)
+    seq = random_genome(rng, 4000)
+    ref_fa = tmp_path / "ref.fa"
+    ref_fa.write_text(">c0\n" + "".join("ACGTN"[c] for c in seq) + "\n")
+    comp = np.array([3, 2, 1, 0, 4])
+    for mate in (1, 2):
+        lines = []
+        for i in range(12):
+            s = int(rng.integers(0, 3600))
+            frag = seq[s:s + 300]
+            read = frag[:80] if mate == 1 else comp[frag[-80:][::-1]]
+            lines.append(f">p{i}/{mate}\n" + "".join("ACGTN"[c] for c in read) + "\n")
+        (tmp_path / f"r{mate}.fa").write_text("".join(lines))
+    outs = {}
+    for dev in ["cpu", "cuda"]:
+        out = tmp_path / f"{dev}.sam"
+        cmd = [sys.executable, "-m", "seedmap", "map", "--device", dev, "--batch-size", "5", "-I", "300,20",
+               "-o", str(out), str(ref_fa), str(tmp_path / "r1.fa"), str(tmp_path / "r2.fa")]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        outs[dev] = sam_body(out)
+        assert ("mapped on the CPU" in r.stderr) == (dev == "cuda"), r.stderr
+    assert outs["cpu"] == outs["cuda"] and outs["cpu"].count(b"\n") >= 24

@@ -58,11 +58,12 @@ def prepare(opts: RunOptions) -> Setup:
 
 def run_map(opts: RunOptions) -> None:
     t0 = time.perf_counter()
-    from seedmap.backends.cuda.device import resolve
+    from seedmap.backends.cuda.device import DeviceChoice, resolve
 
     choice = resolve(opts.device)  # before the index is loaded: a missing GPU fails fast
     if opts.paired and choice.kind != "cpu":
         log.warning("paired-end reads are mapped on the CPU for now: --device %s is not used", opts.device)
+        choice = DeviceChoice("cpu")
     budget = threading_setup.budget(opts.threads)
     timings = RunTimings()
     s = prepare(opts)
