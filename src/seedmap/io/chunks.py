@@ -1,16 +1,18 @@
 """Reads as raw batches: the reader thread only decompresses and cuts the input at record boundaries;
 each worker parses its own batch, so parsing runs on every core instead of holding up one thread.
 
-dnaio.read_chunks yields blocks of whole records; numpy finds the record starts in each block (FASTQ:
-every fourth line, as dnaio's FASTQ is; FASTA: '>' at a line start), and a batch is exactly
-`batch_reads` records (the last one fewer). A worker parses its batch with dnaio itself, so every
-validation and message of the ordinary reader stays.
+dnaio.read_chunks (read_paired_chunks for two files) yields blocks of whole records; numpy finds the
+record starts in each block (FASTQ: every fourth line, as dnaio's FASTQ is; FASTA: '>' at a line
+start), and a batch is exactly `batch_reads` records (pairs: the same records of both files, or 2 x
+batch_pairs records of an interleaved file); the last batch may hold fewer. A worker parses its batch
+with dnaio itself, so every validation and message of the ordinary readers stays.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import dnaio
@@ -18,6 +20,7 @@ import numpy as np
 from xopen import xopen
 
 from seedmap.errors import SeedmapError
+from seedmap.io.pairs import pair_error, strip_mate, unreadable
 from seedmap.io.reads import ReadBatch, make_batch, open_error_message
 
 CHUNK_BYTES = 4 << 20
@@ -26,20 +29,30 @@ NEWLINE, GT = 10, 62
 
 @dataclass
 class RawBatch:
-    """`count` whole records of `path` as text, starting with read number `first`."""
+    """Whole records as text, starting with read number `first`: one block (single-end or interleaved
+    pairs) or two blocks with the same number of records (mates 1 and 2)."""
 
     first: int
-    count: int
-    data: bytes
-    path: str
+    blocks: tuple[bytes, ...]
+    paths: tuple[str, ...]
+    paired: bool = False
 
     def parse(self) -> ReadBatch:
+        label = ", ".join(self.paths)
         try:
-            with dnaio.open(io.BytesIO(self.data)) as reader:
-                records = list(reader)
+            files = [io.BytesIO(b) for b in self.blocks]
+            if not self.paired:
+                with dnaio.open(files[0]) as reader:
+                    records = list(reader)
+            else:
+                opened = (dnaio.open(files[0], interleaved=True) if len(files) == 1
+                          else dnaio.open(files[0], file2=files[1]))
+                with opened as reader:
+                    records = [strip_mate(r) for pair in reader for r in pair]
         except Exception as exc:
-            raise SeedmapError(open_error_message(self.path, exc)) from None
-        return make_batch(records, self.first, self.path)
+            raise SeedmapError((pair_error(label, exc) if self.paired else "")
+                               or open_error_message(self.paths[0], exc)) from None
+        return make_batch(records, self.first, label)
 
 
 def record_starts(block: bytes, fastq: bool) -> np.ndarray:
@@ -54,43 +67,96 @@ def record_starts(block: bytes, fastq: bool) -> np.ndarray:
     return np.flatnonzero(at_line_start & (buf == GT))
 
 
+class _Splitter:
+    """Cuts parallel streams of record blocks into batches of exactly `size` records each."""
+
+    def __init__(self, streams: int, size: int) -> None:
+        self.size = size
+        self.fastq: list[bool] = []
+        self.pending: list[list[memoryview]] = [[] for _ in range(streams)]
+        self.count = 0
+
+    def _starts(self, k: int, block: bytes) -> np.ndarray:
+        if not block:
+            return np.zeros(0, dtype=np.int64)
+        if len(self.fastq) == k:  # the first block of this stream: its format, and any text before a '>'
+            self.fastq.append(block[:1] == b"@")
+            starts = record_starts(block, self.fastq[k])
+            return np.concatenate([[0], starts[starts > 0]]).astype(np.int64)
+        return record_starts(block, self.fastq[k])
+
+    def add(self, chunks: tuple[memoryview, ...]) -> Iterator[tuple[bytes, ...]]:
+        # A copy (dnaio reuses its buffer), ending in a newline (a file's last record may not).
+        blocks = [bytes(c) if len(c) == 0 or bytes(c[-1:]) == b"\n" else bytes(c) + b"\n" for c in chunks]
+        starts = [self._starts(k, b) for k, b in enumerate(blocks)]
+        n = starts[0].size
+        if any(x.size != n for x in starts):  # paired chunks hold equal numbers of records
+            raise SeedmapError("reads are not paired (the two files hold different numbers of reads)")
+        bounds = [np.append(s[:n], len(b)).tolist() for s, b in zip(starts, blocks, strict=True)]
+        views = [memoryview(b) for b in blocks]  # slices without copies; each batch is joined once
+        i = 0
+        while i < n:
+            take = min(n - i, self.size - self.count)
+            for k, view in enumerate(views):
+                self.pending[k].append(view[bounds[k][i]:bounds[k][i + take]])
+            self.count += take
+            i += take
+            if self.count == self.size:
+                yield self.flush()
+
+    def flush(self) -> tuple[bytes, ...]:
+        out = tuple(b"".join(p) for p in self.pending)
+        self.pending = [[] for _ in self.pending]
+        self.count = 0
+        return out
+
+
 def raw_batches(path: str, batch_reads: int) -> Iterator[RawBatch]:
-    """Batches of exactly batch_reads records (the last one fewer). Raises SeedmapError on input that is
-    unreadable or not FASTA/FASTQ from the first bytes, or holds no reads."""
+    """Single-end batches. Raises SeedmapError on input that is unreadable or not FASTA/FASTQ from its
+    first bytes, or that holds no reads."""
     first = 0
-    pending: list[memoryview] = []
-    n_pending = 0
+    split = _Splitter(1, batch_reads)
     try:
         with xopen(path, "rb") as fh:
-            head, fastq = True, False
             for chunk in dnaio.read_chunks(fh, CHUNK_BYTES):
-                block = bytes(chunk)  # the chunk's buffer is reused by the next iteration
-                if not block.endswith(b"\n"):
-                    block += b"\n"  # the last record of a file without a final newline
-                if head:
-                    fastq = block[:1] == b"@"
-                starts = record_starts(block, fastq)
-                if head and (starts.size == 0 or starts[0] != 0):  # text before the first '>' (comments)
-                    starts = np.concatenate([[0], starts[starts > 0]])
-                head = False
-                bounds = np.append(starts, len(block)).tolist()
-                view = memoryview(block)  # slices without copies; join copies each batch once
-                i, n = 0, starts.size
-                while i < n:
-                    take = min(n - i, batch_reads - n_pending)
-                    pending.append(view[bounds[i]:bounds[i + take]])
-                    n_pending += take
-                    i += take
-                    if n_pending == batch_reads:
-                        yield RawBatch(first, n_pending, b"".join(pending), path)
-                        first += n_pending
-                        pending, n_pending = [], 0
+                for blocks in split.add((chunk,)):
+                    yield RawBatch(first, blocks, (path,))
+                    first += batch_reads
     except SeedmapError:
         raise
     except Exception as exc:
         raise SeedmapError(open_error_message(path, exc)) from None
-    if n_pending:
-        yield RawBatch(first, n_pending, b"".join(pending), path)
-        first += n_pending
+    if split.count:
+        n = split.count
+        yield RawBatch(first, split.flush(), (path,))
+        first += n
     if first == 0:
         raise SeedmapError(f"{path}: no reads found")
+
+
+def raw_pair_batches(path1: str, path2: str | None, batch_pairs: int) -> Iterator[RawBatch]:
+    """Batches of batch_pairs pairs from two files, or one interleaved file when path2 is None."""
+    paths = (path1,) if path2 is None else (path1, path2)
+    label = ", ".join(paths)
+    split = _Splitter(len(paths), batch_pairs * (2 if path2 is None else 1))
+    first = 0
+    try:
+        with ExitStack() as stack:
+            files = [stack.enter_context(xopen(p, "rb")) for p in paths]
+            chunks = (((c,) for c in dnaio.read_chunks(files[0], CHUNK_BYTES)) if path2 is None
+                      else dnaio.read_paired_chunks(files[0], files[1], CHUNK_BYTES))
+            for pair in chunks:
+                for blocks in split.add(tuple(pair)):
+                    yield RawBatch(first, blocks, paths, paired=True)
+                    first += 2 * batch_pairs
+    except SeedmapError as exc:
+        raise SeedmapError(f"{label}: {exc}") from None
+    except Exception as exc:
+        why = pair_error(label, exc) or next(filter(None, (unreadable(p) for p in paths)), "")
+        raise SeedmapError(why or open_error_message(path1, exc)) from None
+    if split.count:
+        n = split.count * (2 if path2 is not None else 1)
+        yield RawBatch(first, split.flush(), paths, paired=True)
+        first += n
+    if first == 0:
+        raise SeedmapError(f"{label}: no read pairs found")

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from seedmap.io.pairs import read_pair_batches
+from seedmap.io.chunks import RawBatch, raw_pair_batches
 from seedmap.io.reads import ReadBatch
 from seedmap.paired.insert_size import FALLBACK, InsertModel
 from seedmap.paired.mapping import estimate_insert, map_pair_batch
@@ -24,10 +24,10 @@ class PairRun(SingleRun):
         super().__init__(opts, s)
         self.insert: InsertModel = opts.insert or InsertModel(*FALLBACK)  # the warm-up's, until estimated
 
-    def batches(self) -> Iterator[ReadBatch]:
+    def batches(self) -> Iterator[ReadBatch | RawBatch]:
         o = self.opts
-        batches = read_pair_batches(o.reads, o.reads2, o.batch_size)
-        head, rest = _head_and_rest(batches, ESTIMATE_PAIRS)
+        batches = raw_pair_batches(o.reads, o.reads2, o.batch_size)  # parsed by the workers
+        head, rest = _head_and_rest(batches, ESTIMATE_PAIRS)  # parsed here, for the estimate
         if o.insert is not None:
             log.info("insert size (given): %s", o.insert.describe())
         else:
@@ -53,11 +53,12 @@ class PairRun(SingleRun):
                  short_note(n.get("short", 0), self.opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
 
 
-def _head_and_rest(batches: Iterator[ReadBatch], pairs: int) -> tuple[list[ReadBatch], Iterator[ReadBatch]]:
-    """The first batches holding at least `pairs` pairs (or all), and the iterator of the rest."""
+def _head_and_rest(batches: Iterator[RawBatch], pairs: int) -> tuple[list[ReadBatch], Iterator[RawBatch]]:
+    """The first batches holding at least `pairs` pairs (or all), parsed, and the iterator of the rest."""
     head: list[ReadBatch] = []
     n = 0
-    for batch in batches:
+    for raw in batches:
+        batch = raw.parse()
         head.append(batch)
         n += batch.size // 2
         if n >= pairs:
@@ -79,6 +80,6 @@ def _sample(head: list[ReadBatch], pairs: int) -> ReadBatch:
     return ReadBatch(0, names, name_offsets, codes, offsets, np.zeros(0, dtype=np.uint8), False)
 
 
-def _chain(head: list[ReadBatch], rest: Iterator[ReadBatch]) -> Iterator[ReadBatch]:
+def _chain(head: list[ReadBatch], rest: Iterator[RawBatch]) -> Iterator[ReadBatch | RawBatch]:
     yield from head
     yield from rest
