@@ -8,8 +8,10 @@ workers on small machines. Without a thread-safe layer there is one worker whose
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
+import sys
 import threading
 
 log = logging.getLogger("seedmap")
@@ -18,9 +20,27 @@ _SAFE_LAYERS = ("omp", "tbb")
 
 
 def set_environment() -> None:
-    """Before numba loads a threading layer (the first parallel kernel): passive OpenMP waiting."""
+    """Before numba loads a threading layer (the first parallel kernel): passive OpenMP waiting. And
+    glibc's malloc keeps the batches' large arrays in its heap instead of mapping and unmapping them for
+    every batch (page faults and zeroing: 0.9 s of system time per million reads, measured)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     os.environ.setdefault("KMP_BLOCKTIME", "0")
+    _keep_large_allocations()
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
+LARGE = 256 << 20
+
+
+def _keep_large_allocations() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(M_MMAP_THRESHOLD, LARGE)
+        libc.mallopt(M_TRIM_THRESHOLD, 2 * LARGE)
+    except (OSError, AttributeError):  # not glibc: its defaults stay
+        pass
 
 
 def safe_layer() -> str | None:
