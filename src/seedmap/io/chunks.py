@@ -134,6 +134,11 @@ def raw_batches(path: str, batch_reads: int) -> Iterator[RawBatch]:
         raise SeedmapError(f"{path}: no reads found")
 
 
+def read_batches(path: str, batch_reads: int = 100_000) -> Iterator[ReadBatch]:
+    """Parsed single-end batches (for scripts; a map run lets its workers parse)."""
+    return (raw.parse() for raw in raw_batches(path, batch_reads))
+
+
 def raw_pair_batches(path1: str, path2: str | None, batch_pairs: int) -> Iterator[RawBatch]:
     """Batches of batch_pairs pairs from two files, or one interleaved file when path2 is None."""
     paths = (path1,) if path2 is None else (path1, path2)

@@ -82,14 +82,14 @@ class _Named:
         self.fh = fh
         self.label = label
 
-    def _fail(self, exc: OSError) -> SeedmapError:
+    def error(self, exc: OSError) -> SeedmapError:
         return SeedmapError(f"{self.label}: {exc.strerror or exc}")
 
     def write(self, data: bytes) -> None:
         try:
             self.fh.write(data)
         except OSError as exc:
-            raise self._fail(exc) from None
+            raise self.error(exc) from None
 
     def close(self) -> None:
         try:
@@ -97,7 +97,7 @@ class _Named:
             if self.fh is not sys.stdout.buffer:
                 self.fh.close()
         except OSError as exc:
-            raise self._fail(exc) from None
+            raise self.error(exc) from None
 
 
 @contextmanager
@@ -162,7 +162,7 @@ class Sink:
         try:
             self.bgzf.write(data)
         except OSError as exc:
-            raise self.out._fail(exc) from None
+            raise self.out.error(exc) from None
 
 
 @contextmanager
@@ -185,4 +185,4 @@ def open_sink(path: str | None, ref: object = None, threads: int = 1) -> Iterato
         try:
             bgzf.close()
         except OSError as exc:
-            raise out._fail(exc) from None
+            raise out.error(exc) from None

@@ -1,12 +1,13 @@
-"""Reads (FASTQ or FASTA, plain or gz) streamed as packed batches."""
+"""Reads packed in flat arrays (ReadBatch), both strands, one-line messages for unreadable input.
+
+io/chunks.py streams them from FASTA/FASTQ files, plain or gz.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-import dnaio
 import numpy as np
 from numba import njit
 
@@ -92,26 +93,3 @@ def make_batch(records: list, first: int = 0, path: str = "<reads>") -> ReadBatc
         quals = np.zeros(0, dtype=np.uint8)
     return ReadBatch(first, np.frombuffer(names_bytes, np.uint8), name_offsets, codes, offsets, quals,
                      has_quals)
-
-
-def read_batches(path: str, batch_reads: int = 100_000) -> Iterator[ReadBatch]:
-    """Stream a read file in batches. Raises SeedmapError on bad or empty input."""
-    first = 0
-    try:
-        with dnaio.open(path, mode="r") as reader:
-            records: list = []
-            for record in reader:
-                records.append(record)
-                if len(records) >= batch_reads:
-                    yield make_batch(records, first, path)
-                    first += len(records)
-                    records = []
-            if records:
-                yield make_batch(records, first, path)
-                first += len(records)
-    except SeedmapError:
-        raise
-    except Exception as exc:
-        raise SeedmapError(open_error_message(path, exc)) from None
-    if first == 0:
-        raise SeedmapError(f"{path}: no reads found")

@@ -34,9 +34,6 @@ class StageClock:
         self.between = between
         self.t = time.perf_counter()
 
-    def restart(self) -> None:
-        self.t = time.perf_counter()
-
     def lap(self, stage: str) -> None:
         now = time.perf_counter()
         self.seconds[stage] += now - self.t
