@@ -30,13 +30,13 @@ class GuaranteeWarnings:
                 if m in self.seen:
                     continue
                 self.seen.add(m)
+            if m < self.opts.min_length:
+                continue  # not searched; counted in the summary
             e = int(errors_per_read(np.array([m]), self.opts.errors)[0])
             if self.plan_guarantee is not None:
                 g = self.plan_guarantee(m, e) if m > e else plan.NONE
             else:
                 g = plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
-            if m < self.opts.min_length:
-                continue  # counted in the summary
             if m <= e:
                 log.warning("reads of length %d are not longer than the %d edits allowed: reported unmapped", m, e)
             elif g == plan.SUBSTITUTIONS_ONLY:

@@ -13,10 +13,12 @@ from seedmap.io.reads import ReadBatch
 from seedmap.paired.insert_size import FALLBACK, InsertModel
 from seedmap.paired.mapping import estimate_insert, map_pair_batch
 from seedmap.pipeline.options import RunOptions
-from seedmap.pipeline.run import ESTIMATE_PAIRS, Setup, SingleRun, short_note
+from seedmap.pipeline.run import Setup, SingleRun, short_note
 from seedmap.pipeline.stages import StageClock
 
 log = logging.getLogger("seedmap")
+
+ESTIMATE_PAIRS = 10_000  # the insert size comes from the first pairs, whatever the batch size
 
 
 class PairRun(SingleRun):

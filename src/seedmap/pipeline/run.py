@@ -1,7 +1,8 @@
 """One `seedmap map` run, single-end or paired: set-up, the threaded pipeline, the summary.
 
     set-up:    index (memory-mapped) -> engine -> formatter -> warm-up (compiles, outside the clock)
-    pipeline:  reader thread (parse) -> workers (every stage of a batch) -> this thread (write, in order)
+    pipeline:  reader thread (cuts raw batches) -> workers (parse, then every stage of a batch)
+               -> this thread (write, in order)
     paired:    the insert size is estimated from the first pairs before any pair is written, so the
                output does not depend on batching or threads
 """
@@ -33,7 +34,6 @@ from seedmap.pipeline.warmup import warm_up
 
 log = logging.getLogger("seedmap")
 
-ESTIMATE_PAIRS = 10_000
 DEPTH = 4  # batches per worker read and not yet written: slack for batches that finish out of order
 
 
