@@ -14,7 +14,7 @@ import threading
 from seedmap import __version__
 from seedmap.errors import SeedmapError, Terminated
 from seedmap.index import fm, kmer, neighborhood
-from seedmap.pipeline.options import DEFAULT_MIN_LENGTH
+from seedmap.pipeline.options import DEFAULT_MIN_LENGTH, MapOptions
 
 log = logging.getLogger("seedmap")
 
@@ -111,9 +111,15 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("-t", "--threads", type=positive_int, default=1, help="threads (default %(default)s)")
     mp.add_argument("-e", "--errors", type=edits_or_rate, default=0.05,
                     help="edits allowed: a number (3) or a rate of the read length (0.05; default %(default)s)")
-    mp.add_argument("--best", action="store_true", help="report only the best stratum of locations")
+    mp.add_argument("--best", action="store_true",
+                    help="report only the best stratum of locations (searches stop there: much faster)")
     mp.add_argument("-n", "--max-hits", type=nonnegative_int, default=0,
-                    help="report at most N locations per read, best first (default: all)")
+                    help="report at most N locations per read, best first (default: all); the search stops "
+                         "once the first N are known")
+    mp.add_argument("--strata", type=nonnegative_int, default=MapOptions.strata,
+                    help="--best / -n: also search this many strata beyond the reported ones, for MAPQ "
+                         "(default %(default)s; MAPQ reaches 40 with 1, 60 with 2)")
+    mp.add_argument("--no-early-stop", dest="early_stop", action="store_false", help=argparse.SUPPRESS)
     mp.add_argument("--engine", choices=["neighborhood", "kmer", "fm"], default="neighborhood",
                     help="index kind to map with (default %(default)s); all engines report the same hits")
     mp.add_argument("--index", help="index directory (default: REFERENCE.smi, REFERENCE.kmer.smi or REFERENCE.fm.smi)")
@@ -304,7 +310,8 @@ def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
         progress=sys.stderr.isatty() and not args.quiet, verbose=args.verbose and not args.quiet,
         command_line=shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)]),
         read_group=parse_read_group(args.rg) if args.rg is not None else None, insert=insert,
-        map=MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits, min_length=args.min_length),
+        map=MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits, min_length=args.min_length,
+                       strata=args.strata, early_stop=args.early_stop),
         engine=EngineOptions(kind=args.engine, windows=args.windows, step=args.step, fe=args.fe, filter=args.filter,
                              adjacency=args.adjacency, gpu_verify=args.gpu_verify),
         pairs=PairOptions(orientation=args.orientation, rescue_edits=args.rescue_edits,

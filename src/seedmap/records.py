@@ -38,9 +38,24 @@ def _rank_within(groups: np.ndarray) -> np.ndarray:
     return np.arange(groups.size) - np.repeat(starts, np.diff(np.r_[starts, groups.size]))
 
 
+def searched_depth(n_reads: int, read: np.ndarray, dist: np.ndarray, rank: np.ndarray, budget: np.ndarray,
+                   best_only: bool, max_hits: int, strata: int) -> np.ndarray:
+    """The deepest stratum --best / -n search per read (see pipeline/strata.py): `strata` beyond the best
+    distance (--best) or the N-th location's (-n N; the whole budget for reads with fewer)."""
+    stop = budget.copy()
+    if max_hits > 0:
+        nth = rank == max_hits - 1
+        stop[read[nth]] = dist[nth]
+    if best_only:
+        first = rank == 0
+        stop[read[first]] = dist[first]
+    return np.minimum(budget, stop + strata)
+
+
 def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.ndarray, best_only: bool,
-                 max_hits: int, budget: np.ndarray | None = None) -> Records:
-    """budget: edits searched per read (for MAPQ; default: the largest distance found)."""
+                 max_hits: int, budget: np.ndarray | None = None, strata: int = 0) -> Records:
+    """budget: edits searched per read (for MAPQ; default: the largest distance found). With --best or -n,
+    MAPQ sees only the strata they search (searched_depth), whatever else the locations hold."""
     read = loc_q >> 1
     strand = loc_q & 1
     order = np.lexsort((strand, loc_s, loc_d, read))
@@ -48,7 +63,11 @@ def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.n
     rank = _rank_within(read)
     if budget is None:
         budget = np.full(n_reads, int(dist.max(initial=0)), dtype=np.int64)
-    se_mapq = single_end_mapq(read, dist, rank, budget, n_reads)  # over all locations, before any cap
+    if best_only or max_hits > 0:
+        budget = searched_depth(n_reads, read, dist, rank, budget, best_only, max_hits, strata)
+        inside = dist <= budget[read]
+        order, read, dist, rank = order[inside], read[inside], dist[inside], rank[inside]
+    se_mapq = single_end_mapq(read, dist, rank, budget, n_reads)  # over all (searched) locations, before any cap
     best = np.zeros(n_reads, dtype=np.int64)
     best[read[rank == 0]] = dist[rank == 0]
     keep = np.ones(read.size, dtype=bool)

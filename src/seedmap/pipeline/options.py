@@ -16,7 +16,14 @@ class MapOptions:
     errors: float = 0.05  # edits if >= 1 (an integer), else a rate of the read length
     best_only: bool = False
     max_hits: int = 0  # 0 = all locations
+    strata: int = 1  # --best / -n: strata searched beyond the stop stratum (they set MAPQ)
+    early_stop: bool = True  # --best / -n stop at their strata (False: search everything, then filter)
     min_length: int = DEFAULT_MIN_LENGTH  # shorter reads are not searched: reported unmapped
+
+    @property
+    def stratified(self) -> bool:
+        """--best and -n stop early: each read is searched only up to the strata they report."""
+        return (self.best_only or self.max_hits > 0) and self.early_stop
 
 
 @dataclass(frozen=True)

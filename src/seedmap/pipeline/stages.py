@@ -21,6 +21,7 @@ from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records
 from seedmap.pipeline.options import MapOptions, errors_per_read
+from seedmap.pipeline.strata import stratified_locate
 from seedmap.records import make_records
 from seedmap.verify.align import align
 
@@ -109,10 +110,17 @@ def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOpti
     clock = clock or StageClock()
     ref = fmt.ref
     qerr = errors_per_read(batch.lengths, opts.errors, opts.min_length)
-    loc, (qcodes, qoff) = locate(batch, engine, ref, qerr, clock)
+    if opts.stratified:
+        qcodes, qoff = batch.queries()
+        clock.lap("queries")
+        found, _ = stratified_locate(qcodes, qoff, qerr, batch.lengths > qerr, engine, ref, opts, clock)
+        loc = Locations(*found)
+    else:
+        loc, (qcodes, qoff) = locate(batch, engine, ref, qerr, clock)
     aln = align(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, ref.packed, ref.nmask)
     clock.lap("traceback")
-    recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr)
+    recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr,
+                        opts.strata)
     mapped = int(np.count_nonzero(np.diff(loc.query >> 1, prepend=-1)))  # queries are sorted
     clock.lap("records")
     data = fmt.records(recs, batch, loc.start, loc.dist, aln)

@@ -90,11 +90,14 @@ def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], 
 
 def compile_for_index(fasta: str, index_path: str, kind: str) -> None:
     """After `seedmap index`: compile the kernels that mapping with this index needs, single and paired."""
-    from seedmap.pipeline.options import EngineOptions, RunOptions
+    from seedmap.pipeline.options import EngineOptions, MapOptions, RunOptions
     from seedmap.pipeline.pairs import PairRun
     from seedmap.pipeline.run import SingleRun, prepare
 
     opts = RunOptions(reference=fasta, reads="", index=index_path, engine=EngineOptions(kind=kind))
     s = prepare(opts)
     warm_up(s.ref, False, kind, SingleRun(opts, s).map)
+    best = RunOptions(reference=fasta, reads="", index=index_path, engine=EngineOptions(kind=kind),
+                      map=MapOptions(best_only=True))
+    warm_up(s.ref, False, kind, SingleRun(best, s).map)  # the stratified search's own kernels (--best, -n)
     warm_up(s.ref, True, kind, PairRun(opts, s).map)

@@ -1,0 +1,120 @@
+"""Stratified search for --best and -n: search each read with a growing budget and stop early.
+
+Round k searches the reads still open with budget min(k, need) (need: the read's full budget until its
+stop stratum is known). Every engine is fully sensitive at any budget, and a smaller budget gives fewer,
+longer, far more selective seeds (pigeonhole windows, FM search schemes), so early rounds are cheap.
+
+    stop   --best: the best distance found (every location <= budget is found, so it is exact);
+           -n N:   the distance of the N-th location, once N are known;
+    need = min(e, stop + strata): the deepest stratum searched, so MAPQ sees the runner-up strata.
+
+The first round is k = strata (a read whose best distance is 0 needs those strata anyway). Locations
+found with a budget below e are widened to their runs at e (verify/runs.py), so a read's locations up to
+`need` are exactly those the all-mapping search reports; records.make_records applies the same `need`
+to an all-mapping result, which is how the two are tested equal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from seedmap.backends import cpu
+from seedmap.io.reference import Reference
+from seedmap.pipeline.options import MapOptions
+from seedmap.verify.runs import joined_runs
+
+
+def subset_queries(qcodes: np.ndarray, qoff: np.ndarray, reads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and offsets of the queries (both strands) of the given reads, in that order."""
+    q = (2 * reads[:, None] + np.arange(2)).ravel()
+    lens = qoff[q + 1] - qoff[q]
+    sub_off = np.zeros(q.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=sub_off[1:])
+    idx = np.repeat(qoff[q] - sub_off[:-1], lens) + np.arange(int(sub_off[-1]))
+    return qcodes[idx], sub_off
+
+
+def _widen(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray, s: np.ndarray, e: np.ndarray,
+           d: np.ndarray, ref: Reference) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Locations found below the full budget, joined into the runs at the full budget they lie in; each
+    run keeps the best of its parts (distance, span closest to the read length, leftmost end)."""
+    order = np.lexsort((e, q))
+    q, s, e, d = q[order], s[order], e[order], d[order]
+    seq = np.searchsorted(ref.starts, e - 1, side="right") - 1
+    pair_a = np.flatnonzero((q[1:] == q[:-1]) & (seq[1:] == seq[:-1]))
+    joined = np.zeros(q.size, dtype=np.bool_)  # joined[i]: location i is in the run of location i - 1
+    out = np.empty(pair_a.size, dtype=np.bool_)  # (called when empty too: the warm-up compiles it)
+    joined_runs(qcodes, qoff, qerr, q, e, pair_a, ref.starts[seq[pair_a]], ref.packed, ref.nmask, out)
+    joined[pair_a + 1] = out
+    if not joined.any():
+        return q, s, e, d
+    run = np.cumsum(~joined) - 1
+    span_gap = np.abs(e - s - (qoff[q + 1] - qoff[q]))
+    best = np.lexsort((e, span_gap, d, run))
+    best = best[np.r_[True, run[best][1:] != run[best][:-1]]]
+    return q[best], s[best], e[best], d[best]
+
+
+def _nth_dist(read: np.ndarray, dist: np.ndarray, n_reads: int, n: int) -> np.ndarray:
+    """Distance of each read's n-th best location (-1 with fewer)."""
+    out = np.full(n_reads, -1, dtype=np.int64)
+    order = np.lexsort((dist, read))
+    r, d = read[order], dist[order]
+    first = np.searchsorted(r, np.arange(n_reads))
+    count = np.bincount(r, minlength=n_reads)
+    has = count >= n
+    out[has] = d[first[has] + n - 1]
+    return out
+
+
+def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, searchable: np.ndarray,
+                      engine: object, ref: Reference, opts: MapOptions, clock: object
+                      ) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """Locations (query, start, end, dist; by query then start) up to each read's `need`, and `need`."""
+    n_reads = qerr.size
+    need = qerr.copy()
+    searched = np.where(searchable, -1, need)  # reads not searched at all count as done
+    cols = [np.zeros(0, dtype=np.int64)] * 3 + [np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.bool_)]
+    k = opts.strata
+    while True:
+        open_ = np.flatnonzero(searched < need)
+        if open_.size == 0:
+            break
+        budget = np.minimum(k, need[open_])
+        sub_codes, sub_off = subset_queries(qcodes, qoff, open_)
+        win_q, windows = engine.candidate_windows(sub_codes, sub_off, budget)
+        clock.lap("candidates")
+        q, s, e, d = cpu.verify(sub_codes, sub_off, budget, win_q, windows, ref.packed, ref.nmask)
+        partial = budget[q >> 1] < qerr[open_[q >> 1]]  # found at a budget below the read's: runs may merge
+        q = 2 * open_[q >> 1] + (q & 1)  # back to the batch's query numbers
+        clock.lap("verify")
+        searched[open_] = budget
+        if opts.max_hits > 0 and not opts.best_only and partial.any():  # -n counts whole runs
+            wq, ws, we, wd = _widen(qcodes, qoff, qerr, q[partial], s[partial], e[partial], d[partial], ref)
+            q, s, e, d = (np.concatenate([a[~partial], b]) for a, b in ((q, wq), (s, ws), (e, we), (d, wd)))
+            partial = np.zeros(q.size, dtype=np.bool_)
+            clock.lap("runs")
+        # This round's locations replace the open reads' earlier ones.
+        was_open = np.zeros(n_reads, dtype=np.bool_)
+        was_open[open_] = True
+        old = ~was_open[cols[0] >> 1]
+        cols = [np.concatenate([a[old], b]) for a, b in zip(cols, (q, s, e, d, partial), strict=True)]
+        read = cols[0] >> 1
+        if opts.best_only:
+            stop = np.full(n_reads, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(stop, read, cols[3].astype(np.int64))
+            stop[stop == np.iinfo(np.int64).max] = -1
+        else:
+            stop = _nth_dist(read, cols[3], n_reads, opts.max_hits)
+        known = (stop >= 0) & searchable
+        need[known] = np.minimum(qerr[known], stop[known] + opts.strata)
+        k += 1
+    q, s, e, d, partial = cols
+    if partial.any():
+        wq, ws, we, wd = _widen(qcodes, qoff, qerr, q[partial], s[partial], e[partial], d[partial], ref)
+        q, s, e, d = (np.concatenate([a[~partial], b]) for a, b in ((q, wq), (s, ws), (e, we), (d, wd)))
+        clock.lap("runs")
+    inside = d <= need[q >> 1]
+    q, s, e, d = q[inside], s[inside], e[inside], d[inside]
+    order = np.lexsort((s, q))
+    return (q[order], s[order], e[order], d[order]), need

@@ -1,0 +1,154 @@
+"""Stratified --best / -n: the early-stopping search gives exactly the records of the all-mapping search
+filtered to the same strata, and the best stratum is the oracle's, on every engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import batch_of, make_engine, random_genome, repetitive_genome, sample_reads
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracle import oracle_locations
+
+from seedmap.engines.fm import FmEngine
+from seedmap.index import fm
+from seedmap.io.reference import Reference
+from seedmap.pipeline.options import MapOptions, errors_per_read
+from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
+from seedmap.pipeline.strata import stratified_locate, subset_queries
+from seedmap.records import make_records, searched_depth
+from seedmap.verify.bulk import bulk_distances
+
+ENGINES = ["neighborhood", "ph", "bpr", "kmer", "fm"]
+
+
+def engine_of(kind: str, ref: Reference):
+    if kind == "fm":
+        return FmEngine(fm.build(ref, 4), ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask)
+    if kind in ("ph", "bpr"):
+        return make_engine(ref, u=6, l=8, filter=kind, **({"fe": 1} if kind == "bpr" else {}))
+    return make_engine(ref, kind, u=6, l=8, k=6)
+
+
+def tandem_genome(rng: np.random.Generator) -> list[np.ndarray]:
+    """Repeats whose copies a small budget keeps apart and the full budget joins: tandem arrays of a unit
+    (1-7 bp) with a few substitutions, next to random sequence."""
+    parts = [random_genome(rng, 120)]
+    for unit in (1, 2, 3, 5, 7):
+        arr = np.tile(random_genome(rng, unit), 240 // unit)
+        for k in rng.integers(0, arr.size, 3):
+            arr[k] = rng.integers(0, 4)
+        parts += [arr, random_genome(rng, 60)]
+    return [np.concatenate(parts), random_genome(rng, 400)]
+
+
+def both_ways(ref: Reference, engine, reads: list[np.ndarray], opts: MapOptions) -> tuple[bytes, bytes]:
+    batch = batch_of(reads)
+    fmt = SamFormatter(ref)
+    early, _ = map_batch(batch, engine, fmt, opts)
+    full, _ = map_batch(batch, engine, fmt, MapOptions(**{**vars(opts), "early_stop": False}))
+    return early, full
+
+
+@pytest.mark.parametrize("kind", ENGINES)
+@pytest.mark.parametrize("genome", ["random", "repetitive", "tandem"])
+def test_same_records_as_all_mapping(rng, kind, genome):
+    seqs = {"random": lambda: [random_genome(rng, 2500), random_genome(rng, 900)],
+            "repetitive": lambda: repetitive_genome(rng), "tandem": lambda: tandem_genome(rng)}[genome]()
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    engine = engine_of(kind, ref)
+    reads = sample_reads(rng, seqs, 60, (30, 90), 5)
+    for opts in (MapOptions(errors=4, best_only=True), MapOptions(errors=4, best_only=True, strata=0),
+                 MapOptions(errors=4, best_only=True, strata=2), MapOptions(errors=4, max_hits=1),
+                 MapOptions(errors=4, max_hits=3, strata=0), MapOptions(errors=0.06, best_only=True, max_hits=2)):
+        early, full = both_ways(ref, engine, reads, opts)
+        assert early == full, (kind, genome, opts)
+
+
+@pytest.mark.parametrize("kind", ["neighborhood", "fm"])
+def test_best_stratum_is_the_oracles(rng, kind):
+    """--best reports every location of the best stratum of the whole-genome DP, nothing else."""
+    seqs = tandem_genome(rng) + repetitive_genome(rng)[:2]
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    engine = engine_of(kind, ref)
+    reads = sample_reads(rng, seqs, 40, (30, 80), 4)
+    batch = batch_of(reads)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, 4)
+    opts = MapOptions(errors=4, best_only=True, strata=0)
+    (q, s, e, d), _ = stratified_locate(qcodes, qoff, qerr, batch.lengths > qerr, engine, ref, opts, StageClock())
+    codes = ref.codes()
+    checked = 0
+    for i, read in enumerate(reads):
+        want = oracle_locations(read, codes, ref.starts, 4)
+        best = min((w[3] for w in want), default=None)
+        want = {w for w in want if w[3] == best}
+        got = {(int(q[k] & 1), int(s[k]), int(e[k]), int(d[k])) for k in np.flatnonzero(q >> 1 == i)}
+        assert got == want, f"read {i}: missing {want - got}, extra {got - want}"
+        checked += len(want)
+    assert checked > 60
+
+
+def test_tandem_repeats_join_runs(rng):
+    """A test that can fail: in a tandem array a budget of 0 sees many exact copies, the full budget one
+    run; without joining, --best would report more locations than the all-mapping search."""
+    unit = np.array([0, 1, 2], np.uint8)
+    g = np.concatenate([random_genome(rng, 100), np.tile(unit, 60), random_genome(rng, 100)])
+    ref = Reference.from_codes(["a"], [g])
+    read = g[100:130].copy()
+    batch = batch_of([read])
+    qcodes, qoff = batch.queries()
+    qerr = np.array([3])
+    engine = engine_of("neighborhood", ref)
+    (q, s, e, d), _ = stratified_locate(qcodes, qoff, qerr, np.array([True]), engine, ref,
+                                        MapOptions(errors=3, best_only=True, strata=0), StageClock())
+    want = {w for w in oracle_locations(read, ref.codes(), ref.starts, 3) if w[3] == 0}
+    assert len(want) == 1
+    assert {(int(q[k] & 1), int(s[k]), int(e[k]), int(d[k])) for k in range(q.size)} == want
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 4), st.integers(0, 2), st.integers(0, 3), st.booleans(), st.integers(0, 2**31))
+def test_property_tandem(rng, unit, strata, n_hits, best, seed):
+    r = np.random.default_rng(seed)
+    arr = np.tile(random_genome(r, unit), 150 // unit)
+    for k in r.integers(0, arr.size, int(r.integers(0, 6))):
+        arr[k] = r.integers(0, 4)
+    g = np.concatenate([random_genome(r, 60), arr, random_genome(r, 60), arr[:90], random_genome(r, 40)])
+    ref = Reference.from_codes(["a"], [g])
+    engine = engine_of("neighborhood", ref)
+    reads = sample_reads(r, [g], 12, (24, 50), 4)
+    opts = MapOptions(errors=4, best_only=best, max_hits=n_hits if (n_hits or not best) else 0, strata=strata)
+    if not opts.best_only and opts.max_hits == 0:
+        opts = MapOptions(errors=4, max_hits=1, strata=strata)
+    early, full = both_ways(ref, engine, reads, opts)
+    assert early == full
+
+
+def test_searched_depth():
+    read = np.array([0, 0, 0, 1, 1, 2])
+    dist = np.array([1, 1, 3, 0, 2, 4])
+    rank = np.array([0, 1, 2, 0, 1, 0])
+    budget = np.array([5, 5, 5, 5])
+    assert searched_depth(4, read, dist, rank, budget, True, 0, 1).tolist() == [2, 1, 5, 5]
+    assert searched_depth(4, read, dist, rank, budget, False, 2, 0).tolist() == [1, 2, 5, 5]
+    assert searched_depth(4, read, dist, rank, budget, True, 2, 2).tolist() == [3, 2, 5, 5]
+
+
+def test_mapq_counts_only_searched_strata():
+    """--best --strata 1: a location two edits behind the best does not lower MAPQ (it is not searched)."""
+    recs_far = make_records(1, np.array([0, 0]), np.array([10, 500]), np.array([0, 2]), True, 0,
+                            np.array([5]), strata=1)
+    recs_near = make_records(1, np.array([0, 0]), np.array([10, 500]), np.array([0, 1]), True, 0,
+                             np.array([5]), strata=1)
+    recs_alone = make_records(1, np.array([0]), np.array([10]), np.array([0]), True, 0, np.array([5]), strata=1)
+    assert recs_far.mapq.tolist() == recs_alone.mapq.tolist() == [40]
+    assert recs_near.mapq[0] < 40
+
+
+def test_subset_queries():
+    codes = np.arange(20, dtype=np.uint8)
+    off = np.array([0, 3, 6, 10, 14, 17, 20])
+    sub, sub_off = subset_queries(codes, off, np.array([2, 0]))
+    assert sub_off.tolist() == [0, 3, 6, 9, 12]
+    assert sub.tolist() == [14, 15, 16, 17, 18, 19, 0, 1, 2, 3, 4, 5]
