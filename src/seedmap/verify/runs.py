@@ -18,7 +18,7 @@ from numba import njit, prange
 from seedmap.io.reference import unpack_into
 from seedmap.verify.semiglobal import scan_hits
 
-FIRST_STRETCH = 8  # ends checked past the first one at first; doubled while every end is a hit
+FIRST_STRETCH = 4  # ends checked past the first one at first (plus e); doubled while every end is a hit
 
 
 @njit(cache=True, nogil=True)
@@ -27,7 +27,7 @@ def _joined(q: np.ndarray, e: int, end_a: int, end_b: int, seq_lo: int, packed: 
     """Whether every end in [end_a, end_b] (global, end_a < end_b, one sequence) is a hit at budget e."""
     m = q.size
     lo = max(seq_lo, end_a - m - e)  # every alignment of cost <= e ending at end_a or later starts here or later
-    stretch = FIRST_STRETCH + 2 * e
+    stretch = FIRST_STRETCH + e
     while True:
         hi = min(end_b, end_a + stretch)
         t = np.empty(hi - lo, dtype=np.uint8)
