@@ -23,8 +23,8 @@ What it holds (fractions of each chromosome's body; approximate, drawn per 4 Mbp
 
 Deterministic for a seed (and size and layout options). The genome is made and written block by block
 (4 Mbp of sequence at a time, each from its own random stream), so memory stays at a few hundred MB
-whatever the size (230 MB at 100 Mbp); everything is vectorised with numpy (no per-base Python loops):
-about 50 s per Gbp on one core.
+whatever the size (230 MB for 1 Gbp); everything is vectorised with numpy (no per-base Python loops):
+1 Gbp takes 80 s on one core.
 """
 
 from __future__ import annotations
