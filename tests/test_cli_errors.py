@@ -217,10 +217,20 @@ def truncate(path: Path, size: int | None = None) -> None:
         fh.truncate(os.path.getsize(path) // 2 if size is None else size)
 
 
+def swap_in_other_content(path: Path) -> None:
+    """Same dtype and shape, other bytes: as if the file came from another index of the same size."""
+    arr = np.load(path)
+    np.save(path, np.roll(arr, 1) ^ np.ones_like(arr))
+
+
 BAD_INDEXES: dict[str, tuple[Callable[[Path], object], str]] = {
     "other-version": (lambda d: edit_header(d, lambda h: h.update(format_version=999)), "version 999"),
+    # A small array is sampled whole at every load; a large one by its ends (test_check_reads_everything).
     "corrupted": (lambda d: flip_middle(d / "ref.fa.smi" / "pos.npy"), "pos is corrupted"),
+    "swapped-array": (lambda d: swap_in_other_content(d / "ref.fa.smi" / "ref_packed.npy"),
+                      "ref_packed is corrupted or from another index"),
     "truncated-array": (lambda d: truncate(d / "ref.fa.smi" / "nbs.npy"), "nbs"),
+    "extended-array": (lambda d: append(d / "ref.fa.smi" / "nbs.npy", "\0" * 8), "nbs has the wrong file size"),
     "missing-array": (lambda d: (d / "ref.fa.smi" / "nbs.npy").unlink(), "nbs"),
     "missing-header": (lambda d: (d / "ref.fa.smi" / "header.json").unlink(), "no index"),
     "garbled-header": (lambda d: (d / "ref.fa.smi" / "header.json").write_text("{\"format\": "), "header"),
@@ -255,6 +265,56 @@ def test_index_header_missing_field(work: Path, drop: str):
 def test_index_header_missing_array(work: Path):
     edit_header(work, lambda h: h["arrays"].pop("nbs"))
     assert "ref.fa.smi" in map_fails(work)
+
+
+# ------------------------------------------------------------------------------------------ seedmap check
+
+
+def test_check_ok(work: Path):
+    proc = seedmap(work, "check", "ref.fa")
+    assert proc.returncode == 0 and proc.stdout == "ref.fa.smi: OK\n", proc.stderr
+    proc = seedmap(work, "check", "ref.fa", "--index", "ref.fa.smi", "-q")
+    assert proc.returncode == 0 and proc.stdout == "ref.fa.smi: OK\n" and proc.stderr == ""
+
+
+def test_index_without_sample_checksums_loads(work: Path):
+    """Indexes written before the sampled checksums have only the full ones: they load and check."""
+    edit_header(work, lambda h: [d.pop("sample_crc32") for d in h["arrays"].values()])
+    maps(work, "ref.fa", "reads.fq", "-o", "out.sam")
+    assert seedmap(work, "check", "ref.fa").returncode == 0
+
+
+def test_check_reads_everything(work: Path):
+    """Damage outside the sampled blocks of a large array: map's load does not see it, check does."""
+    from seedmap.index import store
+
+    path = work / "ref.fa.smi" / "seed_start.npy"
+    arr = np.load(path, mmap_mode="r")
+    offset, nbytes = arr.offset, arr.nbytes
+    del arr
+    blocks = store.sample_blocks(nbytes)
+    assert len(blocks) > 1  # the array is sampled, not read whole
+    at = nbytes // 2
+    assert not any(a <= at < b for a, b in blocks)
+    with open(path, "r+b") as fh:
+        fh.seek(offset + at)
+        byte = fh.read(1)[0]
+        fh.seek(offset + at)
+        fh.write(bytes([byte ^ 0xFF]))
+    store.load(work / "ref.fa.smi", "neighborhood", (), work / "ref.fa")  # no error: the damage is not sampled
+    message = fails_cleanly(work, "check", "ref.fa")
+    assert "ref.fa.smi" in message and "seed_start is corrupted" in message
+
+
+def test_check_without_index(work: Path):
+    shutil.rmtree(work / "ref.fa.smi")
+    assert "no index found" in fails_cleanly(work, "check", "ref.fa")
+    assert "elsewhere.smi: no index here" in fails_cleanly(work, "check", "ref.fa", "--index", "elsewhere.smi")
+
+
+def test_check_out_of_date(work: Path):
+    append(work / "ref.fa", ">extra\nACGTACGTACGTACGT\n")
+    assert "out of date" in fails_cleanly(work, "check", "ref.fa")
 
 
 # ------------------------------------------------------------------------------------ bad option values

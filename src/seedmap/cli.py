@@ -1,4 +1,4 @@
-"""Command line: `seedmap index ref.fa` and `seedmap map ref.fa reads.fq`."""
+"""Command line: `seedmap index ref.fa`, `seedmap map ref.fa reads.fq`, `seedmap check ref.fa`, `seedmap stats`."""
 
 from __future__ import annotations
 
@@ -167,6 +167,20 @@ def build_parser() -> argparse.ArgumentParser:
                     help="edits an improper pair pays against a proper one when choosing primaries "
                          "(default %(default)s)")
 
+    ck = sub.add_parser("check", help="verify every byte of an index against the checksums written at build",
+                        description="Reads the whole index and compares every array's CRC-32 with the one "
+                                    "written when it was built; prints 'INDEX: OK' per index, or one error line "
+                                    "and exit status 1 (rebuild that index). map reads no more of an index "
+                                    "than it uses: it refuses one of another format version, one whose FASTA "
+                                    "changed, and any array whose type, shape or file size differs from the "
+                                    "header or whose sampled checksum (its first and last 4 KiB) does not match, "
+                                    "but only check finds damage elsewhere in a large array (a disk or copy "
+                                    "error).")
+    ck.add_argument("reference", help="reference FASTA the index was built from")
+    ck.add_argument("--index", help="index directory (default: each of REFERENCE.smi, REFERENCE.kmer.smi and "
+                                    "REFERENCE.fm.smi that exists)")
+    ck.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+
     st = sub.add_parser("stats", help="summarise a SAM or BAM file: mapped, unique, multi-mapped, edits, flagstat",
                         description="Counts per read (a QNAME, or QNAME + mate for pairs): mapped, unmapped, "
                                     "uniquely and multi-mapped, mean locations of multi-mapped reads; histograms "
@@ -249,6 +263,9 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
 
         stats.run_stats(args.alignments, args.plot)
         return 0
+    if args.command == "check":
+        _check(args)
+        return 0
     from seedmap.pipeline import threads
 
     threads.set_environment()  # before numba starts its threads
@@ -286,6 +303,26 @@ def _index(args: argparse.Namespace) -> None:
             params["ph"] = VERSION
     path = build_index(args.reference, args.output, args.kind, params)
     compile_for_index(args.reference, str(path), args.kind)  # the wait belongs here, not in the first map
+
+
+def _check(args: argparse.Namespace) -> None:
+    import time
+
+    from seedmap.index import store
+
+    if args.index:
+        paths = [args.index]
+    else:
+        paths = [p for p in (store.default_path(args.reference, kind) for kind in store.KIND_SUFFIX) if p.exists()]
+        if not paths:
+            raise SeedmapError(f"{args.reference}: no index found ({args.reference}.smi, .kmer.smi or .fm.smi; "
+                               "run: seedmap index, or give --index)")
+    for path in paths:
+        t0 = time.perf_counter()
+        header = store.check(path, fasta=args.reference)
+        log.info("checked %s (%s index): %.0f MB in %.1f s", path, header.get("kind"),
+                 store.total_bytes(header) / 1e6, time.perf_counter() - t0)
+        print(f"{path}: OK", flush=True)
 
 
 def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:

@@ -22,10 +22,17 @@ SEQ_NIBBLES = np.array([1, 2, 4, 8, 15], dtype=np.uint8)  # A C G T N in "=ACMGR
 RC_NIBBLES = np.array([8, 4, 2, 1, 15], dtype=np.uint8)  # the complement of each code
 NO_RG = np.zeros(0, dtype=np.uint8)
 MAX_NAME = 254  # l_read_name (one byte) counts the NUL
+MAX_LENGTH = 2**31 - 1  # l_ref, pos, next_pos and tlen are int32
 
 
 def bam_header(text: str, names: Sequence[str], lengths: Sequence[int] | np.ndarray) -> bytes:
-    """The BAM header: magic, the SAM header text, and the reference dictionary (names, lengths)."""
+    """The BAM header: magic, the SAM header text, and the reference dictionary (names, lengths). A sequence
+    longer than 2^31 - 1 bases (BAM's 32-bit positions) is a SeedmapError: SAM text has no such limit."""
+    too_long = np.flatnonzero(np.asarray(lengths, dtype=np.int64) > MAX_LENGTH)
+    if too_long.size:
+        i = int(too_long[0])
+        raise SeedmapError(f"reference sequence {names[i]!r} is {int(lengths[i])} bp: BAM holds positions up to "
+                           f"2^31 - 1 only; write SAM instead (-o FILE.sam)")
     raw = text.encode()
     parts = [BAM_MAGIC, struct.pack("<i", len(raw)), raw, struct.pack("<i", len(names))]
     for name, length in zip(names, lengths, strict=True):
