@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "once the first N are known")
     mp.add_argument("--strata", type=nonnegative_int, default=MapOptions.strata,
                     help="--best / -n: also search this many strata beyond the reported ones, for MAPQ "
-                         "(default %(default)s; MAPQ reaches 40 with 1, 60 with 2)")
+                         "(default %(default)s: a unique location gets MAPQ 20; 40 with 1, 60 with 2)")
     mp.add_argument("--no-early-stop", dest="early_stop", action="store_false", help=argparse.SUPPRESS)
     mp.add_argument("--engine", choices=["neighborhood", "kmer", "fm"], default="neighborhood",
                     help="index kind to map with (default %(default)s); all engines report the same hits")

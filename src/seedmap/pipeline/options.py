@@ -16,7 +16,7 @@ class MapOptions:
     errors: float = 0.05  # edits if >= 1 (an integer), else a rate of the read length
     best_only: bool = False
     max_hits: int = 0  # 0 = all locations
-    strata: int = 1  # --best / -n: strata searched beyond the stop stratum (they set MAPQ)
+    strata: int = 0  # --best / -n: strata searched beyond the stop stratum (they set MAPQ)
     early_stop: bool = True  # --best / -n stop at their strata (False: search everything, then filter)
     min_length: int = DEFAULT_MIN_LENGTH  # shorter reads are not searched: reported unmapped
 
