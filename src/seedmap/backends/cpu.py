@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from seedmap.io.reference import unpack_into
+from seedmap.io.reference import ref_code, unpack_into
 from seedmap.verify.semiglobal import group_runs, scan_hits
 
 BLOCK = 64  # windows per parallel task: scratch buffers are allocated once per block
@@ -43,6 +43,50 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
             loc_count[w] = k
 
 
+@njit(cache=True, nogil=True)
+def _exact_at(q: np.ndarray, packed: np.ndarray, nmask: np.ndarray, d: int) -> bool:
+    for i in range(q.size):
+        if q[i] != ref_code(packed, nmask, d + i) or q[i] > 3:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win: np.ndarray, packed: np.ndarray,
+                   nmask: np.ndarray, loc_off: np.ndarray, loc_start: np.ndarray) -> None:
+    """Budget 0: a hit is an exact occurrence on one of the window's diagonals; occurrences on consecutive
+    diagonals (a homopolymer) have consecutive ends, so they form one run, reported at its leftmost.
+    With loc_off None-like (size 0) only counts, into loc_start[w]."""
+    fill = loc_off.size > 0
+    for w in prange(win_q.size):
+        qi = win_q[w]
+        q = qcodes[qoff[qi]:qoff[qi + 1]]
+        m = q.size
+        n = 0
+        prev = -2
+        for d in range(max(win[w, 2], win[w, 0]), min(win[w, 3], win[w, 1] - m) + 1):
+            if _exact_at(q, packed, nmask, d):
+                if d != prev + 1:
+                    if fill:
+                        loc_start[loc_off[w] + n] = d
+                    n += 1
+                prev = d
+        if not fill:
+            loc_start[w] = n
+
+
+def _verify_exact(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win: np.ndarray, packed: np.ndarray,
+                  nmask: np.ndarray) -> tuple[np.ndarray, ...]:
+    count = np.empty(win_q.size, dtype=np.int64)
+    _exact_windows(qcodes, qoff, win_q, win, packed, nmask, np.zeros(0, dtype=np.int64), count)
+    loc_off = np.zeros(win_q.size + 1, dtype=np.int64)
+    np.cumsum(count, out=loc_off[1:])
+    start = np.empty(int(loc_off[-1]), dtype=np.int64)
+    _exact_windows(qcodes, qoff, win_q, win, packed, nmask, loc_off, start)
+    q = np.repeat(win_q, count)
+    return q, start, start + (qoff[q + 1] - qoff[q]), np.zeros(start.size, dtype=np.int32)
+
+
 def _run(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
          packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
     slot_off = np.zeros(win_q.size + 1, dtype=np.int64)
@@ -64,6 +108,8 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
     each location lies in one window. Each window keeps up to SLOTS locations; the few windows that have
     more (repeats) are verified again with room for all of them: nothing is lost.
     """
+    if qerr.size and qerr.max() == 0:
+        return _verify_exact(qcodes, qoff, win_q, win, packed, nmask)
     cap = np.full(win_q.size, SLOTS, dtype=np.int64)
     slot_off, loc_start, loc_end, loc_dist, count = _run(qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
     over = np.flatnonzero(count > cap)
