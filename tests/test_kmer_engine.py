@@ -74,3 +74,25 @@ def test_property(seed, e, m, k, adjacency):
     ref = Reference.from_codes(["g"], [g])
     reads = sample_reads(rng, [g], 3, (m, m + 1), e + 1)
     check(ref, reads, e, engine="kmer", k=k, adjacency=adjacency)
+
+
+def test_seed_choice_on_a_grid_for_few_seeds():
+    """Few seeds in a long read weigh only k-mers every `stride` bases: the cheapest of those is taken, and
+    the seeds stay disjoint and inside the read."""
+    rng = np.random.default_rng(5)
+    g = np.concatenate([np.zeros(300, np.uint8), random_genome(rng, 3000)])
+    ix = kmer.build(Reference.from_codes(["g"], [g]), 5)
+    for n_seeds in (1, 2, 3, 4):
+        for _ in range(10):
+            q = random_genome(rng, 90)
+            q[int(rng.integers(0, 80)):][:10] = 0
+            out = np.empty(n_seeds, np.int64)
+            choose_seeds(q, 5, n_seeds, ix.offsets, out)
+            assert np.all(np.diff(out) >= 5) and out[0] >= 0 and out[-1] <= 85
+            stride = max(1, (90 - n_seeds * 5) // (4 * n_seeds))
+            assert stride > 1 and np.all(out % stride == 0)
+            if n_seeds == 1:
+                cost = [int(ix.offsets[c + 1]) - int(ix.offsets[c]) for c in
+                        [int("".join(map(str, q[p:p + 5])), 4) for p in range(0, 86, stride)]]
+                p = int(out[0])
+                assert cost[p // stride] == min(cost)

@@ -41,11 +41,16 @@ def _range(q: np.ndarray, o: int, length: int, k: int, offsets: np.ndarray) -> t
 
 @njit(cache=True, nogil=True)
 def choose_seeds(q: np.ndarray, k: int, n_seeds: int, offsets: np.ndarray, out: np.ndarray) -> None:
-    """Offsets of n_seeds disjoint k-mers of q with the smallest total bucket size (needs n_seeds*k <= m)."""
+    """Offsets of n_seeds disjoint k-mers of q with the smallest total bucket size among those on a grid
+    (needs n_seeds*k <= m)."""
     m = q.size
     npos = m - k + 1
-    cost = np.empty(npos, dtype=np.int64)
-    for p in range(npos):
+    # Few seeds in a long read (small budgets: the stratified search) need not weigh every k-mer: looking
+    # each up is a cache miss in a large table. Candidates every `stride` bases still leave room for
+    # n_seeds disjoint ones; other offsets cost more than any real choice.
+    stride = max(1, (m - n_seeds * k) // (4 * n_seeds))
+    cost = np.full(npos, np.int64(1) << 40, dtype=np.int64)
+    for p in range(0, npos, stride):
         lo, hi = _range(q, p, k, k, offsets)
         cost[p] = hi - lo
     big = np.int64(1) << 62
