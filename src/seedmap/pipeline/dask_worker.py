@@ -27,6 +27,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from seedmap.errors import SeedmapError
 from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch
@@ -58,7 +60,7 @@ class ShippedIndex:
 
 @dataclass
 class Done:
-    data: bytes  # the batch's SAM lines or BAM records
+    data: np.ndarray  # the batch's SAM lines or BAM records, as bytes in an array: pickled out of band (no copy)
     stats: object  # BatchStats or PairStats
     seconds: dict[str, float]  # per stage (seedmap map -v)
     busy: float  # seconds the task took on the worker
@@ -138,7 +140,8 @@ def map_task(job: Job, shipped: ShippedIndex | None, raw: RawBatch, insert: obje
             data, stats, seconds = st.map(raw)
         except SeedmapError as exc:
             return Failure(str(exc), logs, _worker_name())
-        return Done(data, stats, seconds, time.perf_counter() - t0, time.time(), logs, _worker_name())
+        return Done(np.frombuffer(data, dtype=np.uint8), stats, seconds, time.perf_counter() - t0, time.time(), logs,
+                    _worker_name())
 
 
 # -- what a worker process keeps ---------------------------------------------------------------------------
