@@ -5,6 +5,7 @@ input stops the run with one error line and no output file."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -95,7 +96,11 @@ def test_single_end_same_as_local(data, cluster, tmp_path, kind, fmt):
 
 @pytest.mark.parametrize("paired, fmt", [("two", "sam"), ("inter", "bam")])
 def test_paired_same_as_local(data, cluster, tmp_path, paired, fmt):
+    """The insert size is estimated from the first pairs as locally, then every batch is mapped with it."""
     local = _run(data, tmp_path / f"local.{fmt}", paired=paired, batch=10_000)
+    if paired == "inter":  # through a scheduler file, as `dask scheduler --scheduler-file` writes one
+        (tmp_path / "scheduler.json").write_text(json.dumps({"type": "Scheduler", "address": cluster}))
+        cluster = str(tmp_path / "scheduler.json")
     dask = _run(data, tmp_path / f"dask.{fmt}", cluster, paired=paired, batch=70)
     assert dask == local
 
@@ -152,8 +157,8 @@ def test_worker_killed_mid_run(data, cluster, tmp_path):
     assert dask == local
 
 
-def seedmap(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "SEEDMAP_DEBUG"}
+def seedmap(cwd: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**{k: v for k, v in os.environ.items() if k != "SEEDMAP_DEBUG"}, **(env or {})}
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent / "src"), env.get("PYTHONPATH", "")])
     return subprocess.run([sys.executable, "-m", "seedmap", *args], cwd=cwd, env=env, capture_output=True,
                           encoding="utf-8", errors="replace", timeout=300)
@@ -170,6 +175,18 @@ def test_cli_local_cluster(data, tmp_path):
     assert "local cluster of 2 worker processes" in dask.stderr
     body = [(tmp_path / n).read_text().split("@PG", 1)[1].split("\n", 1)[1] for n in ("local.sam", "dask.sam")]
     assert body[0] == body[1] and body[0].count("\n") >= 1200
+
+
+def test_cli_gpu_workers_under_cuda_simulator(data, tmp_path):
+    """--device passes through to the workers: the simulated GPU's output is the CPU's."""
+    (tmp_path / "few.fq").write_text("".join((data / "reads.fq").read_text().splitlines(keepends=True)[:4 * 60]))
+    args = ["map", "-q", str(data / "ref.fa"), str(tmp_path / "few.fq")]
+    cpu = seedmap(tmp_path, *args, "-o", "cpu.sam")
+    gpu = seedmap(tmp_path, *args, "--dask", "local:1", "--batch-size", "20", "--device", "cuda", "-o", "gpu.sam",
+                  env={"NUMBA_ENABLE_CUDASIM": "1"})
+    assert cpu.returncode == gpu.returncode == 0, cpu.stderr + gpu.stderr
+    body = [(tmp_path / n).read_text().split("@PG", 1)[1].split("\n", 1)[1] for n in ("cpu.sam", "gpu.sam")]
+    assert body[0] == body[1] and body[0].count("\n") >= 60
 
 
 def test_cli_bad_input_stops_the_run(data, tmp_path):
