@@ -128,6 +128,36 @@ def test_index_shipped_to_workers_that_cannot_read_it(data, cluster, tmp_path, m
     assert dask == local
 
 
+def _echo_batch(raw):
+    from seedmap.pipeline.dask_worker import Done
+    from seedmap.pipeline.stages import BatchStats
+
+    return Done(np.frombuffer(raw.blocks[0], dtype=np.uint8), BatchStats(1, 0, 0, 0), {}, 0.0, 0.0)
+
+
+def test_window_bounds_the_batches_in_flight(cluster):
+    """Back-pressure: at most `window` batches are read and not yet written, whatever the input's size;
+    the results come back in input order."""
+    from seedmap.io.chunks import RawBatch
+
+    read = []
+
+    def items():
+        for i in range(40):
+            read.append(i)
+            yield RawBatch(i, (f"batch {i}\n".encode(),), ("x.fq",))
+
+    with Client(cluster) as client:
+        flow = dask_run.Flow(client, 3, dask_run.Relay(False))
+        tag = os.urandom(4).hex()
+        out = []
+        for done in flow.results(items(), lambda i, raw: client.submit(_echo_batch, raw, key=f"echo-{tag}-{i}"),
+                                 lambda d: None):
+            assert len(read) <= len(out) + 3
+            out.append(done.data.tobytes())
+    assert out == [f"batch {i}\n".encode() for i in range(40)] and flow.count == 40
+
+
 class KillOnce(WorkerPlugin):
     """Ends the worker process (as a crash would) when it starts its `nth` batch, once per marker file."""
 
@@ -165,10 +195,10 @@ def seedmap(cwd: Path, *args: str, env: dict | None = None) -> subprocess.Comple
 
 
 def test_cli_local_cluster(data, tmp_path):
-    """`--dask local:2` starts its own cluster: the same records as -t 1, nothing but seedmap's lines on
-    stderr."""
+    """`--dask local:2` starts its own cluster (workers of 2 threads each here): the same records as -t 1,
+    nothing but seedmap's lines on stderr."""
     local = seedmap(data, "map", "-t", "1", "ref.fa", "r1.fq", "r2.fq", "-o", str(tmp_path / "local.sam"))
-    dask = seedmap(data, "map", "--dask", "local:2", "--batch-size", "100", "ref.fa", "r1.fq", "r2.fq",
+    dask = seedmap(data, "map", "--dask", "local:2", "-t", "2", "--batch-size", "100", "ref.fa", "r1.fq", "r2.fq",
                    "-o", str(tmp_path / "dask.sam"))
     assert local.returncode == dask.returncode == 0, local.stderr + dask.stderr
     assert [line for line in dask.stderr.splitlines() if not line.startswith("[seedmap] ")] == []
