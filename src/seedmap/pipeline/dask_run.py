@@ -75,15 +75,19 @@ def run_on_dask(opts: RunOptions) -> None:
     index, index_id, ref = stored_index(opts)
     timings = RunTimings()
     relay = Relay(opts.verbose)
-    with connect(opts.dask) as client:
+    import dask
+
+    # A batch travels inside its task, so that the scheduler holds it and can run it again when the worker
+    # dies (data scattered to a worker would die with it): Dask's warning about graphs over 10 MB is moot.
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "64GB"}), connect(opts.dask) as client:
         threads = sum(client.nthreads().values())
         shipped = share_or_ship(client, index, index_id)
         job = Job(uuid.uuid4().hex, opts, str(index), index_id)
         t1 = time.perf_counter()
-        timings.add("set-up (index header, Dask cluster)", t1 - t0)
+        timings.add("set-up (index header, cluster)", t1 - t0)
         prepare_workers(client, job, shipped, relay)
         t2 = time.perf_counter()
-        timings.add("set-up on the workers (index, warm-up)", t2 - t1)
+        timings.add("workers' set-up (index, warm-up)", t2 - t1)
         items, insert = batches(client, job, shipped, relay)
         if opts.paired:
             timings.add("insert size estimate", time.perf_counter() - t2)
@@ -184,7 +188,7 @@ def share_or_ship(client: object, index: Path, index_id: str) -> object:
     seen = client.run(sees_index, str(index), index_id)
     blind = sorted(w for w, ok in seen.items() if not ok)
     if not blind:
-        log.info("index %s: read by the %d workers at this path (memory-mapped)", index, len(seen))
+        log.info("index %s: every worker (%d) reads it at this path (memory-mapped)", index, len(seen))
         return None
     files = ship(index, index_id)
     size = sum(len(b) for b in files.files.values())
@@ -197,8 +201,8 @@ def prepare_workers(client: object, job: Job, shipped: object, relay: Relay) -> 
     """Every worker opens the index and warms its kernels up (a worker that joins later does so on its
     first batch)."""
     workers = list(client.nthreads())
-    log.info("preparing %d Dask workers: each opens the index and loads (the first time: compiles) the kernels",
-             len(workers))
+    log.info("preparing %d Dask worker%s: each opens the index and loads (the first time: compiles) the kernels",
+             len(workers), "" if len(workers) == 1 else "s")
     t0 = time.perf_counter()
     futures = [client.submit(prepare_task, job, shipped, key=f"seedmap-prepare-{job.token}-{k}", workers=[w],
                              allow_other_workers=True, retries=0) for k, w in enumerate(workers)]
@@ -207,7 +211,7 @@ def prepare_workers(client: object, job: Job, shipped: object, relay: Relay) -> 
             relay.value(_outcome(f, f.result(), "the set-up"))
     finally:
         client.cancel(futures)
-    log.info("%d workers ready in %.1f s", len(workers), time.perf_counter() - t0)
+    log.info("workers ready in %.1f s", time.perf_counter() - t0)
 
 
 def batches(client: object, job: Job, shipped: object, relay: Relay) -> tuple[Iterable[RawBatch], object]:
