@@ -151,6 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--gpu-verify", choices=["bitvector", "banded"], default="bitvector",
                     help="GPU bulk verification kernel of the kmer engine: Myers bit-vector, one thread per "
                          "candidate (default), or Nouri's banded DP, one lane per diagonal")
+    mp.add_argument("--dask", metavar="ADDRESS",
+                    help="map on the workers of the Dask scheduler at ADDRESS (tcp://host:8786, or a scheduler "
+                         "file), or on local:N, a local cluster of N worker processes; this process reads the "
+                         "reads and writes the output, in read order, the same as a local run. -t and --device "
+                         "apply to each worker. Needs a stored index and seedmap[dask]")
     mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     mp.add_argument("-v", "--verbose", action="store_true",
                     help="also log where the time went: seconds per stage and how busy the threads were")
@@ -344,7 +349,7 @@ def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
     return RunOptions(
         reference=args.reference, reads=args.reads, reads2=args.reads2, interleaved=args.interleaved,
         output=args.output, index=args.index, threads=args.threads, batch_size=args.batch_size, device=args.device,
-        progress=sys.stderr.isatty() and not args.quiet, verbose=args.verbose and not args.quiet,
+        progress=sys.stderr.isatty() and not args.quiet, verbose=args.verbose and not args.quiet, dask=args.dask,
         command_line=shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)]),
         read_group=parse_read_group(args.rg) if args.rg is not None else None, insert=insert,
         map=MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits, min_length=args.min_length,

@@ -61,6 +61,7 @@ class RunOptions:
     device: str = "cpu"
     progress: bool = False
     verbose: bool = False  # stage timings at the end
+    dask: str | None = None  # map on the workers of this Dask scheduler address, or local:N (a LocalCluster)
     command_line: str = "seedmap map"
     read_group: object = None  # seedmap.io.read_group.ReadGroup
     insert: object = None  # seedmap.paired.insert_size.InsertModel given with -I, else estimated

@@ -29,19 +29,17 @@ class PairRun(SingleRun):
     def batches(self) -> Iterator[ReadBatch | RawBatch]:
         o = self.opts
         batches = raw_pair_batches(o.reads, o.reads2, o.batch_size)  # parsed by the workers
-        head, rest = _head_and_rest(batches, ESTIMATE_PAIRS)  # parsed here, for the estimate
+        _, head, rest = head_and_rest(batches, ESTIMATE_PAIRS)  # parsed here, for the estimate
         if o.insert is not None:
             log.info("insert size (given): %s", o.insert.describe())
         else:
-            insert, used = estimate_insert(_sample(head, ESTIMATE_PAIRS), self.s.engine, self.s.fmt, o.map,
-                                           o.pairs.orientation)
-            if insert is None:
-                log.warning("only %d uniquely mapped %s pairs: insert size not estimated, using %s (give -I MEAN,SD)",
-                            used, o.pairs.orientation, self.insert.describe())
-            else:
-                self.insert = insert
-                log.info("insert size from %d unique %s pairs: %s", used, o.pairs.orientation, insert.describe())
+            self.insert = chosen_insert(o, *self.estimate(sample(head, ESTIMATE_PAIRS)))
         return _chain(head, rest)
+
+    def estimate(self, first_pairs: ReadBatch) -> tuple[InsertModel | None, int]:
+        """The insert size from the first pairs (None when too few map uniquely), and the pairs it used."""
+        o = self.opts
+        return estimate_insert(first_pairs, self.s.engine, self.s.fmt, o.map, o.pairs.orientation)
 
     def map(self, batch: ReadBatch, clock: StageClock | None = None) -> tuple:
         return map_pair_batch(batch, self.s.engine, self.s.fmt, self.opts.map, self.opts.pairs, self.insert, clock)
@@ -55,20 +53,34 @@ class PairRun(SingleRun):
                  short_note(n.get("short", 0), self.opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
 
 
-def _head_and_rest(batches: Iterator[RawBatch], pairs: int) -> tuple[list[ReadBatch], Iterator[RawBatch]]:
-    """The first batches holding at least `pairs` pairs (or all), parsed, and the iterator of the rest."""
+def chosen_insert(opts: RunOptions, insert: InsertModel | None, used: int) -> InsertModel:
+    """The estimate, or the fallback when there was none, logged."""
+    if insert is None:
+        insert = InsertModel(*FALLBACK)
+        log.warning("only %d uniquely mapped %s pairs: insert size not estimated, using %s (give -I MEAN,SD)",
+                    used, opts.pairs.orientation, insert.describe())
+    else:
+        log.info("insert size from %d unique %s pairs: %s", used, opts.pairs.orientation, insert.describe())
+    return insert
+
+
+def head_and_rest(batches: Iterator[RawBatch], pairs: int) -> tuple[list[RawBatch], list[ReadBatch],
+                                                                     Iterator[RawBatch]]:
+    """The first batches holding at least `pairs` pairs (or all), raw and parsed, and the iterator of the rest."""
+    raw: list[RawBatch] = []
     head: list[ReadBatch] = []
     n = 0
-    for raw in batches:
-        batch = raw.parse()
+    for item in batches:
+        batch = item.parse()
+        raw.append(item)
         head.append(batch)
         n += batch.size // 2
         if n >= pairs:
             break
-    return head, batches
+    return raw, head, batches
 
 
-def _sample(head: list[ReadBatch], pairs: int) -> ReadBatch:
+def sample(head: list[ReadBatch], pairs: int) -> ReadBatch:
     """The first `pairs` pairs of the head batches as one batch (sequences only: what the estimate needs)."""
     n = min(2 * pairs, sum(b.size for b in head))
     lengths = np.concatenate([b.lengths for b in head])[:n]

@@ -46,17 +46,28 @@ class Setup:
     warn: GuaranteeWarnings
 
 
-def prepare(opts: RunOptions) -> Setup:
-    """What a map run needs before its first read: the reference and its index, the engine the options
-    ask for, the record formatter, and the warnings for plans that lose sensitivity."""
+def load_engine(opts: RunOptions) -> tuple[Reference, object, CandidateEngine]:
+    """The reference, its index (memory-mapped when stored, else built in memory) and the engine."""
     ref, ix = load_or_build(opts.reference, opts.index, opts.engine.kind)
-    engine = KINDS[opts.engine.kind].engine(ix, ref, opts.engine)
+    return ref, ix, KINDS[opts.engine.kind].engine(ix, ref, opts.engine)
+
+
+def prepare(opts: RunOptions, loaded: tuple[Reference, object, CandidateEngine] | None = None) -> Setup:
+    """What a map run needs before its first read: the reference and its index, the engine the options
+    ask for (`loaded`, when already open: a Dask worker keeps them between runs), the record formatter,
+    and the warnings for plans that lose sensitivity (a run's own: they warn once per read length)."""
+    ref, ix, engine = loaded if loaded is not None else load_engine(opts)
     o = opts.engine
     warn = GuaranteeWarnings(opts.map, engine.max_window, o.windows, o.step, o.fe, getattr(engine, "guarantee", None))
     return Setup(ref, ix, engine, SamFormatter(ref, opts.read_group, bam=is_bam(opts.output)), warn)
 
 
 def run_map(opts: RunOptions) -> None:
+    if opts.dask:
+        from seedmap.pipeline.dask_run import run_on_dask
+
+        run_on_dask(opts)
+        return
     t0 = time.perf_counter()
     from seedmap.backends.cuda.device import DeviceChoice, resolve
 

@@ -27,27 +27,35 @@ def simulated() -> bool:
     return bool(config.ENABLE_CUDASIM)
 
 
-def map_on_devices(batches: Iterable[ReadBatch], choice: DeviceChoice, kind: str, ix: object, ref: Reference,
-                   engine_options: EngineOptions, fmt: SamFormatter, opts: MapOptions) -> Iterator[tuple]:
-    """(SAM text, stats) of each batch, in order; the batches are shared dynamically by the devices."""
+def device_mapper(dev: int, kind: str, ix: object, ref: Reference, engine_options: EngineOptions,
+                  fmt: SamFormatter, opts: MapOptions) -> Callable[[ReadBatch], tuple[bytes, object]]:
+    """Binds the calling thread to GPU `dev` with its own stream and engine; returns the function that maps
+    one batch there (output bytes, stats)."""
+    lock = _SIM_LOCK if simulated() else contextlib.nullcontext()
+    with lock:
+        cuda.select_device(dev)  # binds this thread to its GPU
+        stream = 0 if simulated() else cuda.stream()
+        engine = make_engine(kind, ix, ref, engine_options, stream)
+
+    def run(batch: ReadBatch) -> tuple[bytes, object]:
+        with lock:
+            return map_batch(batch, engine, fmt, opts)
+
+    return run
+
+
+def quiet_simulator() -> None:
     if simulated():  # uint64 wrap-around is intended in the bit-vector kernels (numpy warns in the simulator)
         warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"seedmap\.backends\.cuda")
 
+
+def map_on_devices(batches: Iterable[ReadBatch], choice: DeviceChoice, kind: str, ix: object, ref: Reference,
+                   engine_options: EngineOptions, fmt: SamFormatter, opts: MapOptions) -> Iterator[tuple]:
+    """(SAM text, stats) of each batch, in order; the batches are shared dynamically by the devices."""
+    quiet_simulator()
+
     def worker(dev: int) -> Callable[[], Callable[[ReadBatch], tuple[bytes, object]]]:
-        def start() -> Callable[[ReadBatch], tuple[bytes, object]]:
-            lock = _SIM_LOCK if simulated() else contextlib.nullcontext()
-            with lock:
-                cuda.select_device(dev)  # binds this thread to its GPU
-                stream = 0 if simulated() else cuda.stream()
-                engine = make_engine(kind, ix, ref, engine_options, stream)
-
-            def run(batch: ReadBatch) -> tuple[bytes, object]:
-                with lock:
-                    return map_batch(batch, engine, fmt, opts)
-
-            return run
-
-        return start
+        return lambda: device_mapper(dev, kind, ix, ref, engine_options, fmt, opts)
 
     quiet_performance_warnings()
     warm_up(choice.ids, kind, ix, engine_options)  # the kernels loaded in one thread before the workers start
