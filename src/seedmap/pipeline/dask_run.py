@@ -133,7 +133,7 @@ def stored_index(opts: RunOptions) -> tuple[Path, str, object]:
         flag = "" if kind == "neighborhood" else f" --kind {kind}"
         raise SeedmapError(f"{path}: no {kind} index; --dask workers map with a stored index "
                            f"(run: seedmap index{flag} {opts.reference})")
-    st = store.load(path, kind, KINDS[kind].arrays, opts.reference, verify=False)
+    st = store.load(path, kind, KINDS[kind].arrays, opts.reference)
     return path.resolve(), header_id(path), st.reference
 
 
