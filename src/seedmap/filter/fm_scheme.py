@@ -231,16 +231,27 @@ def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
         js, je = j * m // k, (j + 1) * m // k
         lo, hi = 0, n
         flo, fhi = 0, n
-        for t in range(je - js):  # piece j in both indexes (reverse text: first to last)
-            c = q[js + t]
-            if c > 3:
-                hi = lo
-                break
-            lo, hi = extend(rev_occ, counts, lo, hi, c)
-            if lo >= hi:
-                break
-            c = q[je - 1 - t]
-            flo, fhi = extend(fwd_occ, counts, flo, fhi, c)
+        if k == 1:  # e = 0: the read is the piece, nothing extends it: the forward index alone, backwards
+            for t in range(m):
+                c = q[m - 1 - t]
+                if c > 3:
+                    fhi = flo
+                    break
+                flo, fhi = extend(fwd_occ, counts, flo, fhi, c)
+                if flo >= fhi:
+                    break
+            hi = max(fhi - flo, 0)  # only the row count of the reverse index's rows is used from here
+        else:
+            for t in range(je - js):  # piece j in both indexes (reverse text: first to last)
+                c = q[js + t]
+                if c > 3:
+                    hi = lo
+                    break
+                lo, hi = extend(rev_occ, counts, lo, hi, c)
+                if lo >= hi:
+                    break
+                c = q[je - 1 - t]
+                flo, fhi = extend(fwd_occ, counts, flo, fhi, c)
         if lo >= hi:
             continue
         len_r, len_l = m - je, js
