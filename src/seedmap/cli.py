@@ -369,3 +369,7 @@ def _check_engine_options(args: argparse.Namespace) -> None:
                 raise SeedmapError(f"{flag} needs the neighborhood engine, not --engine {args.engine}")
     if args.engine != "kmer" and args.adjacency != 1:
         raise SeedmapError(f"--adjacency needs --engine kmer, not --engine {args.engine}")
+    if args.strata and not (args.best or args.max_hits):
+        raise SeedmapError("--strata needs --best or -n (the full search already sees every stratum)")
+    if args.strata and (args.reads2 or args.interleaved):
+        raise SeedmapError("--strata applies to single-end reads: paired-end --best and -n search every stratum")
