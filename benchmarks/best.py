@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from benchutil import DEFAULT_WORK, find_exe, markdown_table, run_timed, seedmap_prefix
-from scaling import reads, records_digest, reference
+from benchutil import find_exe, markdown_table, run_timed, seedmap_prefix
+from scaling import add_data_args, data, records_digest
 
 TOLERANCE = 10  # bases: a best location counts as reported by another tool this close (same strand)
 XA = re.compile(rb"XA:Z:([^\t\n]*)")
@@ -104,22 +104,13 @@ def completeness(sam: Path, best: dict[bytes, tuple[int, ...]], exact: bool) -> 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--work", type=Path, default=DEFAULT_WORK / "scaling", help="scratch dir (default: %(default)s)")
-    ap.add_argument("--reads", type=int, default=1_000_000, help="mason reads (default: %(default)s)")
-    ap.add_argument("--length", type=int, default=100, help="read length (default: %(default)s)")
-    ap.add_argument("--seed", type=int, default=42, help="mason seed (default: %(default)s)")
-    ap.add_argument("-e", type=int, default=5, help="edits (default: %(default)s)")
+    add_data_args(ap)
     ap.add_argument("-t", "--threads", type=int, default=2, help="threads for every tool (default: %(default)s)")
     ap.add_argument("--engines", default="neighborhood,kmer,fm", help="seedmap engines (default: %(default)s)")
     ap.add_argument("--strata", default="0,1", help="seedmap --strata values, first engine only (default: %(default)s)")
     ap.add_argument("--skip", default="", help="comma-separated tools to skip: yara,bwa,bowtie2")
-    ap.add_argument("--seedmap-cmd", help="how to invoke seedmap, e.g. 'python -m seedmap'")
     args = ap.parse_args(argv)
-
-    work = args.work.resolve()
-    work.mkdir(parents=True, exist_ok=True)
-    ref = reference(work)
-    fq = reads(work, ref, args.reads, args.length, args.seed)
+    work, ref, fq = data(args)
     seedmap = seedmap_prefix(args.seedmap_cmd)
     log = work / "best.log"
     log.unlink(missing_ok=True)

@@ -20,7 +20,6 @@ both ways costs. Against the mean worker time per batch, that is the overhead pe
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import pickle
 import re
@@ -35,20 +34,11 @@ _here = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here] + [str(_here)]
 
 from benchutil import DEFAULT_WORK, markdown_table, run_timed, seedmap_prefix  # noqa: E402
+from scaling import records_digest  # noqa: E402
 
 SUMMARY = re.compile(r"mapped (\d+) (?:reads|pairs).*; (\d+) reads/s \(([\d.]+) s mapping")
 DASK_LINE = re.compile(r"dask: (\d+) batches, ([\d.]+) MB sent and ([\d.]+) MB received per batch")
 BUSY = re.compile(r"workers busy: (\d+) x ([\d.]+) s, (\d+)%")
-
-
-def records_digest(sam: Path) -> str:
-    """sha256 of the SAM without its @PG line (it holds the command line)."""
-    h = hashlib.sha256()
-    with open(sam, "rb") as fh:
-        for line in fh:
-            if not line.startswith(b"@PG"):
-                h.update(line)
-    return h.hexdigest()
 
 
 def mapped(log: Path) -> dict:

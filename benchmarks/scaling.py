@@ -79,22 +79,31 @@ def stage_lines(log: Path) -> list[str]:
     return lines[starts[-1]:] if starts else []
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_data_args(ap: argparse.ArgumentParser) -> None:
+    """The reference, reads and edit budget options shared by the benchmarks on these data."""
     ap.add_argument("--work", type=Path, default=DEFAULT_WORK / "scaling", help="scratch dir (default: %(default)s)")
     ap.add_argument("--reads", type=int, default=1_000_000, help="mason reads (default: %(default)s)")
     ap.add_argument("--length", type=int, default=100, help="read length (default: %(default)s)")
     ap.add_argument("--seed", type=int, default=42, help="mason seed (default: %(default)s)")
     ap.add_argument("-e", type=int, default=5, help="edits (default: %(default)s)")
-    ap.add_argument("--threads", default="", help="comma-separated thread counts (default: 1,2 and every core)")
-    ap.add_argument("--skip-yara", action="store_true")
     ap.add_argument("--seedmap-cmd", help="how to invoke seedmap, e.g. 'python -m seedmap'")
-    args = ap.parse_args(argv)
 
+
+def data(args: argparse.Namespace) -> tuple[Path, Path, Path]:
+    """The scratch folder, the reference and the reads the options name (made when missing)."""
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     ref = reference(work)
-    fq = reads(work, ref, args.reads, args.length, args.seed)
+    return work, ref, reads(work, ref, args.reads, args.length, args.seed)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_data_args(ap)
+    ap.add_argument("--threads", default="", help="comma-separated thread counts (default: 1,2 and every core)")
+    ap.add_argument("--skip-yara", action="store_true")
+    args = ap.parse_args(argv)
+    work, ref, fq = data(args)
     cores = os.cpu_count() or 1
     threads = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, 2, cores})
     seedmap = seedmap_prefix(args.seedmap_cmd)
