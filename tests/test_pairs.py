@@ -321,3 +321,35 @@ def test_proper_insert_boundaries():
     assert kernel(100, 150, 0, False, 51, 101, 0, True, 0, 1, 500) == 99
     assert kernel(100, 150, 0, False, 50, 100, 0, True, 0, 1, 500) == -1
     assert kernel(100, 150, 0, False, 50, 100, 0, True, 1, 1, 500) == 100
+
+
+@pytest.mark.parametrize("opts", [{"best_only": True}, {"max_hits": 2}, {"best_only": True, "max_hits": 1}])
+def test_best_and_n_for_pairs(rng, opts):
+    """Paired --best / -n keep the full search (README): each mate's records are its primary location, then
+    its other locations of its best stratum (--best), at most N in all (-n), in the all-mapping order."""
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    pairs = simulate_pairs(rng, seqs, 60, 50, "fr", 4)
+    popts = PairOptions(rescue_edits=0)
+    full = run_pairs(ref, pairs, 3, popts)
+    cut = run_pairs(ref, pairs, 3, popts, **opts)
+
+    def mates(recs: list[list[str]]) -> dict:
+        out: dict = {}
+        for f in recs:
+            out.setdefault((f[0], int(f[1]) & 192), []).append(f)
+        return out
+
+    full_m, cut_m = mates(full), mates(cut)
+    assert full_m.keys() == cut_m.keys()
+    dropped = 0
+    for key, recs in full_m.items():
+        nm = [int(tags(f).get("NM", -1)) for f in recs]
+        want = [f for i, f in enumerate(recs) if i == 0 or not opts.get("best_only") or nm[i] == min(nm)]
+        if opts.get("max_hits"):
+            want = want[:opts["max_hits"]]
+        got = cut_m[key]
+        assert [f[2:4] + [f[1]] for f in got] == [f[2:4] + [f[1]] for f in want], key
+        assert got[0][4] == recs[0][4]  # the primary's MAPQ does not depend on the cut
+        dropped += len(recs) - len(got)
+    assert dropped > 0
