@@ -76,7 +76,7 @@ def test_best_stratum_is_the_oracles(rng, kind):
     qcodes, qoff = batch.queries()
     qerr = errors_per_read(batch.lengths, 4)
     opts = MapOptions(errors=4, best_only=True, strata=0)
-    (q, s, e, d), _ = stratified_locate(qcodes, qoff, qerr, batch.lengths > qerr, engine, ref, opts, StageClock())
+    q, s, e, d = stratified_locate(qcodes, qoff, qerr, batch.lengths > qerr, engine, ref, opts, StageClock())
     codes = ref.codes()
     checked = 0
     for i, read in enumerate(reads):
@@ -100,7 +100,7 @@ def test_tandem_repeats_join_runs(rng):
     qcodes, qoff = batch.queries()
     qerr = np.array([3])
     engine = engine_of("neighborhood", ref)
-    (q, s, e, d), _ = stratified_locate(qcodes, qoff, qerr, np.array([True]), engine, ref,
+    q, s, e, d = stratified_locate(qcodes, qoff, qerr, np.array([True]), engine, ref,
                                         MapOptions(errors=3, best_only=True, strata=0), StageClock())
     want = {w for w in oracle_locations(read, ref.codes(), ref.starts, 3) if w[3] == 0}
     assert len(want) == 1

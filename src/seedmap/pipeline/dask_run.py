@@ -123,7 +123,7 @@ def run_on_dask(opts: RunOptions) -> None:
 
 def stored_index(opts: RunOptions) -> tuple[Path, str, object]:
     """The index the workers map with (absolute path), its identity, and its reference (names, lengths for
-    the header), read here without its checksums (the workers check them)."""
+    the header), loaded here with the cheap checks a load makes (the FASTA's stamp among them)."""
     from seedmap.index import store
     from seedmap.index.kinds import KINDS
 

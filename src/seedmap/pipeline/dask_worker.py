@@ -159,7 +159,7 @@ class _RunState:
 
     def __init__(self, job: Job, loaded: tuple) -> None:
         from seedmap.pipeline import threads
-        from seedmap.pipeline.run import SingleRun, prepare
+        from seedmap.pipeline.run import SingleRun, device_choice, prepare
 
         opts = job.opts
         s = prepare(opts, loaded)
@@ -169,7 +169,7 @@ class _RunState:
             self.run: SingleRun = PairRun(opts, s)
         else:
             self.run = SingleRun(opts, s)
-        self.choice = _device(opts)
+        self.choice = device_choice(opts)
         self.budget = _budgets.get(opts.threads)
         if self.budget is None:
             self.budget = _budgets[opts.threads] = threads.budget(opts.threads)
@@ -187,12 +187,9 @@ class _RunState:
 
         s, opts = self.run.s, self.run.opts
         if self.choice.kind != "cpu":
-            from seedmap.backends.cuda import engines
-            from seedmap.backends.cuda.mapper import quiet_simulator
+            from seedmap.backends.cuda.mapper import prepare_devices
 
-            quiet_simulator()
-            engines.quiet_performance_warnings()
-            engines.warm_up(self.choice.ids, opts.engine.kind, s.ix, opts.engine)
+            prepare_devices(self.choice, opts.engine.kind, s.ix, opts.engine)
             return
         with self.cpu():
             warm_up(s.ref, opts.paired, opts.engine.kind, self.run.map)
@@ -239,16 +236,6 @@ class _Budgeted:
         self.budget.leave()
         if self.serial is not None:
             self.serial.release()
-
-
-def _device(opts: RunOptions) -> object:
-    from seedmap.backends.cuda.device import DeviceChoice, resolve
-
-    choice = resolve(opts.device)
-    if opts.paired and choice.kind != "cpu":
-        log.warning("paired-end reads are mapped on the CPU for now: --device %s is not used", opts.device)
-        choice = DeviceChoice("cpu")
-    return choice
 
 
 def _state(job: Job, shipped: ShippedIndex | None) -> _RunState:

@@ -62,6 +62,17 @@ def prepare(opts: RunOptions, loaded: tuple[Reference, object, CandidateEngine] 
     return Setup(ref, ix, engine, SamFormatter(ref, opts.read_group, bam=is_bam(opts.output)), warn)
 
 
+def device_choice(opts: RunOptions) -> object:
+    """The devices the options ask for (a missing GPU is an error); paired reads stay on the CPU for now."""
+    from seedmap.backends.cuda.device import DeviceChoice, resolve
+
+    choice = resolve(opts.device)
+    if opts.paired and choice.kind != "cpu":
+        log.warning("paired-end reads are mapped on the CPU for now: --device %s is not used", opts.device)
+        choice = DeviceChoice("cpu")
+    return choice
+
+
 def run_map(opts: RunOptions) -> None:
     if opts.dask:
         from seedmap.pipeline.dask_run import run_on_dask
@@ -69,12 +80,7 @@ def run_map(opts: RunOptions) -> None:
         run_on_dask(opts)
         return
     t0 = time.perf_counter()
-    from seedmap.backends.cuda.device import DeviceChoice, resolve
-
-    choice = resolve(opts.device)  # before the index is loaded: a missing GPU fails fast
-    if opts.paired and choice.kind != "cpu":
-        log.warning("paired-end reads are mapped on the CPU for now: --device %s is not used", opts.device)
-        choice = DeviceChoice("cpu")
+    choice = device_choice(opts)  # before the index is loaded: a missing GPU fails fast
     budget = threading_setup.budget(opts.threads)
     timings = RunTimings()
     s = prepare(opts)

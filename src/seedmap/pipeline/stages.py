@@ -113,8 +113,7 @@ def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOpti
     if opts.stratified:
         qcodes, qoff = batch.queries()
         clock.lap("queries")
-        found, _ = stratified_locate(qcodes, qoff, qerr, batch.lengths > qerr, engine, ref, opts, clock)
-        loc = Locations(*found)
+        loc = Locations(*stratified_locate(qcodes, qoff, qerr, batch.lengths > qerr, engine, ref, opts, clock))
     else:
         loc, (qcodes, qoff) = locate(batch, engine, ref, qerr, clock)
     aln = align(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, ref.packed, ref.nmask)

@@ -55,6 +55,14 @@ def _widen(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray
     return q[best], s[best], e[best], d[best]
 
 
+def _whole_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc: tuple[np.ndarray, ...],
+                partial: np.ndarray, ref: Reference) -> tuple[np.ndarray, ...]:
+    """Locations (query, start, end, dist) with those found below the full budget (`partial`) joined into
+    the full budget's runs; the others as they are (unsorted)."""
+    joined = _widen(qcodes, qoff, qerr, *(a[partial] for a in loc), ref)
+    return tuple(np.concatenate([a[~partial], b]) for a, b in zip(loc, joined, strict=True))
+
+
 def _nth_dist(read: np.ndarray, dist: np.ndarray, n_reads: int, n: int) -> np.ndarray:
     """Distance of each read's n-th best location (-1 with fewer)."""
     out = np.full(n_reads, -1, dtype=np.int64)
@@ -68,9 +76,9 @@ def _nth_dist(read: np.ndarray, dist: np.ndarray, n_reads: int, n: int) -> np.nd
 
 
 def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, searchable: np.ndarray,
-                      engine: object, ref: Reference, opts: MapOptions, clock: object
-                      ) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    """Locations (query, start, end, dist; by query then start) up to each read's `need`, and `need`."""
+                      engine: object, ref: Reference, opts: MapOptions, clock: object) -> tuple[np.ndarray, ...]:
+    """Locations (query, start, end, dist; by query then start) up to each read's `need` (which
+    records.searched_depth derives again from them)."""
     n_reads = qerr.size
     need = qerr.copy()
     searched = np.where(searchable, -1, need)  # reads not searched at all count as done
@@ -90,8 +98,7 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         clock.lap("verify")
         searched[open_] = budget
         if opts.max_hits > 0 and not opts.best_only and partial.any():  # -n counts whole runs
-            wq, ws, we, wd = _widen(qcodes, qoff, qerr, q[partial], s[partial], e[partial], d[partial], ref)
-            q, s, e, d = (np.concatenate([a[~partial], b]) for a, b in ((q, wq), (s, ws), (e, we), (d, wd)))
+            q, s, e, d = _whole_runs(qcodes, qoff, qerr, (q, s, e, d), partial, ref)
             partial = np.zeros(q.size, dtype=np.bool_)
             clock.lap("runs")
         # This round's locations replace the open reads' earlier ones.
@@ -111,10 +118,9 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         k += 1
     q, s, e, d, partial = cols
     if partial.any():
-        wq, ws, we, wd = _widen(qcodes, qoff, qerr, q[partial], s[partial], e[partial], d[partial], ref)
-        q, s, e, d = (np.concatenate([a[~partial], b]) for a, b in ((q, wq), (s, ws), (e, we), (d, wd)))
+        q, s, e, d = _whole_runs(qcodes, qoff, qerr, (q, s, e, d), partial, ref)
         clock.lap("runs")
     inside = d <= need[q >> 1]
     q, s, e, d = q[inside], s[inside], e[inside], d[inside]
     order = np.lexsort((s, q))
-    return (q[order], s[order], e[order], d[order]), need
+    return q[order], s[order], e[order], d[order]

@@ -44,20 +44,22 @@ def device_mapper(dev: int, kind: str, ix: object, ref: Reference, engine_option
     return run
 
 
-def quiet_simulator() -> None:
+def prepare_devices(choice: DeviceChoice, kind: str, ix: object, engine_options: EngineOptions) -> None:
+    """Before any mapper: numba-cuda's warnings silenced, every kernel loaded (compiled the first time) in
+    this one thread, on every device."""
     if simulated():  # uint64 wrap-around is intended in the bit-vector kernels (numpy warns in the simulator)
         warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"seedmap\.backends\.cuda")
+    quiet_performance_warnings()
+    warm_up(choice.ids, kind, ix, engine_options)
 
 
 def map_on_devices(batches: Iterable[ReadBatch], choice: DeviceChoice, kind: str, ix: object, ref: Reference,
                    engine_options: EngineOptions, fmt: SamFormatter, opts: MapOptions) -> Iterator[tuple]:
     """(SAM text, stats) of each batch, in order; the batches are shared dynamically by the devices."""
-    quiet_simulator()
 
     def worker(dev: int) -> Callable[[], Callable[[ReadBatch], tuple[bytes, object]]]:
         return lambda: device_mapper(dev, kind, ix, ref, engine_options, fmt, opts)
 
-    quiet_performance_warnings()
-    warm_up(choice.ids, kind, ix, engine_options)  # the kernels loaded in one thread before the workers start
+    prepare_devices(choice, kind, ix, engine_options)
     workers = [worker(d) for d in choice.ids for _ in range(WORKERS_PER_DEVICE)]
     yield from ordered_queue(batches, workers)
