@@ -60,6 +60,22 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
 
 
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def memory_size(text: str) -> int:
+    """Bytes from '8G', '512M', '1.5G', '2000000000' (K, M, G, T are powers of 1024; a trailing B is allowed)."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in SIZE_UNITS and t[-1:] else ""
+    try:
+        value = float(t[:-1] if unit else t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a memory size: {text!r} (e.g. 8G, 512M)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"not a memory size: {text!r} (e.g. 8G, 512M)")
+    return int(value * SIZE_UNITS[unit])
+
+
 def positive_int(text: str) -> int:
     value = _int(text)
     if value < 1:
@@ -95,6 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--ph", action="store_true",
                     help="also build every seed block's BDZ perfect hash, for map --filter ph (about 1.23 x 8 "
                          "bytes per unique neighborhood)")
+    ix.add_argument("--max-memory", type=memory_size, default=0, metavar="SIZE",
+                    help="build within about SIZE of memory (e.g. 8G): a neighborhood index that would need more "
+                         "is split into genome segments, built one at a time and searched one after the other "
+                         "(same hits); mapping then holds about one segment per thread resident")
+    ix.add_argument("--segment-bases", type=positive_int, default=0, help=argparse.SUPPRESS)  # tests: segment size
     ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K,
                     help="k-mer length for --kind kmer, at most 14 (default %(default)s)")
     ix.add_argument("-r", "--sa-sample", type=int, default=fm.DEFAULT_SA_SAMPLE,
@@ -289,6 +310,9 @@ def _index(args: argparse.Namespace) -> None:
 
     if args.ph and args.kind != "neighborhood":
         raise SeedmapError(f"--ph builds perfect hashes of a neighborhood index, not of --kind {args.kind}")
+    if (args.max_memory or args.segment_bases) and args.kind != "neighborhood":
+        raise SeedmapError(f"--max-memory splits a neighborhood index into genome segments; the {args.kind} index "
+                           "has none (see the README's memory model for what it needs)")
     if args.kind == "kmer":
         kmer.check_parameters(args.kmer_length)
         params = {"k": args.kmer_length}
@@ -306,6 +330,8 @@ def _index(args: argparse.Namespace) -> None:
             from seedmap.index.perfect_hash import VERSION
 
             params["ph"] = VERSION
+    if args.max_memory or args.segment_bases:
+        params.update(max_memory=args.max_memory, segment_bases=args.segment_bases)
     path = build_index(args.reference, args.output, args.kind, params)
     compile_for_index(args.reference, str(path), args.kind)  # the wait belongs here, not in the first map
 

@@ -12,6 +12,7 @@ from seedmap.engines.base import CandidateEngine
 from seedmap.engines.factory import neighborhood_engine
 from seedmap.engines.fm import FmEngine
 from seedmap.engines.kmer import KmerEngine
+from seedmap.engines.segmented import SegmentedEngine
 from seedmap.index import fm, kmer, neighborhood, store
 from seedmap.index.perfect_hash import PerfectHash
 from seedmap.io.reference import Reference, read_fasta
@@ -26,7 +27,7 @@ class IndexKind:
     """How to build, store and load one kind of index, and make its engine."""
 
     name: str
-    arrays: tuple[str, ...]
+    arrays: Callable[[dict], tuple[str, ...]]  # the arrays a stored index with these parameters holds
     build: Callable[[Reference, dict], object]
     from_arrays: Callable[[dict, dict], object]
     engine: Callable[[object, Reference, EngineOptions], CandidateEngine]
@@ -35,24 +36,20 @@ class IndexKind:
 
 KINDS = {
     "neighborhood": IndexKind(
-        "neighborhood", ("seed_start", "nbs", "nb_pos", "pos"),
-        build=lambda ref, p: neighborhood.build(ref, p["u"], p["l"], p.get("shape", ""), ph=bool(p.get("ph"))),
-        from_arrays=lambda p, a: neighborhood.NeighborhoodIndex(p["u"], p["l"], a["seed_start"], a["nbs"],
-                                                                a["nb_pos"], a["pos"], p.get("shape", ""),
-                                                                PerfectHash.from_arrays(a, p.get("ph"))),
-        engine=lambda ix, ref, o: neighborhood_engine(ix, ref.starts, o),
-        describe=lambda ix: f"u={ix.u}, l={ix.l}{', shape ' + ix.shape if ix.shape else ''}: {ix.pos.size} "
-                            f"positions, {ix.nbs.size} unique words"
-                            + (", perfect hashes" if ix.ph is not None else "")),
+        "neighborhood", neighborhood.segment_arrays,
+        build=lambda ref, p: _build_neighborhood(ref, p),
+        from_arrays=lambda p, a: _neighborhood_from_arrays(p, a),
+        engine=lambda ix, ref, o: _neighborhood_engine(ix, ref, o),
+        describe=lambda ix: ix.summary()),
     "kmer": IndexKind(
-        "kmer", ("offsets", "pos"),
+        "kmer", lambda p: ("offsets", "pos"),
         build=lambda ref, p: kmer.build(ref, p["k"]),
         from_arrays=lambda p, a: kmer.KmerIndex(p["k"], a["offsets"], a["pos"]),
         engine=lambda ix, ref, o: KmerEngine(ix, ref.starts, adjacency=o.adjacency, bulk=bulk_distances,
                                              packed=ref.packed, nmask=ref.nmask),
         describe=lambda ix: f"k={ix.k}: {ix.pos.size} positions"),
     "fm": IndexKind(
-        "fm", fm.ARRAYS,
+        "fm", lambda p: fm.ARRAYS,
         build=lambda ref, p: fm.build(ref, p["r"]),
         from_arrays=fm.FmIndex.from_arrays,
         engine=lambda ix, ref, o: FmEngine(ix, ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask),
@@ -65,17 +62,54 @@ DEFAULT_PARAMS = {
 }
 
 
+def _build_neighborhood(ref: Reference, p: dict) -> object:
+    shape, ph = p.get("shape", ""), bool(p.get("ph"))
+    if p.get("segments"):  # built part by part as the store writes them
+        return neighborhood.SegmentedBuild(ref, p["u"], p["l"], shape, ph, [int(b) for b in p["segments"]])
+    return neighborhood.build(ref, p["u"], p["l"], shape, ph=ph)
+
+
+def _neighborhood_from_arrays(p: dict, a: dict) -> object:
+    if p.get("segments"):
+        return neighborhood.SegmentedIndex.from_arrays(p, a)
+    return neighborhood.NeighborhoodIndex(p["u"], p["l"], a["seed_start"], a["nbs"], a["nb_pos"], a["pos"],
+                                          p.get("shape", ""), PerfectHash.from_arrays(a, p.get("ph")))
+
+
+def _neighborhood_engine(ix: object, ref: Reference, o: EngineOptions) -> CandidateEngine:
+    if isinstance(ix, neighborhood.SegmentedIndex):
+        return SegmentedEngine([neighborhood_engine(part, ref.starts, o) for part in ix.parts],
+                               [part.arrays().values() for part in ix.parts])
+    return neighborhood_engine(ix, ref.starts, o)
+
+
+def plan_build(ref: Reference, kind: str, params: dict) -> dict:
+    """The parameters to build with: a neighborhood index built within max_memory bytes is split into
+    genome segments (stored as `segments`, their bounds) when one would not fit; segment_bases (tests,
+    experiments) sets the segments' size instead."""
+    params = dict(params)
+    max_memory, segment_bases = params.pop("max_memory", 0) or 0, params.pop("segment_bases", 0) or 0
+    if (max_memory or segment_bases) and kind == "neighborhood":
+        u = neighborhood.check_shape(params["shape"], params["l"]) if params.get("shape") else params["u"]
+        bounds = neighborhood.segment_bounds(ref, u, int(max_memory), int(segment_bases))
+        if len(bounds) > 2:
+            params["segments"] = bounds
+    return params
+
+
 def build_index(fasta: str, out: str | None, kind: str, params: dict) -> Path:
     t0 = time.perf_counter()
     ref = read_fasta(fasta)
     t1 = time.perf_counter()
     log.info("read %d sequences, %d bp in %.1f s", len(ref.names), ref.total, t1 - t0)
+    params = plan_build(ref, kind, params)
+    if params.get("segments"):
+        log.info("building in %d genome segments to stay within the memory limit", len(params["segments"]) - 1)
     ix = KINDS[kind].build(ref, params)
-    t2 = time.perf_counter()
-    log.info("built the %s index (%s) in %.1f s", kind, KINDS[kind].describe(ix), t2 - t1)
     path = Path(out) if out else store.default_path(fasta, kind)
     store.save(path, kind, params, ref, ix.arrays(), fasta)
-    log.info("wrote %s in %.1f s", path, time.perf_counter() - t2)
+    log.info("built the %s index (%s) and wrote %s in %.1f s", kind, KINDS[kind].describe(ix), path,
+             time.perf_counter() - t1)
     return path
 
 

@@ -18,6 +18,7 @@ bases then the neighborhood, so the layout above is unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ from numba import njit
 
 from seedmap.index import perfect_hash
 from seedmap.index.perfect_hash import PerfectHash
-from seedmap.index.words import _radix_sort, _words, sorted_words
+from seedmap.index.words import _radix_sort, range_words, sorted_words
 from seedmap.io.reference import Reference
 
 DEFAULT_SEED_LENGTH = 10
@@ -58,9 +59,17 @@ class NeighborhoodIndex:
     def word(self) -> int:
         return self.span + self.l
 
+    def summary(self) -> str:
+        return summary(self.u, self.l, self.shape, self.pos.size, self.nbs.size, self.ph is not None, 1)
+
     def arrays(self) -> dict[str, np.ndarray]:
         arrays = {"seed_start": self.seed_start, "nbs": self.nbs, "nb_pos": self.nb_pos, "pos": self.pos}
         return arrays | (self.ph.arrays() if self.ph is not None else {})
+
+
+def summary(u: int, l: int, shape: str, positions: int, unique: int, ph: bool, segments: int) -> str:
+    return (f"u={u}, l={l}{', shape ' + shape if shape else ''}: {positions} positions, {unique} unique words"
+            + (f", in {segments} genome segments" if segments > 1 else "") + (", perfect hashes" if ph else ""))
 
 
 def check_parameters(u: int, l: int) -> None:
@@ -107,34 +116,161 @@ def _gather(keys: np.ndarray, care: np.ndarray, span: int, l: int) -> None:
         keys[i] = (seed << np.uint64(2 * l)) | (key & nb_mask)
 
 
-def spaced_words(ref: Reference, shape: str, l: int) -> tuple[np.ndarray, np.ndarray]:
-    """(keys, positions) of a spaced seed, sorted by key, positions ascending within a key."""
+def spaced_words(ref: Reference, shape: str, l: int, first: int = 0,
+                 last: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, positions) of a spaced seed at positions [first, last), sorted by key, positions ascending
+    within a key."""
     care = care_positions(shape)
-    codes = ref.codes()
-    keys, pos = _words(codes, ref.starts, len(shape) + l, np.uint32 if ref.total < 2**32 else np.int64)
+    keys, pos = range_words(ref, len(shape) + l, first, ref.total if last is None else last)
     _gather(keys, care, len(shape), l)
     return _radix_sort(keys, pos, 2 * (care.size + l))  # stable: positions come in ascending order
 
 
+@njit(cache=True, nogil=True)
+def _count_unique(keys: np.ndarray) -> int:
+    n = 0
+    for i in range(keys.size):
+        if i == 0 or keys[i] != keys[i - 1]:
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _group(keys: np.ndarray, l: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray) -> None:
+    """Sorted keys -> unique neighborhoods, where each one's positions start, and the seed blocks (one pass,
+    no whole-length temporaries)."""
+    nb_mask = (np.uint64(1) << np.uint64(2 * l)) - np.uint64(1)
+    j = 0
+    for i in range(keys.size):
+        if i == 0 or keys[i] != keys[i - 1]:
+            nbs[j] = np.uint32(keys[i] & nb_mask)
+            nb_pos[j] = i
+            seed_start[np.int64(keys[i] >> np.uint64(2 * l)) + 1] += 1
+            j += 1
+    nb_pos[j] = keys.size
+    for a in range(seed_start.size - 1):
+        seed_start[a + 1] += seed_start[a]
+
+
 def build(ref: Reference, u: int = DEFAULT_SEED_LENGTH, l: int = DEFAULT_NEIGHBORHOOD_LENGTH,
-          shape: str = "", ph: bool = False) -> NeighborhoodIndex:
-    """The index; with ph, also every seed block's perfect hash (index/perfect_hash.py)."""
+          shape: str = "", ph: bool = False, first: int = 0, last: int | None = None) -> NeighborhoodIndex:
+    """The index of the words starting at positions [first, last) (default: the whole genome; a range is a
+    genome segment); with ph, also every seed block's perfect hash (index/perfect_hash.py)."""
     if shape:
         u = check_shape(shape, l)
-        keys, pos = spaced_words(ref, shape, l)
+        keys, pos = spaced_words(ref, shape, l, first, last)
     else:
         check_parameters(u, l)
-        keys, pos = sorted_words(ref, u + l)
-    first = np.empty(keys.size, dtype=bool)
-    first[:1] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    unique = keys[first]
-    nb_pos = np.append(np.flatnonzero(first), keys.size).astype(np.int64)
-    nbs = (unique & np.uint64((1 << (2 * l)) - 1)).astype(np.uint32)
-    seeds = (unique >> np.uint64(2 * l)).astype(np.int64)
+        keys, pos = sorted_words(ref, u + l, first, last)
+    unique = _count_unique(keys)
     seed_start = np.zeros(4**u + 1, dtype=np.int64)
-    np.cumsum(np.bincount(seeds, minlength=4**u), out=seed_start[1:])
+    nbs = np.empty(unique, dtype=np.uint32)
+    nb_pos = np.empty(unique + 1, dtype=np.int64)
+    _group(keys, l, seed_start, nbs, nb_pos)
+    del keys
     index = NeighborhoodIndex(u, l, seed_start, nbs, nb_pos, pos, shape)
     if ph:
         index.ph = perfect_hash.build(seed_start, nbs)
     return index
+
+
+# ---------------------------------------------------------------- genome segments (MAROSE)
+# Building a part holds its words twice while they are radix sorted: a 64-bit key and a position each.
+SORT_BYTES_PER_POSITION = 2 * (8 + 4)
+FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
+MIN_SEGMENT = 1 << 16  # positions
+
+
+def segment_bounds(ref: Reference, u: int, max_memory: int = 0, segment_bases: int = 0) -> list[int]:
+    """Genome positions that split the reference into segments whose build fits max_memory bytes next to
+    the packed reference, which every segment reads (or into segments of segment_bases positions): [0,
+    total] when one segment does."""
+    from seedmap.errors import SeedmapError
+
+    if not segment_bases:
+        per_position = SORT_BYTES_PER_POSITION + (8 if ref.total >= 2**32 else 0)
+        fixed = FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes + 8 * 4**u
+        if max_memory - fixed < per_position * MIN_SEGMENT:
+            raise SeedmapError(f"--max-memory {max_memory / 2**20:.0f} MiB is too small: the reference and the "
+                               f"seed table alone take {fixed / 2**20:.0f} MiB")
+        segment_bases = (max_memory - fixed) // per_position
+    parts = max(1, -(-ref.total // segment_bases))
+    return [ref.total * i // parts for i in range(parts + 1)]
+
+
+@dataclass
+class SegmentedIndex:
+    """The index in genome segments (MAROSE): part i holds the words starting at positions bounds[i] ..
+    bounds[i + 1] (positions stay genome-wide). Each part is built, stored and searched on its own, and the
+    parts' candidates together are exactly the unsegmented index's, so the mapping is the same."""
+
+    parts: list[NeighborhoodIndex]
+    bounds: list[int]
+
+    @property
+    def first(self) -> NeighborhoodIndex:
+        return self.parts[0]
+
+    def summary(self) -> str:
+        f = self.first
+        return summary(f.u, f.l, f.shape, sum(p.pos.size for p in self.parts), sum(p.nbs.size for p in self.parts),
+                       f.ph is not None, len(self.parts))
+
+    def arrays(self) -> Iterator[tuple[str, np.ndarray]]:
+        for i, part in enumerate(self.parts):
+            for name, arr in part.arrays().items():
+                yield segment_array(i, name), arr
+
+    @classmethod
+    def from_arrays(cls, params: dict, arrays: dict) -> SegmentedIndex:
+        bounds = [int(b) for b in params["segments"]]
+        parts = []
+        for i in range(len(bounds) - 1):
+            own = {name: arrays[segment_array(i, name)] for name in SEGMENT_ARRAYS}
+            ph = PerfectHash.from_arrays({n: arrays[segment_array(i, n)] for n in perfect_hash.ARRAYS
+                                          if segment_array(i, n) in arrays}, params.get("ph"))
+            parts.append(NeighborhoodIndex(params["u"], params["l"], own["seed_start"], own["nbs"], own["nb_pos"],
+                                           own["pos"], params.get("shape", ""), ph))
+        return cls(parts, bounds)
+
+
+SEGMENT_ARRAYS = ("seed_start", "nbs", "nb_pos", "pos")
+
+
+def segment_array(i: int, name: str) -> str:
+    return f"seg{i}.{name}"
+
+
+def segment_arrays(params: dict) -> tuple[str, ...]:
+    """The arrays a stored index with these parameters must hold."""
+    if not params.get("segments"):
+        return SEGMENT_ARRAYS
+    return tuple(segment_array(i, n) for i in range(len(params["segments"]) - 1) for n in SEGMENT_ARRAYS)
+
+
+@dataclass
+class SegmentedBuild:
+    """A segmented build that makes each part only when its arrays are written, so one part's words are in
+    memory at a time; positions and unique words are counted for the log."""
+
+    ref: Reference
+    u: int
+    l: int
+    shape: str
+    ph: bool
+    bounds: list[int]
+    positions: int = 0
+    unique: int = 0
+
+    def summary(self) -> str:
+        u = check_shape(self.shape, self.l) if self.shape else self.u
+        return summary(u, self.l, self.shape, self.positions, self.unique, self.ph, len(self.bounds) - 1)
+
+    def arrays(self) -> Iterator[tuple[str, np.ndarray]]:
+        for i in range(len(self.bounds) - 1):
+            part = build(self.ref, self.u, self.l, self.shape, self.ph, self.bounds[i], self.bounds[i + 1])
+            self.positions += part.pos.size
+            self.unique += part.nbs.size
+            for name, arr in part.arrays().items():
+                yield segment_array(i, name), arr
+            del part

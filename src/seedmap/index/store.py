@@ -17,10 +17,12 @@ second per GB from the page cache, disk speed otherwise) is checked on demand by
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 import zlib
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,17 +91,20 @@ def _sample_crc(arr: np.ndarray) -> int:
     return crc
 
 
-def save(path: str | Path, kind: str, params: dict, ref: Reference, arrays: dict[str, np.ndarray],
-         fasta: str | Path | None) -> None:
+def save(path: str | Path, kind: str, params: dict, ref: Reference,
+         arrays: Mapping[str, np.ndarray] | Iterable[tuple[str, np.ndarray]], fasta: str | Path | None) -> None:
+    """Write the index. `arrays` may be (name, array) pairs made as they are written (a segmented build
+    makes each segment then), so only one of them need be in memory."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
     try:
         tmp.mkdir(parents=False)
-        everything = {"ref_starts": ref.starts, "ref_packed": ref.packed, "ref_nmask": ref.nmask, **arrays}
+        pairs = arrays.items() if isinstance(arrays, Mapping) else arrays
+        reference = {"ref_starts": ref.starts, "ref_packed": ref.packed, "ref_nmask": ref.nmask}
         described = {}
-        for name, arr in everything.items():
+        for name, arr in itertools.chain(reference.items(), pairs):
             arr = np.ascontiguousarray(arr)
             np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
             described[name] = {"dtype": arr.dtype.str, "shape": list(arr.shape), "crc32": _crc(arr),
@@ -133,11 +138,16 @@ def _replace_dir(tmp: Path, path: Path) -> None:
 REFERENCE_ARRAYS = ("ref_starts", "ref_packed", "ref_nmask")
 
 
-def _complete(header: dict, required: tuple[str, ...]) -> bool:
+Required = tuple[str, ...] | Callable[[dict], tuple[str, ...]]
+
+
+def _complete(header: dict, required: Required) -> bool:
     try:
-        return (isinstance(header["params"], dict) and isinstance(header["reference"]["names"], list)
-                and all(isinstance(header["arrays"][name], dict) for name in REFERENCE_ARRAYS + required))
-    except (KeyError, TypeError):
+        if not isinstance(header["params"], dict) or not isinstance(header["reference"]["names"], list):
+            return False
+        names = required(header["params"]) if callable(required) else required
+        return all(isinstance(header["arrays"][name], dict) for name in REFERENCE_ARRAYS + tuple(names))
+    except (KeyError, TypeError, ValueError):
         return False
 
 
@@ -161,10 +171,10 @@ def _load_array(path: Path, name: str, desc: dict) -> np.ndarray:
     return arr
 
 
-def read_header(path: str | Path, kind: str | None = None, required: tuple[str, ...] = (),
+def read_header(path: str | Path, kind: str | None = None, required: Required = (),
                 fasta: str | Path | None = None) -> dict:
     """The checked header of the index at path: a seedmap index of this format version, of `kind` (any when
-    None) holding the arrays `required`, built from `fasta` as it is now (when given and present)."""
+    None) holding the arrays `required` (or those it names for the index's parameters), built from `fasta` as it is now (when given and present)."""
     path = Path(path)
     try:
         header = json.loads((path / "header.json").read_text())
@@ -188,7 +198,7 @@ def read_header(path: str | Path, kind: str | None = None, required: tuple[str, 
     return header
 
 
-def load(path: str | Path, kind: str, required: tuple[str, ...], fasta: str | Path | None = None) -> StoredIndex:
+def load(path: str | Path, kind: str, required: Required, fasta: str | Path | None = None) -> StoredIndex:
     """Load an index of `kind` that must hold the arrays `required`, with the cheap checks only (see the
     module docstring; `check` verifies every byte)."""
     path = Path(path)
@@ -199,7 +209,7 @@ def load(path: str | Path, kind: str, required: tuple[str, ...], fasta: str | Pa
     return StoredIndex(kind, header["params"], ref, arrays, header)
 
 
-def check(path: str | Path, required: tuple[str, ...] = (), fasta: str | Path | None = None,
+def check(path: str | Path, required: Required = (), fasta: str | Path | None = None,
           progress: Callable[[int], object] | None = None) -> dict:
     """Everything load checks, then the full CRC-32 of every array against the one written at build.
     Returns the header; raises SeedmapError naming the first array that differs. progress(bytes) is called
@@ -217,3 +227,12 @@ def total_bytes(header: dict) -> int:
     """Bytes of all the index's arrays."""
     return sum(int(np.prod(d["shape"], dtype=np.int64)) * np.dtype(d["dtype"]).itemsize
                for d in header["arrays"].values())
+
+
+def release_pages(arrays: Iterable[np.ndarray]) -> None:
+    """Drop the pages of memory-mapped arrays from this process's resident set (they stay in the page cache
+    and come back on the next touch): a segmented index keeps only the segment in use resident."""
+    for arr in arrays:
+        mm = getattr(arr, "_mmap", None)
+        if mm is not None and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+            mm.madvise(mmap.MADV_DONTNEED)

@@ -11,42 +11,64 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seedmap.io.reference import Reference
+from seedmap.io.reference import Reference, ref_code
 
 
-def sorted_words(ref: Reference, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(keys, positions) sorted by key, positions ascending within a key."""
-    codes = ref.codes()
-    keys, pos = _words(codes, ref.starts, k, np.uint32 if ref.total < 2**32 else np.int64)
+def sorted_words(ref: Reference, k: int, first: int = 0, last: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, positions) of the words starting at positions [first, last) (default: all), sorted by key,
+    positions ascending within a key."""
+    keys, pos = range_words(ref, k, first, ref.total if last is None else last)
     return _radix_sort(keys, pos, 2 * k)
 
 
-def _words(codes: np.ndarray, starts: np.ndarray, k: int, pos_dtype: type) -> tuple[np.ndarray, np.ndarray]:
-    n_valid = int(np.count_nonzero(codes < 4))
+def position_dtype(ref: Reference) -> type:
+    return np.uint32 if ref.total < 2**32 else np.int64
+
+
+def range_words(ref: Reference, k: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, positions) of the words starting at positions [first, last), in position order. Read from
+    the packed reference: no whole-genome code array (a genome segment costs its own words only)."""
+    n_valid = _count_bases(ref.nmask, first, last)
     keys = np.empty(n_valid, dtype=np.uint64)
-    pos = np.empty(n_valid, dtype=pos_dtype)
-    _fill_words(codes, starts, k, keys, pos)
+    pos = np.empty(n_valid, dtype=position_dtype(ref))
+    _fill_range_words(ref.packed, ref.nmask, np.asarray(ref.starts, dtype=np.int64), k, first, last, keys, pos)
     return keys, pos
 
 
 @njit(cache=True, nogil=True)
-def _fill_words(codes: np.ndarray, starts: np.ndarray, k: int, keys: np.ndarray, pos: np.ndarray) -> None:
+def _count_bases(nmask: np.ndarray, first: int, last: int) -> int:
+    """Positions in [first, last) whose base is not N."""
+    n = 0
+    for i in range(first, last):
+        n += 1 - ((nmask[i >> 3] >> (i & 7)) & 1)
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _fill_range_words(packed: np.ndarray, nmask: np.ndarray, starts: np.ndarray, k: int, first: int, last: int,
+                      keys: np.ndarray, pos: np.ndarray) -> None:
     mask = (np.uint64(1) << np.uint64(2 * k)) - np.uint64(1)
     out = 0
-    for s in range(starts.size - 1):
-        begin, end = starts[s], starts[s + 1]
+    s = max(np.searchsorted(starts, first, side="right") - 1, 0)
+    while s < starts.size - 1 and starts[s] < last:
+        begin, end = max(starts[s], first), starts[s + 1]
+        stop = min(end, last)
         key = np.uint64(0)
-        # q walks k - 1 past the end so that the last positions get words padded with A.
-        for q in range(begin, end + k - 1):
+        # q walks k - 1 past the last word's start: words reach into the next segment's bases, and the
+        # sequence's last positions get words padded with A.
+        for q in range(begin, stop + k - 1):
             c = 0
-            if q < end and codes[q] < 4:
-                c = codes[q]
+            if q < end:
+                c = ref_code(packed, nmask, q)
+                if c == 4:
+                    c = 0
             key = ((key << np.uint64(2)) | np.uint64(c)) & mask
             p = q - k + 1
-            if p >= begin and codes[p] < 4:
+            if p >= begin and p < stop and not (nmask[p >> 3] >> (p & 7)) & 1:
                 keys[out] = key
                 pos[out] = p
                 out += 1
+        s += 1
 
 
 @njit(cache=True, nogil=True)

@@ -17,7 +17,8 @@ from seedmap.backends.cuda.verify_kernels import BANDED, DeviceVerifier
 from seedmap.engines.base import CANDIDATE_BUDGET
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.kmer import KmerEngine
-from seedmap.index.neighborhood import NeighborhoodIndex
+from seedmap.engines.segmented import SegmentedEngine
+from seedmap.index.neighborhood import NeighborhoodIndex, SegmentedIndex
 from seedmap.io.reference import Reference
 from seedmap.pipeline.options import EngineOptions
 
@@ -179,6 +180,13 @@ def _sync(stream: object) -> None:
 
 def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, stream: object = 0) -> object:
     """The engine of an index kind on the current CUDA device (the runner's KINDS give the CPU ones)."""
+    if kind == "neighborhood" and isinstance(ix, SegmentedIndex):  # genome segments share the device
+        budget = device_budget()
+        share = None if budget is None else budget // len(ix.parts)
+        return SegmentedEngine([CudaNeighborhoodEngine(part, ref.starts, windows=options.windows, step=options.step,
+                                                       fe=options.fe, budget=share, stream=stream,
+                                                       filter_name=options.filter) for part in ix.parts],
+                               [part.arrays().values() for part in ix.parts])
     if kind == "neighborhood":
         return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,
                                       fe=options.fe, stream=stream,
@@ -198,6 +206,7 @@ def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, s
 def launched_kernels(kind: str, ix: object, options: EngineOptions) -> list[tuple[object, tuple]]:
     """(kernel, signature) of every launch make_engine's engine for this run can make."""
     if kind == "neighborhood":
+        ix = ix.first if isinstance(ix, SegmentedIndex) else ix
         if not filters_on_gpu(ix, options.fe, options.filter):
             return []
         fill = sf.fill_signature(types.Array(from_dtype(np.dtype(ix.pos.dtype)), 1, "C"))
