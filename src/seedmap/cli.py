@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("--max-memory", type=memory_size, default=0, metavar="SIZE",
                     help="build within about SIZE of memory (e.g. 8G): a neighborhood index that would need more "
                          "is split into genome segments, built one at a time and searched one after the other "
-                         "(same hits); mapping then holds about one segment per thread resident")
+                         "(same hits); mapping then holds about two segments resident")
     ix.add_argument("--segment-bases", type=positive_int, default=0, help=argparse.SUPPRESS)  # tests: segment size
     ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K,
                     help="k-mer length for --kind kmer, at most 14 (default %(default)s)")

@@ -5,8 +5,9 @@ The merge is exact: a segment's merged window is a chain of overlapping raw wind
 segments' merged windows gives the same unions (and diagonal ranges) as merging all raw windows, which
 is what the unsegmented index does. The SAM is byte-identical.
 
-A segment's pages are dropped from the resident set when the last batch using it is done with it (they
-stay in the page cache), so a run holds about one segment per worker rather than the whole index.
+At most two segments are in use at once, whatever the thread count, and a segment's pages are dropped
+from the resident set when the last batch using it is done with it (they stay in the page cache): a run
+holds about two segments of the index resident, not all of it.
 """
 
 from __future__ import annotations
@@ -52,29 +53,35 @@ def merge_segments(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarr
     return out[:n, 4].copy(), np.ascontiguousarray(out[:n, :4])
 
 
-class _Residency:
-    """Counts the batches using a segment; the last one out drops its pages."""
+class SegmentGate:
+    """At most `open_max` segments in use at once, whatever the thread count: a batch waits to enter a
+    segment that is not open while others are, and the last batch to leave a segment drops its pages. Every
+    batch takes the segments in the same order and holds one at a time, so nobody waits forever."""
 
-    def __init__(self, arrays: Iterable[np.ndarray]) -> None:
-        self.arrays = list(arrays)
-        self.users = 0
-        self.lock = threading.Lock()
+    def __init__(self, arrays: list[Iterable[np.ndarray]], open_max: int = 2) -> None:
+        self.arrays = [list(a) for a in arrays]
+        self.open_max = open_max
+        self.users: dict[int, int] = {}
+        self.cond = threading.Condition()
 
-    def enter(self) -> None:
-        with self.lock:
-            self.users += 1
+    def enter(self, s: int) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: s in self.users or len(self.users) < self.open_max)
+            self.users[s] = self.users.get(s, 0) + 1
 
-    def leave(self) -> None:
-        with self.lock:
-            self.users -= 1
-            if self.users == 0:
-                release_pages(self.arrays)
+    def leave(self, s: int) -> None:
+        with self.cond:
+            self.users[s] -= 1
+            if self.users[s] == 0:
+                del self.users[s]
+                release_pages(self.arrays[s])
+                self.cond.notify_all()
 
 
 class SegmentedEngine(CandidateEngine):
     def __init__(self, parts: list, arrays: list[Iterable[np.ndarray]]) -> None:
         self.parts = parts
-        self.residency = [_Residency(a) for a in arrays]
+        self.gate = SegmentGate(arrays)
         self.max_window = parts[0].max_window
 
     def guarantee(self, m: int, e: int) -> str:
@@ -83,10 +90,10 @@ class SegmentedEngine(CandidateEngine):
     def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
                           qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         found = []
-        for part, residency in zip(self.parts, self.residency, strict=True):
-            residency.enter()
+        for s, part in enumerate(self.parts):
+            self.gate.enter(s)
             try:
                 found.append(part.candidate_windows(qcodes, qoff, qerr))
             finally:
-                residency.leave()
+                self.gate.leave(s)
         return merge_segments(found)
