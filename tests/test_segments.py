@@ -1,0 +1,286 @@
+"""Genome segments of the neighborhood index (MAROSE; `seedmap index --max-memory`): each segment indexes
+the words starting in its range of positions, the segmented engine merges every segment's windows, and
+the result is exactly the unsegmented index's: the same candidate windows, byte-identical SAM."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import batch_of, decode, mutate, random_genome, repetitive_genome, sample_reads
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seedmap.cli import memory_size
+from seedmap.engines.factory import neighborhood_engine
+from seedmap.engines.segmented import SegmentedEngine, SegmentGate, merge_segments
+from seedmap.errors import SeedmapError
+from seedmap.filter.neighborhood_bs import _merge_one
+from seedmap.index import neighborhood
+from seedmap.index.kinds import plan_build
+from seedmap.index.words import range_words, sorted_words
+from seedmap.io.reference import Reference
+from seedmap.pipeline import EngineOptions
+
+# ---------------------------------------------------------------- words of a range of positions
+
+
+def _ref(rng: np.random.Generator) -> Reference:
+    seqs = [rng.integers(0, 5 if i % 2 else 4, n).astype(np.uint8) for i, n in enumerate([700, 3, 40, 1200, 9])]
+    seqs[3][100:130] = 4  # an N run
+    return Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31), st.integers(1, 20), st.integers(0, 2000), st.integers(0, 2000))
+def test_range_words_are_the_whole_genome_words_of_that_range(seed, k, a, b):
+    ref = _ref(np.random.default_rng(seed))
+    a, b = sorted((min(a, ref.total), min(b, ref.total)))
+    keys, pos = range_words(ref, k, 0, ref.total)
+    inside = (pos >= a) & (pos < b)
+    sub_keys, sub_pos = range_words(ref, k, a, b)
+    assert np.array_equal(sub_keys, keys[inside]) and np.array_equal(sub_pos, pos[inside])
+    assert sub_pos.dtype == np.uint32
+
+
+def test_words_pad_with_a_and_skip_n_positions():
+    ref = Reference.from_codes(["a", "b"], [np.array([1, 4, 2], np.uint8), np.array([3], np.uint8)])
+    keys, pos = sorted_words(ref, 2)
+    # words: pos 0 "CN"->CA (4), pos 2 "G" + pad -> GA (8), pos 3 "T" + pad -> TA (12); pos 1 (N) none
+    assert pos.tolist() == [0, 2, 3] and keys.tolist() == [4, 8, 12]
+
+
+# ---------------------------------------------------------------- the merge of segments' windows
+
+
+def _merge_all(starts, ends, diags):
+    order = np.argsort(starts, kind="stable")
+    out = np.empty((starts.size, 4), dtype=np.int64)
+    n = _merge_one(starts[order], ends[order], diags[order], out, True)
+    return out[:n]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**31), st.integers(1, 5), st.integers(1, 4))
+def test_merging_merged_segments_is_merging_everything(seed, nq, parts):
+    """Windows of each query split at random among segments, merged per segment, then merged again:
+    the same rows as merging all the windows at once (touching windows stay apart in both)."""
+    rng = np.random.default_rng(seed)
+    expected_q, expected_rows = [], []
+    found = [([], []) for _ in range(parts)]
+    for q in range(nq):
+        n = int(rng.integers(0, 12))
+        starts = rng.integers(0, 80, n).astype(np.int64)
+        ends = starts + rng.integers(1, 15, n)
+        diags = starts + rng.integers(0, 5, n)
+        rows = _merge_all(starts, ends, diags)
+        expected_q += [q] * len(rows)
+        expected_rows.append(rows)
+        owner = rng.integers(0, parts, n)
+        for s in range(parts):
+            mine = owner == s
+            r = _merge_all(starts[mine], ends[mine], diags[mine])
+            found[s][0].append(np.full(len(r), q, dtype=np.int64))
+            found[s][1].append(r)
+    per_segment = [(np.concatenate(q), np.concatenate(r)) for q, r in found]
+    got_q, got_rows = merge_segments(per_segment)
+    assert got_q.tolist() == expected_q
+    assert np.array_equal(got_rows, np.concatenate(expected_rows).reshape(-1, 4))
+
+
+# ---------------------------------------------------------------- engines: the same windows
+
+
+def _segmented(ref: Reference, bounds: list[int], u: int, l: int, shape: str = "") -> neighborhood.SegmentedIndex:
+    parts = [neighborhood.build(ref, u, l, shape, first=a, last=b) for a, b in zip(bounds[:-1], bounds[1:])]
+    return neighborhood.SegmentedIndex(parts, bounds)
+
+
+def _queries(rng: np.random.Generator, seqs: list[np.ndarray], n: int, e: int):
+    """Both strands of n reads (codes, offsets) and every read's error budget."""
+    qcodes, qoff = batch_of(sample_reads(rng, seqs, n, (30, 120), e + 1)).queries()
+    return qcodes, qoff, np.full(n, e, dtype=np.int64)
+
+
+@pytest.mark.parametrize("filter_name,fe,shape", [("bs", 0, ""), ("bs", 1, ""), ("ph", 0, ""), ("bpr", 1, ""),
+                                                  ("bs", 0, "####-###")])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_segmented_engine_finds_the_unsegmented_windows(filter_name, fe, shape, seed):
+    rng = np.random.default_rng(seed)
+    seqs = repetitive_genome(rng) + [random_genome(rng, 2500)]
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    u, l = (7, 8)
+    whole = neighborhood.build(ref, u, l, shape)
+    opts = EngineOptions(filter=filter_name, fe=fe)
+    qcodes, qoff, qerr = _queries(rng, seqs, 60, 4)
+    want = neighborhood_engine(whole, ref.starts, opts).candidate_windows(qcodes, qoff, qerr)
+    cuts = sorted(set(int(c) for c in rng.integers(1, ref.total, 4)))  # inside sequences and words
+    seg = _segmented(ref, [0, *cuts, ref.total], u, l, shape)
+    assert sum(p.pos.size for p in seg.parts) == whole.pos.size
+    engine = SegmentedEngine([neighborhood_engine(p, ref.starts, opts) for p in seg.parts],
+                             [p.arrays().values() for p in seg.parts])
+    got = engine.candidate_windows(qcodes, qoff, qerr)
+    assert want[0].size > 60
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_segment_gate_bounds_open_segments_and_releases_them(monkeypatch):
+    released = []
+    monkeypatch.setattr("seedmap.engines.segmented.release_pages", lambda arrays: released.append(len(arrays)))
+    gate = SegmentGate([[np.zeros(1)] * (s + 1) for s in range(4)], open_max=1)
+    most = []
+
+    def batch():
+        for s in range(4):
+            gate.enter(s)
+            most.append(len(gate.users))
+            gate.leave(s)
+
+    threads = [threading.Thread(target=batch) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not any(t.is_alive() for t in threads)  # nobody waits forever
+    assert max(most) == 1 and not gate.users
+    assert set(released) == {1, 2, 3, 4}  # every segment's own arrays, when its last user left
+
+
+# ---------------------------------------------------------------- planning: --max-memory
+
+
+def test_max_memory_chooses_segments_that_fit():
+    rng = np.random.default_rng(3)
+    ref = Reference.from_codes(["a"], [random_genome(rng, 400_000)])
+    fixed = neighborhood.FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes + 8 * 4**10
+    assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": 8 << 30})
+    budget = fixed + 100_000 * neighborhood.SORT_BYTES_PER_POSITION
+    params = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": budget})
+    bounds = params["segments"]
+    assert len(bounds) == 5 and bounds[0] == 0 and bounds[-1] == ref.total and "max_memory" not in params
+    assert max(np.diff(bounds)) * neighborhood.SORT_BYTES_PER_POSITION + fixed <= budget
+    with pytest.raises(SeedmapError, match="too small"):
+        plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": fixed})
+
+
+@pytest.mark.parametrize("text,value", [("8G", 8 << 30), ("512M", 512 << 20), ("1.5g", 3 << 29), ("64KiB", 64 << 10),
+                                        ("1000", 1000), ("2GB", 2 << 30)])
+def test_memory_sizes(text, value):
+    assert memory_size(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "G", "-1G", "eight", "0"])
+def test_bad_memory_sizes(text):
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError):
+        memory_size(text)
+
+
+# ---------------------------------------------------------------- the command line: byte-identical SAM
+
+
+def seedmap(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "SEEDMAP_DEBUG"}
+    return subprocess.run([sys.executable, "-m", "seedmap", *args], cwd=cwd, env=env, capture_output=True,
+                          encoding="utf-8", timeout=300)
+
+
+def body(path: Path) -> str:
+    """The SAM without its @PG line (which holds the command line)."""
+    return "".join(line for line in path.read_text().splitlines(True) if not line.startswith("@PG"))
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = np.random.default_rng(11)
+    d = tmp_path_factory.mktemp("segments")
+    unit = random_genome(rng, 300)
+    seqs = []
+    for i in range(3):
+        g = random_genome(rng, 20_000)
+        for p in rng.integers(0, g.size - 300, 12):
+            g[p:p + 300] = unit
+        seqs.append(g)
+    (d / "ref.fa").write_text("".join(f">c{i}\n{decode(g)}\n" for i, g in enumerate(seqs)))
+    comp = np.array([3, 2, 1, 0], np.uint8)
+    with open(d / "reads.fq", "w") as fq, open(d / "r1.fq", "w") as f1, open(d / "r2.fq", "w") as f2:
+        for i in range(300):
+            g = seqs[i % 3]
+            p = int(rng.integers(0, g.size - 400))
+            r = decode(mutate(rng, g[p:p + 100], int(rng.integers(0, 5))))
+            fq.write(f"@r{i}\n{r}\n+\n{'I' * len(r)}\n")
+            m2 = decode(comp[g[p + 250:p + 350]][::-1])
+            f1.write(f"@p{i}\n{decode(g[p:p + 100])}\n+\n{'I' * 100}\n")
+            f2.write(f"@p{i}\n{m2}\n+\n{'I' * 100}\n")
+    for name, extra in (("whole", []), ("seg", ["--segment-bases", "13000"]), ("whole_ph", ["--ph"]),
+                        ("seg_ph", ["--ph", "--segment-bases", "25000"])):
+        run = seedmap(d, "index", "ref.fa", "-o", f"{name}.smi", "-q", *extra)
+        assert run.returncode == 0, run.stderr
+    return d
+
+
+def test_segmented_index_is_stored_in_segments(workdir):
+    import json
+
+    header = json.loads((workdir / "seg.smi" / "header.json").read_text())
+    bounds = header["params"]["segments"]
+    assert len(bounds) == 6 and bounds[-1] == 60_000
+    assert "seg4.pos" in header["arrays"] and "pos" not in header["arrays"]
+
+
+@pytest.mark.parametrize("args", [
+    ["reads.fq", "-e", "4"],
+    ["reads.fq", "-e", "4", "--best"],
+    ["reads.fq", "-e", "4", "-n", "3", "-t", "2", "--batch-size", "37"],
+    ["reads.fq", "-e", "3", "--filter", "bpr", "--fe", "1"],
+    ["r1.fq", "r2.fq", "-e", "3"],
+])
+def test_segmented_index_gives_byte_identical_sam(workdir, args):
+    for name in ("whole", "seg"):
+        run = seedmap(workdir, "map", "ref.fa", *args, "--index", f"{name}.smi", "-q", "-o", f"{name}.sam")
+        assert run.returncode == 0, run.stderr
+    assert body(workdir / "seg.sam") == body(workdir / "whole.sam")
+    assert body(workdir / "whole.sam").count("\n") > 300
+
+
+def test_segmented_perfect_hashes_and_bam(workdir):
+    for name in ("whole_ph", "seg_ph"):
+        run = seedmap(workdir, "map", "ref.fa", "reads.fq", "-e", "4", "--filter", "ph", "--index", f"{name}.smi",
+                      "-o", f"{name}.bam")
+        assert run.returncode == 0 and "building them in memory" not in run.stderr, run.stderr
+    assert (workdir / "seg_ph.bam").stat().st_size > 1000
+    import pysam
+
+    def records(path):
+        with pysam.AlignmentFile(str(path), check_sq=False) as f:
+            return [r.to_string() for r in f]
+
+    assert records(workdir / "seg_ph.bam") == records(workdir / "whole_ph.bam")
+
+
+def test_missing_segment_array_is_one_clear_error(workdir, tmp_path):
+    import shutil
+
+    broken = tmp_path / "broken.smi"
+    shutil.copytree(workdir / "seg.smi", broken)
+    (broken / "seg2.nbs.npy").unlink()
+    run = seedmap(workdir, "map", "ref.fa", "reads.fq", "--index", str(broken))
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert "seg2.nbs" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--kind", "fm", "--max-memory", "8G"], "splits a neighborhood index"),
+    (["--max-memory", "1M"], "too small"),
+    (["--max-memory", "lots"], "not a memory size"),
+])
+def test_max_memory_misuse(workdir, args, message):
+    run = seedmap(workdir, "index", "ref.fa", "-o", "bad.smi", *args)
+    assert run.returncode != 0 and message in run.stderr and "Traceback" not in run.stderr
+    assert not (workdir / "bad.smi").exists()
