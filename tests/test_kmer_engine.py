@@ -169,3 +169,10 @@ def test_build_property(seed, k, lengths, n_rate):
         seqs.append(g)
     ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
     assert_same_kmer_index(ref, k)
+
+
+def test_n_count_ignores_pad_bits():
+    mask = np.array([0b10110001, 0b11111111, 0b11110010], dtype=np.uint8)
+    for total in range(0, 25):
+        want = sum((int(mask[i >> 3]) >> (i & 7)) & 1 for i in range(total))
+        assert kmer._n_count(mask, total) == want

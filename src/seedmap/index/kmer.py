@@ -40,7 +40,7 @@ def check_parameters(k: int) -> None:
 
 def build(ref: Reference, k: int = DEFAULT_K) -> KmerIndex:
     check_parameters(k)
-    n_valid = ref.total - int(_popcount(ref.nmask))  # positions whose base is not N
+    n_valid = ref.total - _n_count(ref.nmask, ref.total)  # positions whose base is not N
     offsets = np.zeros(4**k + 1, dtype=np.uint32 if n_valid < 2**32 else np.int64)
     pos = np.empty(n_valid, dtype=np.uint32 if ref.total < 2**32 else np.int64)
     starts = np.asarray(ref.starts, dtype=np.int64)
@@ -52,12 +52,16 @@ def build(ref: Reference, k: int = DEFAULT_K) -> KmerIndex:
 
 
 @njit(cache=True, nogil=True)
-def _popcount(bits: np.ndarray) -> int:
+def _n_count(nmask: np.ndarray, total: int) -> int:
+    """Set bits among the first `total` of the mask (the pad bits of the last byte are not counted)."""
     n = 0
-    for b in bits:
+    for i in range(total >> 3):
+        b = nmask[i]
         while b:
             b &= b - np.uint8(1)
             n += 1
+    for i in range(total & ~7, total):
+        n += (nmask[i >> 3] >> (i & 7)) & 1
     return n
 
 
