@@ -207,3 +207,124 @@ def test_every_error_distribution_at_piece_starts(rng, e):
                             del read[bounds[p]]
                 reads.append(np.array(read[:m], dtype=np.uint8))
     assert check(ref, reads, e, r=3) >= len(reads)
+
+
+# ------------------------------------------------------------- the build against the old one (the oracle)
+
+
+def oracle_make_text(ref: Reference) -> tuple[np.ndarray, np.ndarray]:
+    codes = ref.codes()
+    k = len(ref.names)
+    text_starts = np.asarray(ref.starts, dtype=np.int64) + np.arange(k + 1)
+    text = np.zeros(ref.total + k, dtype=np.uint8)
+    inside = np.ones(text.size, dtype=np.bool_)
+    inside[text_starts[1:] - 1] = False
+    text[inside] = codes + 1
+    return text, text_starts
+
+
+def oracle_popcount_table(bits: np.ndarray) -> np.ndarray:
+    s, rows = bits.shape
+    blocks = rows // 64 + 1
+    padded = np.zeros((s, blocks * 64), dtype=np.bool_)
+    padded[:, :rows] = bits
+    words = np.packbits(padded, axis=1, bitorder="little").view("<u8")
+    per_block = padded.reshape(s, blocks, 64).sum(axis=2, dtype=np.uint64)
+    before = np.zeros((s, blocks), dtype=np.uint64)
+    np.cumsum(per_block[:, :-1], axis=1, out=before[:, 1:])
+    return np.ascontiguousarray(np.concatenate([before, words], axis=0).T)
+
+
+def oracle_one_text(text: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    sa = fm.suffix_array(text)
+    bwt = text[sa - 1]
+    occ = oracle_popcount_table(np.stack([bwt == c + 1 for c in range(fm.SYMBOLS)]))
+    marked = (sa % r == 0) | (bwt == 0)
+    return occ, oracle_popcount_table(marked[None, :]), sa[marked]
+
+
+def oracle_fm_arrays(ref: Reference, r: int) -> dict[str, np.ndarray]:
+    text, text_starts = oracle_make_text(ref)
+    hist = np.bincount(text, minlength=fm.SYMBOLS + 1).astype(np.int64)
+    fwd = oracle_one_text(text, r)
+    rev = oracle_one_text(np.concatenate([text[-2::-1], text[-1:]]), r)
+    return dict(zip(fm.ARRAYS, (np.cumsum(hist)[:fm.SYMBOLS].copy(), text_starts, *fwd, *rev), strict=True))
+
+
+def assert_same_fm_index(ref: Reference, r: int) -> None:
+    ix = fm.build(ref, r)
+    got, want = ix.arrays(), oracle_fm_arrays(ref, r)
+    assert list(got) == list(want) and ix.n == ref.total + len(ref.names) and ix.sa_sample == r
+    for name, b in want.items():
+        a = got[name]
+        assert a.dtype == b.dtype and a.shape == b.shape and a.flags.c_contiguous, name
+        assert a.tobytes() == b.tobytes(), name
+
+
+def genome_with_n(rng: np.random.Generator, n: int) -> np.ndarray:
+    g = random_genome(rng, n)
+    for _ in range(int(rng.integers(0, 4))):
+        if n:
+            a = int(rng.integers(0, n))
+            g[a:a + int(rng.integers(1, 30))] = 4
+    return g
+
+
+@pytest.mark.parametrize("r", [1, 2, 5, 16, 64, 1024])
+def test_build_equals_oracle(rng, r):
+    seqs = [genome_with_n(rng, int(m)) for m in rng.integers(1, 3000, 5)]
+    seqs += [genome_with_n(rng, int(m)) for m in rng.integers(1, 5, 4)] + [np.full(9, 4, np.uint8)]
+    seqs += repetitive_genome(rng)
+    order = rng.permutation(len(seqs))
+    assert_same_fm_index(Reference.from_codes([f"s{i}" for i in range(len(seqs))], [seqs[i] for i in order]), r)
+
+
+def test_build_tiny_and_block_edges(rng):
+    """One base; texts of 63, 64, 65, 127, 128 symbols (block boundaries of the 64-row tables)."""
+    assert_same_fm_index(Reference.from_codes(["a"], [np.array([2], np.uint8)]), 1)
+    assert_same_fm_index(Reference.from_codes(["n"], [np.array([4], np.uint8)]), 3)
+    for n in (62, 63, 64, 126, 127):
+        assert_same_fm_index(Reference.from_codes(["a"], [genome_with_n(rng, n)]), 4)
+        assert_same_fm_index(Reference.from_codes(["a", "b"], [genome_with_n(rng, n - 3), genome_with_n(rng, 2)]), 7)
+
+
+def test_text_and_counts_equal_oracle(rng):
+    seqs = [genome_with_n(rng, int(m)) for m in rng.integers(1, 500, 7)]
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    text, starts = fm.make_text(ref)
+    want_text, want_starts = oracle_make_text(ref)
+    assert text.dtype == want_text.dtype and np.array_equal(text, want_text)
+    assert starts.dtype == want_starts.dtype and np.array_equal(starts, want_starts)
+    hist = np.bincount(text, minlength=fm.SYMBOLS + 1).astype(np.int64)
+    assert np.array_equal(fm.symbol_counts(text), np.cumsum(hist)[:fm.SYMBOLS])
+    before = text.copy()
+    for r in (1, 3, 16):
+        assert all(np.array_equal(a, b) for a, b in zip(fm.one_text(text, r), oracle_one_text(text, r), strict=True))
+    assert np.array_equal(text, before)  # one_text leaves the text alone
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), r=st.integers(1, 40),
+       lengths=st.lists(st.integers(1, 150), min_size=1, max_size=6), n_rate=st.sampled_from([0.0, 0.1, 0.7]),
+       alphabet=st.integers(1, 4))
+def test_build_property(seed, r, lengths, n_rate, alphabet):
+    rng = np.random.default_rng(seed)
+    seqs = []
+    for m in lengths:
+        g = rng.integers(0, alphabet, m).astype(np.uint8)
+        g[rng.random(m) < n_rate] = 4
+        seqs.append(g)
+    assert_same_fm_index(Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs), r)
+
+
+def test_tables_from_a_64_bit_suffix_array(rng):
+    """Texts of 2^31 symbols or more get an int64 suffix array: the same tables, an int64 ssa."""
+    g = genome_with_n(rng, 2000)
+    text, _ = fm.make_text(Reference.from_codes(["g", "h"], [g, genome_with_n(rng, 99)]))
+    sa = fm.suffix_array(text).astype(np.int64)
+    occ = np.zeros((text.size // 64 + 1, 2 * fm.SYMBOLS), dtype=np.uint64)
+    mark = np.zeros((text.size // 64 + 1, 2), dtype=np.uint64)
+    ssa = np.empty(fm._count_marked(text, 5), dtype=np.int64)
+    fm._fill_tables(text, sa, 5, occ, mark, ssa)
+    want = oracle_one_text(text, 5)
+    assert np.array_equal(occ, want[0]) and np.array_equal(mark, want[1]) and np.array_equal(ssa, want[2])

@@ -96,3 +96,83 @@ def test_seed_choice_on_a_grid_for_few_seeds():
                         [int("".join(map(str, q[p:p + 5])), 4) for p in range(0, 86, stride)]]
                 p = int(out[0])
                 assert cost[p // stride] == min(cost)
+
+
+# ------------------------------------------------------------------- the build against a plain oracle
+
+
+def oracle_kmer_index(ref: Reference, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, pos) the straightforward way: every non-N position's word (N or past the sequence end
+    reads as A), a stable sort by word, a cumulative count."""
+    codes = ref.codes()
+    all_keys, all_pos = [], []
+    for b, e in zip(ref.starts[:-1], ref.starts[1:], strict=True):
+        seq = codes[b:e]
+        padded = np.concatenate([np.where(seq == 4, 0, seq), np.zeros(k - 1, np.uint8)]).astype(np.int64)
+        keys = np.zeros(seq.size, dtype=np.int64)
+        for j in range(k):
+            keys = (keys << 2) | padded[j:j + seq.size]
+        keep = seq != 4
+        all_keys.append(keys[keep])
+        all_pos.append(np.arange(b, e, dtype=np.int64)[keep])
+    keys, pos = np.concatenate(all_keys), np.concatenate(all_pos)
+    order = np.argsort(keys, kind="stable")
+    offsets = np.zeros(4**k + 1, dtype=np.uint32)
+    np.cumsum(np.bincount(keys, minlength=4**k), out=offsets[1:])
+    return offsets, pos[order].astype(np.uint32)
+
+
+def assert_same_kmer_index(ref: Reference, k: int) -> None:
+    ix = kmer.build(ref, k)
+    offsets, pos = oracle_kmer_index(ref, k)
+    assert ix.k == k
+    for got, want in ((ix.offsets, offsets), (ix.pos, pos)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(got, want)
+
+
+def genome_with_n(rng: np.random.Generator, n: int) -> np.ndarray:
+    g = random_genome(rng, n)
+    for _ in range(int(rng.integers(0, 4))):
+        if n:
+            a = int(rng.integers(0, n))
+            g[a:a + int(rng.integers(1, 30))] = 4
+    return g
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 8, 11, 12])
+def test_build_equals_oracle(rng, k):
+    seqs = [genome_with_n(rng, int(m)) for m in rng.integers(1, 3000, 6)]
+    seqs += [genome_with_n(rng, int(m)) for m in rng.integers(1, k + 2, 4)]  # shorter than k, or about k
+    seqs += [np.full(17, 4, np.uint8), np.full(1, 4, np.uint8)] + repetitive_genome(rng)
+    order = rng.permutation(len(seqs))
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], [seqs[i] for i in order])
+    assert_same_kmer_index(ref, k)
+
+
+def test_build_all_n_and_single_base():
+    assert_same_kmer_index(Reference.from_codes(["n"], [np.full(40, 4, np.uint8)]), 4)
+    assert_same_kmer_index(Reference.from_codes(["a", "n"], [np.array([2], np.uint8), np.full(3, 4, np.uint8)]), 3)
+    ix = kmer.build(Reference.from_codes(["n"], [np.full(40, 4, np.uint8)]), 4)
+    assert ix.pos.size == 0 and ix.offsets.dtype == np.uint32 and ix.pos.dtype == np.uint32
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 8),
+       lengths=st.lists(st.integers(1, 60), min_size=1, max_size=6), n_rate=st.sampled_from([0.0, 0.1, 0.6]))
+def test_build_property(seed, k, lengths, n_rate):
+    rng = np.random.default_rng(seed)
+    seqs = []
+    for m in lengths:
+        g = random_genome(rng, m)
+        g[rng.random(m) < n_rate] = 4
+        seqs.append(g)
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    assert_same_kmer_index(ref, k)
+
+
+def test_n_count_ignores_pad_bits():
+    mask = np.array([0b10110001, 0b11111111, 0b11110010], dtype=np.uint8)
+    for total in range(0, 25):
+        want = sum((int(mask[i >> 3]) >> (i & 7)) & 1 for i in range(total))
+        assert kmer._n_count(mask, total) == want

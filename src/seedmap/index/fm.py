@@ -19,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from pydivsufsort import divsufsort
 
 from seedmap.errors import SeedmapError
-from seedmap.io.reference import Reference
+from seedmap.io.reference import Reference, ref_code
 
 DEFAULT_SA_SAMPLE = 16
 SYMBOLS = 5  # A C G T N (text codes 1..5); 0 is the separator
@@ -62,14 +63,23 @@ def check_parameters(r: int) -> None:
 
 def make_text(ref: Reference) -> tuple[np.ndarray, np.ndarray]:
     """(text, text_starts): sequences with a separator after each; text_starts ends with the text length."""
-    codes = ref.codes()
     k = len(ref.names)
-    text_starts = np.asarray(ref.starts, dtype=np.int64) + np.arange(k + 1)
-    text = np.zeros(ref.total + k, dtype=np.uint8)
-    inside = np.ones(text.size, dtype=np.bool_)
-    inside[text_starts[1:] - 1] = False
-    text[inside] = codes + 1
+    starts = np.asarray(ref.starts, dtype=np.int64)
+    text_starts = starts + np.arange(k + 1)
+    text = np.empty(ref.total + k, dtype=np.uint8)
+    _fill_text(ref.packed, ref.nmask, starts, text)
     return text, text_starts
+
+
+@njit(cache=True, nogil=True)
+def _fill_text(packed: np.ndarray, nmask: np.ndarray, starts: np.ndarray, text: np.ndarray) -> None:
+    t = 0
+    for s in range(starts.size - 1):
+        for q in range(starts[s], starts[s + 1]):
+            text[t] = ref_code(packed, nmask, q) + 1
+            t += 1
+        text[t] = 0
+        t += 1
 
 
 def suffix_array(text: np.ndarray) -> np.ndarray:
@@ -77,43 +87,92 @@ def suffix_array(text: np.ndarray) -> np.ndarray:
     return sa.astype(np.int64 if text.size >= 2**31 else np.int32, copy=False)
 
 
-def popcount_table(bits: np.ndarray) -> np.ndarray:
-    """(blocks, 2 * s) uint64 table for s bit rows of equal length: counts before each block, then words."""
-    s, rows = bits.shape
-    blocks = rows // 64 + 1  # O(c, rows) must be readable too
-    padded = np.zeros((s, blocks * 64), dtype=np.bool_)
-    padded[:, :rows] = bits
-    words = np.packbits(padded, axis=1, bitorder="little").view("<u8")
-    per_block = padded.reshape(s, blocks, 64).sum(axis=2, dtype=np.uint64)
-    before = np.zeros((s, blocks), dtype=np.uint64)
-    np.cumsum(per_block[:, :-1], axis=1, out=before[:, 1:])
-    return np.ascontiguousarray(np.concatenate([before, words], axis=0).T)
-
-
 def bwt_of(text: np.ndarray, sa: np.ndarray) -> np.ndarray:
     return text[sa - 1]  # sa = 0 reads text[-1], the final separator
 
 
 def one_text(text: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(occ, mark, ssa) of one text."""
+    """(occ, mark, ssa) of one text. Peak: the text, its suffix array and these tables (no BWT is made:
+    each row's BWT symbol is read from the text as the tables are filled)."""
+    n = text.size
+    blocks = n // 64 + 1  # O(c, n) must be readable too
+    ssa_size = _count_marked(text, r)  # SA values v marked: v % r == 0 or text[v - 1] is a separator
     sa = suffix_array(text)
-    bwt = bwt_of(text, sa)
-    occ = popcount_table(np.stack([bwt == c + 1 for c in range(SYMBOLS)]))
-    marked = (sa % r == 0) | (bwt == 0)
-    mark = popcount_table(marked[None, :])
-    ssa = sa[marked]
+    occ = np.zeros((blocks, 2 * SYMBOLS), dtype=np.uint64)
+    mark = np.zeros((blocks, 2), dtype=np.uint64)
+    ssa = np.empty(ssa_size, dtype=sa.dtype)
+    _fill_tables(text, sa, r, occ, mark, ssa)
+    del sa
     return occ, mark, ssa
+
+
+@njit(cache=True, nogil=True)
+def _count_marked(text: np.ndarray, r: int) -> int:
+    n = text.size
+    m = 0
+    for v in range(n):
+        if v % r == 0 or text[v - 1 if v > 0 else n - 1] == 0:
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _fill_tables(text: np.ndarray, sa: np.ndarray, r: int, occ: np.ndarray, mark: np.ndarray,
+                 ssa: np.ndarray) -> None:
+    """Per block of 64 rows: the symbols' counts before the block and their bit words (occ), the marked
+    rows' count and bit word (mark); ssa gets the marked rows' SA values in row order. B[i] = text[SA[i] - 1]."""
+    n = text.size
+    count = np.zeros(SYMBOLS, dtype=np.uint64)
+    marked = 0
+    for b in range(occ.shape[0]):
+        for c in range(SYMBOLS):
+            occ[b, c] = count[c]
+        mark[b, 0] = marked
+        word = np.uint64(0)
+        lo = b * 64
+        for i in range(lo, min(lo + 64, n)):
+            v = sa[i]
+            c = text[v - 1] if v > 0 else text[n - 1]
+            bit = np.uint64(1) << np.uint64(i - lo)
+            if c > 0:
+                occ[b, SYMBOLS + c - 1] |= bit
+                count[c - 1] += np.uint64(1)
+            if v % r == 0 or c == 0:
+                word |= bit
+                ssa[marked] = v
+                marked += 1
+        mark[b, 1] = word
 
 
 def symbol_counts(text: np.ndarray) -> np.ndarray:
     """C table: C[c] = text symbols smaller than c + 1 (the separator included)."""
-    hist = np.bincount(text, minlength=SYMBOLS + 1).astype(np.int64)
-    return np.cumsum(hist)[:SYMBOLS].copy()
+    return np.cumsum(_histogram(text))[:SYMBOLS].copy()
+
+
+@njit(cache=True, nogil=True)
+def _histogram(text: np.ndarray) -> np.ndarray:
+    hist = np.zeros(SYMBOLS + 1, dtype=np.int64)
+    for c in text:
+        hist[c] += 1
+    return hist
+
+
+@njit(cache=True, nogil=True)
+def _reverse_body(text: np.ndarray) -> None:
+    """text[:-1] reversed in place: the forward text becomes the reverse text (both end with a separator)."""
+    i, j = 0, text.size - 2
+    while i < j:
+        text[i], text[j] = text[j], text[i]
+        i += 1
+        j -= 1
 
 
 def build(ref: Reference, r: int = DEFAULT_SA_SAMPLE) -> FmIndex:
+    """Peak: the text (1 B/base), one suffix array (4 B/base; 8 above 2^31) and the tables of both texts."""
     check_parameters(r)
     text, text_starts = make_text(ref)
+    counts = symbol_counts(text)  # the reverse text has the same symbols
     fwd = one_text(text, r)
-    rev = one_text(np.concatenate([text[-2::-1], text[-1:]]), r)
-    return FmIndex(r, int(text.size), symbol_counts(text), text_starts, *fwd, *rev)
+    _reverse_body(text)
+    rev = one_text(text, r)
+    return FmIndex(r, int(text.size), counts, text_starts, *fwd, *rev)

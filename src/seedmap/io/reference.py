@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.errors import SeedmapError
-from seedmap.io.alphabet import INVALID, N_CODE, encode
+from seedmap.io.alphabet import ENCODE, INVALID, N_CODE
 from seedmap.io.reads import open_error_message
 
 log = logging.getLogger("seedmap")
@@ -80,11 +81,16 @@ def unpack_codes(packed: np.ndarray, nmask: np.ndarray, start: int, end: int) ->
 
 
 def read_fasta(path: str | Path) -> Reference:
-    """Parse a nucleotide FASTA. Empty records are skipped with a warning; bad input raises SeedmapError."""
+    """Parse a nucleotide FASTA. Empty records are skipped with a warning; bad input raises SeedmapError.
+
+    Each sequence is packed as it is read, into packed/N-mask buffers that grow as needed (their untouched
+    pages cost no memory) and are trimmed at the end: the peak is the packed reference plus one sequence.
+    """
     path = str(path)
     names: list[str] = []
-    seqs: list[np.ndarray] = []
+    ends: list[int] = []
     seen: set[str] = set()
+    buf = _PackBuffer(_size_hint(path))
     try:
         with dnaio.open(path, mode="r") as reader:
             if not isinstance(reader, dnaio.FastaReader):
@@ -97,25 +103,88 @@ def read_fasta(path: str | Path) -> Reference:
                 if name in seen:
                     raise SeedmapError(f"{path}: sequence name {name!r} occurs twice")
                 seen.add(name)
-                codes = _encode_sequence(record.sequence, name, path)
+                buf.append(record.sequence, name, path)
                 names.append(name)
-                seqs.append(codes)
+                ends.append(buf.n)
+                del record
     except SeedmapError:
         raise
     except Exception as exc:  # dnaio/xopen raise many kinds: format, gzip, OS errors
         raise SeedmapError(open_error_message(path, exc)) from None
-    if not seqs:
+    if not names:
         raise SeedmapError(f"{path}: no sequences found in the reference")
-    return Reference.from_codes(names, seqs)
+    starts = np.zeros(len(ends) + 1, dtype=np.int64)
+    starts[1:] = ends
+    packed, nmask = buf.finish()
+    return Reference(names, starts, packed, nmask)
 
 
-def _encode_sequence(sequence: str, name: str, path: str) -> np.ndarray:
+_CHUNK = 1 << 22  # bases encoded at a time: the str -> bytes copies stay this small
+_COMPRESSED = (".gz", ".bgz", ".bz2", ".xz", ".zst")
+
+
+def _size_hint(path: str) -> int:
+    """Bases to make room for at first: at most the file size for plain FASTA, a guess for compressed."""
     try:
-        codes = encode(sequence.encode("ascii"))
-    except UnicodeEncodeError:
-        raise SeedmapError(f"{path}: sequence {name!r} has non-ASCII characters") from None
-    bad = np.flatnonzero(codes == INVALID)
-    if bad.size:
-        ch = sequence[int(bad[0])]
-        raise SeedmapError(f"{path}: sequence {name!r} has an invalid character {ch!r} at {int(bad[0]) + 1}")
-    return codes
+        size = os.stat(path).st_size
+    except OSError:
+        return 0
+    return size * 4 if path.endswith(_COMPRESSED) else size
+
+
+class _PackBuffer:
+    """Growing 2-bit packed bases + N-mask bits, both zero-filled (bits are or-ed in)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.n = 0
+        self.capacity = max(int(capacity), 1 << 16)
+        self.packed = np.zeros((self.capacity + 3) // 4, dtype=np.uint8)
+        self.nmask = np.zeros((self.capacity + 7) // 8, dtype=np.uint8)
+
+    def _reserve(self, extra: int) -> None:
+        need = self.n + extra
+        if need <= self.capacity:
+            return
+        self.capacity = max(need, 2 * self.capacity)
+        for attr, per_byte in (("packed", 4), ("nmask", 8)):
+            old = getattr(self, attr)
+            grown = np.zeros((self.capacity + per_byte - 1) // per_byte, dtype=np.uint8)
+            used = (self.n + per_byte - 1) // per_byte
+            grown[:used] = old[:used]
+            del old
+            setattr(self, attr, grown)
+
+    def append(self, sequence: str, name: str, path: str) -> None:
+        if not sequence.isascii():  # O(1) for a str
+            raise SeedmapError(f"{path}: sequence {name!r} has non-ASCII characters")
+        self._reserve(len(sequence))
+        for i in range(0, len(sequence), _CHUNK):
+            chunk = np.frombuffer(sequence[i:i + _CHUNK].encode("ascii"), dtype=np.uint8)
+            bad = _pack_ascii(chunk, ENCODE, self.packed, self.nmask, self.n + i)
+            if bad >= 0:
+                at = i + bad
+                raise SeedmapError(f"{path}: sequence {name!r} has an invalid character {sequence[at]!r} at {at + 1}")
+        self.n += len(sequence)
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+        """The buffers trimmed to n bases in place (a shrinking realloc: no copy)."""
+        packed, nmask = self.packed, self.nmask
+        self.packed = self.nmask = None
+        packed.resize((self.n + 3) // 4, refcheck=False)
+        nmask.resize((self.n + 7) // 8, refcheck=False)
+        return packed, nmask
+
+
+@njit(cache=True, nogil=True)
+def _pack_ascii(chars: np.ndarray, table: np.ndarray, packed: np.ndarray, nmask: np.ndarray, offset: int) -> int:
+    """Encode chars and or them in at base offset (N: a mask bit, stored as A); the first invalid index or -1."""
+    for j in range(chars.size):
+        c = table[chars[j]]
+        if c == INVALID:
+            return j
+        i = offset + j
+        if c == N_CODE:
+            nmask[i >> 3] |= np.uint8(1 << (i & 7))
+        else:
+            packed[i >> 2] |= np.uint8(c << ((i & 3) << 1))
+    return -1
