@@ -142,7 +142,8 @@ def main() -> int:
                 shutil.rmtree(index, ignore_errors=True)
             saved.write_text(json.dumps(results, indent=1))
     results.sort(key=lambda r: (r["size_mbp"], KINDS.index(r["kind"]) if r["kind"] in KINDS else 9))
-    report(results, sorted({r["size_mbp"] for r in results}), [k for k in KINDS if any(r["kind"] == k for r in results)])
+    report(results, sorted({r["size_mbp"] for r in results}),
+           [k for k in KINDS if any(r["kind"] == k for r in results)])
     return 0
 
 

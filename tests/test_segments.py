@@ -97,7 +97,8 @@ def test_merging_merged_segments_is_merging_everything(seed, nq, parts):
 
 
 def _segmented(ref: Reference, bounds: list[int], u: int, l: int, shape: str = "") -> neighborhood.SegmentedIndex:
-    parts = [neighborhood.build(ref, u, l, shape, first=a, last=b) for a, b in zip(bounds[:-1], bounds[1:])]
+    parts = [neighborhood.build(ref, u, l, shape, first=a, last=b)
+             for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     return neighborhood.SegmentedIndex(parts, bounds)
 
 
@@ -202,7 +203,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("segments")
     unit = random_genome(rng, 300)
     seqs = []
-    for i in range(3):
+    for _ in range(3):
         g = random_genome(rng, 20_000)
         for p in rng.integers(0, g.size - 300, 12):
             g[p:p + 300] = unit

@@ -16,12 +16,12 @@ second per GB from the page cache, disk speed otherwise) is checked on demand by
 
 from __future__ import annotations
 
+import itertools
 import json
 import mmap
 import os
 import shutil
 import zlib
-import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,7 +174,8 @@ def _load_array(path: Path, name: str, desc: dict) -> np.ndarray:
 def read_header(path: str | Path, kind: str | None = None, required: Required = (),
                 fasta: str | Path | None = None) -> dict:
     """The checked header of the index at path: a seedmap index of this format version, of `kind` (any when
-    None) holding the arrays `required` (or those it names for the index's parameters), built from `fasta` as it is now (when given and present)."""
+    None) holding the arrays `required` (or those it names for the index's parameters), built from `fasta`
+    as it is now (when given and present)."""
     path = Path(path)
     try:
         header = json.loads((path / "header.json").read_text())
