@@ -167,6 +167,12 @@ def test_max_memory_chooses_segments_that_fit():
     assert max(np.diff(bounds)) * neighborhood.SORT_BYTES_PER_POSITION + fixed <= budget
     with pytest.raises(SeedmapError, match="too small"):
         plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": fixed})
+    # Without --max-memory, the CLI's share of the machine's memory: the same segments, and a machine too
+    # small for one segment builds the whole index (no error) rather than refusing.
+    auto = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": 0, "machine_memory": budget})
+    assert auto["segments"] == bounds
+    assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "machine_memory": fixed})
+    assert plan_build(ref, "fm", {"r": 16, "machine_memory": budget}) == {"r": 16}
 
 
 @pytest.mark.parametrize("text,value", [("8G", 8 << 30), ("512M", 512 << 20), ("1.5g", 3 << 29), ("64KiB", 64 << 10),

@@ -76,6 +76,14 @@ def memory_size(text: str) -> int:
     return int(value * SIZE_UNITS[unit])
 
 
+def default_max_memory() -> int:
+    """Three quarters of the machine's memory: a build that would need more is segmented rather than killed."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 3 // 4
+    except (ValueError, OSError, AttributeError):
+        return 0  # unknown: no limit
+
+
 def positive_int(text: str) -> int:
     value = _int(text)
     if value < 1:
@@ -112,9 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also build every seed block's BDZ perfect hash, for map --filter ph (about 1.23 x 8 "
                          "bytes per unique neighborhood)")
     ix.add_argument("--max-memory", type=memory_size, default=0, metavar="SIZE",
-                    help="build within about SIZE of memory (e.g. 8G): a neighborhood index that would need more "
-                         "is split into genome segments, built one at a time and searched one after the other "
-                         "(same hits); mapping then holds about two segments resident")
+                    help="build a neighborhood index within about SIZE of memory (e.g. 8G; default: three quarters "
+                         "of this machine's memory): one that would need more is split into genome segments, built "
+                         "one at a time and searched one after the other (same hits); mapping then holds about two "
+                         "segments resident")
     ix.add_argument("--segment-bases", type=positive_int, default=0, help=argparse.SUPPRESS)  # tests: segment size
     ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K,
                     help="k-mer length for --kind kmer, at most 14 (default %(default)s)")
@@ -330,8 +339,8 @@ def _index(args: argparse.Namespace) -> None:
             from seedmap.index.perfect_hash import VERSION
 
             params["ph"] = VERSION
-    if args.max_memory or args.segment_bases:
-        params.update(max_memory=args.max_memory, segment_bases=args.segment_bases)
+    if args.kind == "neighborhood":
+        params.update(max_memory=args.max_memory, segment_bases=args.segment_bases, machine_memory=default_max_memory())
     path = build_index(args.reference, args.output, args.kind, params)
     compile_for_index(args.reference, str(path), args.kind)  # the wait belongs here, not in the first map
 

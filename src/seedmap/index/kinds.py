@@ -13,6 +13,7 @@ from seedmap.engines.factory import neighborhood_engine
 from seedmap.engines.fm import FmEngine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.segmented import SegmentedEngine
+from seedmap.errors import SeedmapError
 from seedmap.index import fm, kmer, neighborhood, store
 from seedmap.index.perfect_hash import PerfectHash
 from seedmap.io.reference import Reference, read_fasta
@@ -84,16 +85,24 @@ def _neighborhood_engine(ix: object, ref: Reference, o: EngineOptions) -> Candid
 
 
 def plan_build(ref: Reference, kind: str, params: dict) -> dict:
-    """The parameters to build with: a neighborhood index built within max_memory bytes is split into
-    genome segments (stored as `segments`, their bounds) when one would not fit; segment_bases (tests,
-    experiments) sets the segments' size instead."""
+    """The parameters to build with: a neighborhood index built within max_memory bytes (the user's limit,
+    else machine_memory, the share of this machine's memory the CLI allows) is split into genome segments
+    (stored as `segments`, their bounds) when one would not fit; segment_bases (tests, experiments) sets
+    the segments' size instead."""
     params = dict(params)
     max_memory, segment_bases = params.pop("max_memory", 0) or 0, params.pop("segment_bases", 0) or 0
-    if (max_memory or segment_bases) and kind == "neighborhood":
-        u = neighborhood.check_shape(params["shape"], params["l"]) if params.get("shape") else params["u"]
-        bounds = neighborhood.segment_bounds(ref, u, int(max_memory), int(segment_bases))
-        if len(bounds) > 2:
-            params["segments"] = bounds
+    machine = params.pop("machine_memory", 0) or 0
+    if kind != "neighborhood" or not (max_memory or segment_bases or machine):
+        return params
+    u = neighborhood.check_shape(params["shape"], params["l"]) if params.get("shape") else params["u"]
+    try:
+        bounds = neighborhood.segment_bounds(ref, u, int(max_memory or machine), int(segment_bases))
+    except SeedmapError:
+        if max_memory:
+            raise
+        return params  # a machine too small for even one segment: try the whole build
+    if len(bounds) > 2:
+        params["segments"] = bounds
     return params
 
 
