@@ -24,6 +24,16 @@ def random_genome(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.integers(0, 4, n).astype(np.uint8)
 
 
+def genome_with_n(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A random genome of n bases with up to three N runs."""
+    g = random_genome(rng, n)
+    for _ in range(int(rng.integers(0, 4))):
+        if n:
+            a = int(rng.integers(0, n))
+            g[a:a + int(rng.integers(1, 30))] = 4
+    return g
+
+
 def repetitive_genome(rng: np.random.Generator) -> list[np.ndarray]:
     """Tandem repeats, many mutated copies of one segment, a poly-A run, N runs, a tiny sequence."""
     seg = random_genome(rng, 150)

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_oracle, engine_locations, random_genome, repetitive_genome, sample_reads, seedmap_locations
+from conftest import (
+    assert_oracle,
+    engine_locations,
+    genome_with_n,
+    random_genome,
+    repetitive_genome,
+    sample_reads,
+    seedmap_locations,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -259,15 +267,6 @@ def assert_same_fm_index(ref: Reference, r: int) -> None:
         a = got[name]
         assert a.dtype == b.dtype and a.shape == b.shape and a.flags.c_contiguous, name
         assert a.tobytes() == b.tobytes(), name
-
-
-def genome_with_n(rng: np.random.Generator, n: int) -> np.ndarray:
-    g = random_genome(rng, n)
-    for _ in range(int(rng.integers(0, 4))):
-        if n:
-            a = int(rng.integers(0, n))
-            g[a:a + int(rng.integers(1, 30))] = 4
-    return g
 
 
 @pytest.mark.parametrize("r", [1, 2, 5, 16, 64, 1024])

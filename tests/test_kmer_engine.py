@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_genome, repetitive_genome, sample_reads, seedmap_locations
+from conftest import genome_with_n, random_genome, repetitive_genome, sample_reads, seedmap_locations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_oracle_equivalence import check
 
 from seedmap.filter.kmer_seeds import choose_seeds
 from seedmap.index import kmer
+from seedmap.index.words import count_bases
 from seedmap.io.reference import Reference
 
 
@@ -131,15 +132,6 @@ def assert_same_kmer_index(ref: Reference, k: int) -> None:
         assert np.array_equal(got, want)
 
 
-def genome_with_n(rng: np.random.Generator, n: int) -> np.ndarray:
-    g = random_genome(rng, n)
-    for _ in range(int(rng.integers(0, 4))):
-        if n:
-            a = int(rng.integers(0, n))
-            g[a:a + int(rng.integers(1, 30))] = 4
-    return g
-
-
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 8, 11, 12])
 def test_build_equals_oracle(rng, k):
     seqs = [genome_with_n(rng, int(m)) for m in rng.integers(1, 3000, 6)]
@@ -173,6 +165,7 @@ def test_build_property(seed, k, lengths, n_rate):
 
 def test_n_count_ignores_pad_bits():
     mask = np.array([0b10110001, 0b11111111, 0b11110010], dtype=np.uint8)
-    for total in range(0, 25):
-        want = sum((int(mask[i >> 3]) >> (i & 7)) & 1 for i in range(total))
-        assert kmer._n_count(mask, total) == want
+    for first in range(0, 25):
+        for total in range(first, 25):
+            want = sum((int(mask[i >> 3]) >> (i & 7)) & 1 for i in range(first, total))
+            assert (total - first) - count_bases(mask, first, total) == want

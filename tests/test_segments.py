@@ -123,8 +123,7 @@ def test_segmented_engine_finds_the_unsegmented_windows(filter_name, fe, shape, 
     cuts = sorted(set(int(c) for c in rng.integers(1, ref.total, 4)))  # inside sequences and words
     seg = _segmented(ref, [0, *cuts, ref.total], u, l, shape)
     assert sum(p.pos.size for p in seg.parts) == whole.pos.size
-    engine = SegmentedEngine([neighborhood_engine(p, ref.starts, opts) for p in seg.parts],
-                             [p.arrays().values() for p in seg.parts])
+    engine = SegmentedEngine([neighborhood_engine(p, ref.starts, opts) for p in seg.parts])
     got = engine.candidate_windows(qcodes, qoff, qerr)
     assert want[0].size > 60
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

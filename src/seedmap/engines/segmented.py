@@ -79,9 +79,11 @@ class SegmentGate:
 
 
 class SegmentedEngine(CandidateEngine):
-    def __init__(self, parts: list, arrays: list[Iterable[np.ndarray]]) -> None:
+    """`parts`: each segment's engine (CPU or CUDA), whose `index` holds the segment's arrays."""
+
+    def __init__(self, parts: list) -> None:
         self.parts = parts
-        self.gate = SegmentGate(arrays)
+        self.gate = SegmentGate([part.index.arrays().values() for part in parts])
         self.max_window = parts[0].max_window
 
     def guarantee(self, m: int, e: int) -> str:

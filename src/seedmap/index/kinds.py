@@ -15,7 +15,6 @@ from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.errors import SeedmapError
 from seedmap.index import fm, kmer, neighborhood, store
-from seedmap.index.perfect_hash import PerfectHash
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.pipeline.options import EngineOptions
 from seedmap.verify.bulk import bulk_distances
@@ -73,14 +72,12 @@ def _build_neighborhood(ref: Reference, p: dict) -> object:
 def _neighborhood_from_arrays(p: dict, a: dict) -> object:
     if p.get("segments"):
         return neighborhood.SegmentedIndex.from_arrays(p, a)
-    return neighborhood.NeighborhoodIndex(p["u"], p["l"], a["seed_start"], a["nbs"], a["nb_pos"], a["pos"],
-                                          p.get("shape", ""), PerfectHash.from_arrays(a, p.get("ph")))
+    return neighborhood.NeighborhoodIndex.from_arrays(p, a)
 
 
 def _neighborhood_engine(ix: object, ref: Reference, o: EngineOptions) -> CandidateEngine:
     if isinstance(ix, neighborhood.SegmentedIndex):
-        return SegmentedEngine([neighborhood_engine(part, ref.starts, o) for part in ix.parts],
-                               [part.arrays().values() for part in ix.parts])
+        return SegmentedEngine([neighborhood_engine(part, ref.starts, o) for part in ix.parts])
     return neighborhood_engine(ix, ref.starts, o)
 
 
@@ -94,9 +91,8 @@ def plan_build(ref: Reference, kind: str, params: dict) -> dict:
     machine = params.pop("machine_memory", 0) or 0
     if kind != "neighborhood" or not (max_memory or segment_bases or machine):
         return params
-    u = neighborhood.check_shape(params["shape"], params["l"]) if params.get("shape") else params["u"]
     try:
-        bounds = neighborhood.segment_bounds(ref, u, int(max_memory or machine), int(segment_bases))
+        bounds = neighborhood.segment_bounds(ref, params["u"], int(max_memory or machine), int(segment_bases))
     except SeedmapError:
         if max_memory:
             raise

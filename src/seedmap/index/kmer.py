@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.errors import SeedmapError
+from seedmap.index.words import count_bases
 from seedmap.io.reference import Reference
 
 DEFAULT_K = 12
@@ -40,7 +41,7 @@ def check_parameters(k: int) -> None:
 
 def build(ref: Reference, k: int = DEFAULT_K) -> KmerIndex:
     check_parameters(k)
-    n_valid = ref.total - _n_count(ref.nmask, ref.total)  # positions whose base is not N
+    n_valid = count_bases(ref.nmask, 0, ref.total)  # positions whose base is not N
     offsets = np.zeros(4**k + 1, dtype=np.uint32 if n_valid < 2**32 else np.int64)
     pos = np.empty(n_valid, dtype=np.uint32 if ref.total < 2**32 else np.int64)
     starts = np.asarray(ref.starts, dtype=np.int64)
@@ -49,20 +50,6 @@ def build(ref: Reference, k: int = DEFAULT_K) -> KmerIndex:
     _words_pass(ref.packed, ref.nmask, starts, k, offsets, pos, True)
     _shift_right(offsets)
     return KmerIndex(k, offsets, pos)
-
-
-@njit(cache=True, nogil=True)
-def _n_count(nmask: np.ndarray, total: int) -> int:
-    """Set bits among the first `total` of the mask (the pad bits of the last byte are not counted)."""
-    n = 0
-    for i in range(total >> 3):
-        b = nmask[i]
-        while b:
-            b &= b - np.uint8(1)
-            n += 1
-    for i in range(total & ~7, total):
-        n += (nmask[i >> 3] >> (i & 7)) & 1
-    return n
 
 
 _BLOCK = 4096  # words collected before their table updates: those loops then overlap their cache misses

@@ -62,6 +62,12 @@ class NeighborhoodIndex:
     def summary(self) -> str:
         return summary(self.u, self.l, self.shape, self.pos.size, self.nbs.size, self.ph is not None, 1)
 
+    @classmethod
+    def from_arrays(cls, params: dict, arrays: dict) -> NeighborhoodIndex:
+        """The stored index (its perfect hashes when stored ones of this version are there)."""
+        return cls(params["u"], params["l"], arrays["seed_start"], arrays["nbs"], arrays["nb_pos"], arrays["pos"],
+                   params.get("shape", ""), PerfectHash.from_arrays(arrays, params.get("ph")))
+
     def arrays(self) -> dict[str, np.ndarray]:
         arrays = {"seed_start": self.seed_start, "nbs": self.nbs, "nb_pos": self.nb_pos, "pos": self.pos}
         return arrays | (self.ph.arrays() if self.ph is not None else {})
@@ -224,14 +230,9 @@ class SegmentedIndex:
     @classmethod
     def from_arrays(cls, params: dict, arrays: dict) -> SegmentedIndex:
         bounds = [int(b) for b in params["segments"]]
-        parts = []
-        for i in range(len(bounds) - 1):
-            own = {name: arrays[segment_array(i, name)] for name in SEGMENT_ARRAYS}
-            ph = PerfectHash.from_arrays({n: arrays[segment_array(i, n)] for n in perfect_hash.ARRAYS
-                                          if segment_array(i, n) in arrays}, params.get("ph"))
-            parts.append(NeighborhoodIndex(params["u"], params["l"], own["seed_start"], own["nbs"], own["nb_pos"],
-                                           own["pos"], params.get("shape", ""), ph))
-        return cls(parts, bounds)
+        prefixes = [segment_array(i, "") for i in range(len(bounds) - 1)]
+        return cls([NeighborhoodIndex.from_arrays(params, {n.removeprefix(pre): a for n, a in arrays.items()
+                                                           if n.startswith(pre)}) for pre in prefixes], bounds)
 
 
 SEGMENT_ARRAYS = ("seed_start", "nbs", "nb_pos", "pos")
@@ -263,8 +264,7 @@ class SegmentedBuild:
     unique: int = 0
 
     def summary(self) -> str:
-        u = check_shape(self.shape, self.l) if self.shape else self.u
-        return summary(u, self.l, self.shape, self.positions, self.unique, self.ph, len(self.bounds) - 1)
+        return summary(self.u, self.l, self.shape, self.positions, self.unique, self.ph, len(self.bounds) - 1)
 
     def arrays(self) -> Iterator[tuple[str, np.ndarray]]:
         for i in range(len(self.bounds) - 1):

@@ -28,7 +28,7 @@ def position_dtype(ref: Reference) -> type:
 def range_words(ref: Reference, k: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
     """(keys, positions) of the words starting at positions [first, last), in position order. Read from
     the packed reference: no whole-genome code array (a genome segment costs its own words only)."""
-    n_valid = _count_bases(ref.nmask, first, last)
+    n_valid = count_bases(ref.nmask, first, last)
     keys = np.empty(n_valid, dtype=np.uint64)
     pos = np.empty(n_valid, dtype=position_dtype(ref))
     _fill_range_words(ref.packed, ref.nmask, np.asarray(ref.starts, dtype=np.int64), k, first, last, keys, pos)
@@ -36,12 +36,24 @@ def range_words(ref: Reference, k: int, first: int, last: int) -> tuple[np.ndarr
 
 
 @njit(cache=True, nogil=True)
-def _count_bases(nmask: np.ndarray, first: int, last: int) -> int:
-    """Positions in [first, last) whose base is not N."""
-    n = 0
-    for i in range(first, last):
-        n += 1 - ((nmask[i >> 3] >> (i & 7)) & 1)
-    return n
+def count_bases(nmask: np.ndarray, first: int, last: int) -> int:
+    """Positions in [first, last) whose base is not N (mask bits outside the range, such as the pad bits of
+    the last byte, are not read)."""
+    n_count = 0
+    i = first
+    while i < last and i & 7:
+        n_count += (nmask[i >> 3] >> (i & 7)) & 1
+        i += 1
+    while i + 8 <= last:  # whole bytes: clear the lowest set bit until none is left
+        b = nmask[i >> 3]
+        while b:
+            b &= b - np.uint8(1)
+            n_count += 1
+        i += 8
+    while i < last:
+        n_count += (nmask[i >> 3] >> (i & 7)) & 1
+        i += 1
+    return (last - first) - n_count
 
 
 @njit(cache=True, nogil=True)

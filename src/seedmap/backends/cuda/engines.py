@@ -185,8 +185,7 @@ def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, s
         share = None if budget is None else budget // len(ix.parts)
         return SegmentedEngine([CudaNeighborhoodEngine(part, ref.starts, windows=options.windows, step=options.step,
                                                        fe=options.fe, budget=share, stream=stream,
-                                                       filter_name=options.filter) for part in ix.parts],
-                               [part.arrays().values() for part in ix.parts])
+                                                       filter_name=options.filter) for part in ix.parts])
     if kind == "neighborhood":
         return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,
                                       fe=options.fe, stream=stream,
