@@ -8,7 +8,8 @@ figures, their growth from the smallest to the largest genome, and the extrapola
     python benchmarks/genome_scale.py --sizes 20,40 --reads 5000 --work /tmp/gs   # a quick look
 
 Peak RSS is GNU time's (file-backed pages of the memory-mapped index count). The neighborhood index is
-built with --max-memory (default 8G): genomes it does not fit in are split into genome segments. The
+built with --max-memory (default 8G), the FM index with --fm-max-memory (default 4G): genomes whose index
+does not build within that are split into genome segments. The
 records of every engine are compared (the same hits, byte-identical SAM but for the @PG line).
 Indexes of a size are removed before the next size is built (a 1 Gbp neighborhood index takes ~12 GB).
 """
@@ -89,6 +90,8 @@ def main() -> int:
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-memory", default="8G", help="seedmap index --max-memory for the neighborhood index")
+    ap.add_argument("--fm-max-memory", default="4G",
+                    help="seedmap index --max-memory for the FM index (default %(default)s: segments from 0.5 Gbp on)")
     ap.add_argument("--work", type=Path, default=DEFAULT_WORK / "genome_scale")
     ap.add_argument("--seedmap", help="command prefix for seedmap (default: seedmap)")
     ap.add_argument("--keep", action="store_true", help="keep the indexes")
@@ -115,8 +118,9 @@ def main() -> int:
             index = d / f"idx.{kind}"
             log = d / f"{kind}.log"
             cmd = [*seedmap, "index", str(fasta), "--kind", kind, "-o", str(index), "-q"]
-            if kind == "neighborhood" and args.max_memory:
-                cmd += ["--max-memory", args.max_memory]
+            limit = {"neighborhood": args.max_memory, "fm": args.fm_max_memory}.get(kind)
+            if limit:
+                cmd += ["--max-memory", limit]
             row = {"size_mbp": size, "kind": kind}
             try:
                 b = run_timed(cmd, log)

@@ -9,23 +9,37 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import batch_of, decode, mutate, random_genome, repetitive_genome, sample_reads
+from conftest import (
+    assert_oracle,
+    batch_of,
+    decode,
+    engine_locations,
+    genome_with_n,
+    mutate,
+    random_genome,
+    repetitive_genome,
+    sample_reads,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seedmap.cli import memory_size
 from seedmap.engines.factory import neighborhood_engine
+from seedmap.engines.fm import fm_engine
 from seedmap.engines.segmented import SegmentedEngine, SegmentGate, merge_segments
 from seedmap.errors import SeedmapError
 from seedmap.filter.neighborhood_bs import _merge_one
-from seedmap.index import neighborhood
+from seedmap.index import fm, neighborhood
 from seedmap.index.kinds import plan_build
+from seedmap.index.segments import SegmentedIndex
 from seedmap.index.words import range_words, sorted_words
 from seedmap.io.reference import Reference
 from seedmap.pipeline import EngineOptions
+from seedmap.verify.bulk import bulk_distances
 
 # ---------------------------------------------------------------- words of a range of positions
 
@@ -96,10 +110,10 @@ def test_merging_merged_segments_is_merging_everything(seed, nq, parts):
 # ---------------------------------------------------------------- engines: the same windows
 
 
-def _segmented(ref: Reference, bounds: list[int], u: int, l: int, shape: str = "") -> neighborhood.SegmentedIndex:
+def _segmented(ref: Reference, bounds: list[int], u: int, l: int, shape: str = "") -> SegmentedIndex:
     parts = [neighborhood.build(ref, u, l, shape, first=a, last=b)
              for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    return neighborhood.SegmentedIndex(parts, bounds)
+    return SegmentedIndex(parts, bounds)
 
 
 def _queries(rng: np.random.Generator, seqs: list[np.ndarray], n: int, e: int):
@@ -225,7 +239,8 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f1.write(f"@p{i}\n{decode(g[p:p + 100])}\n+\n{'I' * 100}\n")
             f2.write(f"@p{i}\n{m2}\n+\n{'I' * 100}\n")
     for name, extra in (("whole", []), ("seg", ["--segment-bases", "13000"]), ("whole_ph", ["--ph"]),
-                        ("seg_ph", ["--ph", "--segment-bases", "25000"])):
+                        ("seg_ph", ["--ph", "--segment-bases", "25000"]), ("fm_whole", ["--kind", "fm"]),
+                        ("fm_seg", ["--kind", "fm", "--segment-bases", "40000"])):
         run = seedmap(d, "index", "ref.fa", "-o", f"{name}.smi", "-q", *extra)
         assert run.returncode == 0, run.stderr
     return d
@@ -238,6 +253,9 @@ def test_segmented_index_is_stored_in_segments(workdir):
     bounds = header["params"]["segments"]
     assert len(bounds) == 6 and bounds[-1] == 60_000
     assert "seg4.pos" in header["arrays"] and "pos" not in header["arrays"]
+    fm_header = json.loads((workdir / "fm_seg.smi" / "header.json").read_text())
+    assert fm_header["params"]["segments"] == [0, 40_000, 60_000]  # cut between sequences: c0 c1 | c2
+    assert "seg1.fwd_occ" in fm_header["arrays"] and "fwd_occ" not in fm_header["arrays"]
 
 
 @pytest.mark.parametrize("args", [
@@ -248,10 +266,16 @@ def test_segmented_index_is_stored_in_segments(workdir):
     ["r1.fq", "r2.fq", "-e", "3"],
 ])
 def test_segmented_index_gives_byte_identical_sam(workdir, args):
-    for name in ("whole", "seg"):
-        run = seedmap(workdir, "map", "ref.fa", *args, "--index", f"{name}.smi", "-q", "-o", f"{name}.sam")
+    """Neighborhood segments, and FM segments (runs of whole sequences): the unsegmented index's SAM."""
+    for name in ("whole", "seg", "fm_seg"):
+        if "--filter" in args and name.startswith("fm"):
+            continue
+        engine = ["--engine", "fm"] if name.startswith("fm") else []
+        run = seedmap(workdir, "map", "ref.fa", *args, *engine, "--index", f"{name}.smi", "-q", "-o", f"{name}.sam")
         assert run.returncode == 0, run.stderr
     assert body(workdir / "seg.sam") == body(workdir / "whole.sam")
+    if "--filter" not in args:
+        assert body(workdir / "fm_seg.sam") == body(workdir / "whole.sam")
     assert body(workdir / "whole.sam").count("\n") > 300
 
 
@@ -282,7 +306,7 @@ def test_missing_segment_array_is_one_clear_error(workdir, tmp_path):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--kind", "fm", "--max-memory", "8G"], "splits a neighborhood index"),
+    (["--kind", "kmer", "--max-memory", "8G"], "the kmer index has none"),
     (["--max-memory", "1M"], "too small"),
     (["--max-memory", "lots"], "not a memory size"),
 ])
@@ -290,3 +314,51 @@ def test_max_memory_misuse(workdir, args, message):
     run = seedmap(workdir, "index", "ref.fa", "-o", "bad.smi", *args)
     assert run.returncode != 0 and message in run.stderr and "Traceback" not in run.stderr
     assert not (workdir / "bad.smi").exists()
+
+
+# ---------------------------------------------------------------- FM segments: runs of whole sequences
+
+
+@settings(max_examples=60, deadline=None)
+@given(lengths=st.lists(st.integers(0, 5000), min_size=1, max_size=12), cap=st.integers(1, 8000))
+def test_fm_segments_are_runs_of_whole_sequences(lengths, cap):
+    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    lengths = np.array(lengths)
+    ref = SimpleNamespace(starts=starts, names=[f"s{i}" for i in range(len(lengths))], total=int(starts[-1]))
+    bounds = fm.segment_bounds(ref, 16, segment_bases=cap)
+    assert bounds[0] == 0 and bounds[-1] == ref.total
+    assert np.all(np.diff(bounds) > 0) or ref.total == 0
+    assert set(bounds) <= set(starts.tolist())
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        first, last = fm.sequence_range(starts, a, b)
+        assert starts[first] == a and starts[last] == b
+        # within the cap, or one sequence larger than it (with empty ones)
+        assert b - a <= cap or np.count_nonzero(lengths[first:last]) == 1
+
+
+def test_fm_segments_keep_suffix_arrays_32_bit():
+    """A human-sized reference (3.1 Gbp, 24 sequences) on a machine with room for one build: segments
+    anyway, each text below 2^31 symbols."""
+    lengths = np.full(24, 3_100_000_000 // 24)
+    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    ref = SimpleNamespace(starts=starts, names=[str(i) for i in range(24)], total=int(starts[-1]),
+                          packed=np.zeros(1, np.uint8), nmask=np.zeros(1, np.uint8))
+    bounds = fm.segment_bounds(ref, 16, max_memory=1 << 40)
+    assert len(bounds) == 3 and max(np.diff(bounds)) + 24 < 2**31
+    small = fm.segment_bounds(ref, 16, max_memory=8 << 30)  # 8 GB: smaller segments, each built within it
+    assert len(small) - 1 >= 4 and max(np.diff(small)) * fm.build_bytes_per_base(16) < 8 << 30
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_fm_segmented_engine_finds_the_oracle_locations(seed):
+    rng = np.random.default_rng(seed)
+    seqs = repetitive_genome(rng) + [np.zeros(0, np.uint8), genome_with_n(rng, 900), random_genome(rng, 40)]
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    bounds = fm.segment_bounds(ref, 4, segment_bases=ref.total // 3)
+    assert len(bounds) > 3
+    seg = SegmentedIndex([fm.build(ref, 4, *fm.sequence_range(ref.starts, a, b))
+                          for a, b in zip(bounds[:-1], bounds[1:], strict=True)], bounds)
+    reads = sample_reads(rng, [s for s in seqs if s.size > 150], 50, (40, 100), 4)
+    got = engine_locations(fm_engine(seg, ref, bulk_distances), ref, reads, 3)
+    assert got == engine_locations(fm_engine(fm.build(ref, 4), ref, bulk_distances), ref, reads, 3)
+    assert assert_oracle(got, ref, reads, 3) > 50

@@ -120,10 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also build every seed block's BDZ perfect hash, for map --filter ph (about 1.23 x 8 "
                          "bytes per unique neighborhood)")
     ix.add_argument("--max-memory", type=memory_size, default=0, metavar="SIZE",
-                    help="build a neighborhood index within about SIZE of memory (e.g. 8G; default: three quarters "
-                         "of this machine's memory): one that would need more is split into genome segments, built "
-                         "one at a time and searched one after the other (same hits); mapping then holds about two "
-                         "segments resident")
+                    help="build a neighborhood or FM index within about SIZE of memory (e.g. 8G; default: three "
+                         "quarters of this machine's memory): one that would need more is split into genome segments "
+                         "(FM: runs of whole sequences, each under 2^31 bases), built one at a time and searched one "
+                         "after the other (same hits); mapping then holds about two segments resident")
     ix.add_argument("--segment-bases", type=positive_int, default=0, help=argparse.SUPPRESS)  # tests: segment size
     ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K,
                     help="k-mer length for --kind kmer, at most 14 (default %(default)s)")
@@ -319,8 +319,8 @@ def _index(args: argparse.Namespace) -> None:
 
     if args.ph and args.kind != "neighborhood":
         raise SeedmapError(f"--ph builds perfect hashes of a neighborhood index, not of --kind {args.kind}")
-    if (args.max_memory or args.segment_bases) and args.kind != "neighborhood":
-        raise SeedmapError(f"--max-memory splits a neighborhood index into genome segments; the {args.kind} index "
+    if (args.max_memory or args.segment_bases) and args.kind == "kmer":
+        raise SeedmapError("--max-memory splits a neighborhood or FM index into genome segments; the kmer index "
                            "has none (see the README's memory model for what it needs)")
     if args.kind == "kmer":
         kmer.check_parameters(args.kmer_length)
@@ -339,7 +339,7 @@ def _index(args: argparse.Namespace) -> None:
             from seedmap.index.perfect_hash import VERSION
 
             params["ph"] = VERSION
-    if args.kind == "neighborhood":
+    if args.kind != "kmer":
         params.update(max_memory=args.max_memory, segment_bases=args.segment_bases, machine_memory=default_max_memory())
     path = build_index(args.reference, args.output, args.kind, params)
     compile_for_index(args.reference, str(path), args.kind)  # the wait belongs here, not in the first map

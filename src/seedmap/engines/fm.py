@@ -5,15 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from seedmap.engines.base import CandidateEngine
+from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter.fm_scheme import ROW, count_candidates, fill_windows
-from seedmap.index.fm import FmIndex
+from seedmap.index.fm import FmIndex, sequence_range
+from seedmap.index.segments import SegmentedIndex
+from seedmap.io.reference import Reference
 
 SAVED_ROWS = 8  # accepted strings kept per query by the count pass; queries with more are searched again
 DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, two pieces long) go straight to verification
 
 
 class FmEngine(CandidateEngine):
-    """Candidates from the search scheme; verified in bulk (the device's bulk verifier) when given."""
+    """Candidates from the search scheme; verified in bulk (the device's bulk verifier) when given.
+    ref_starts: the genome starts of the index's sequences and the end of the last one (a slice of the
+    reference's for an index of a genome segment)."""
 
     def __init__(self, index: FmIndex, ref_starts: np.ndarray, bulk: object = None,
                  packed: np.ndarray | None = None, nmask: np.ndarray | None = None,
@@ -40,3 +45,12 @@ class FmEngine(CandidateEngine):
         fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.n, ix.counts, ix.text_starts, ix.fwd_occ,
                      ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, ix.rev_mark, ix.rev_ssa, self.ref_starts, self.small, saved,
                      n_saved, win_s, win_e, win_d)
+
+
+def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object) -> CandidateEngine:
+    """The engine of an FM index, or of one in genome segments (each searched with its sequences' starts)."""
+    if isinstance(ix, SegmentedIndex):
+        ranges = [sequence_range(ref.starts, ix.bounds[i], ix.bounds[i + 1]) for i in range(len(ix.parts))]
+        return SegmentedEngine([FmEngine(part, ref.starts[a:b + 1], bulk=bulk, packed=ref.packed, nmask=ref.nmask)
+                                for part, (a, b) in zip(ix.parts, ranges, strict=True)])
+    return FmEngine(ix, ref.starts, bulk=bulk, packed=ref.packed, nmask=ref.nmask)

@@ -319,7 +319,7 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
             for i in range(row[4], row[5]):
                 ps = _piece_text_start(row, n, counts, fwd_occ, fwd_mark, fwd_ssa, rev_occ, rev_mark, rev_ssa, i)
                 s = np.searchsorted(text_starts, ps, side="right") - 1
-                diag = ps - s - row[1]
+                diag = ps - text_starts[s] + ref_starts[s] - row[1]  # a segment's sequences start further on
                 win_start[w] = max(diag - e, ref_starts[s])
                 win_end[w] = min(diag + m + e, ref_starts[s + 1])
                 win_diag[w] = diag

@@ -23,6 +23,7 @@ from numba import njit
 from pydivsufsort import divsufsort
 
 from seedmap.errors import SeedmapError
+from seedmap.index import segments
 from seedmap.io.reference import Reference, ref_code
 
 DEFAULT_SA_SAMPLE = 16
@@ -61,12 +62,13 @@ def check_parameters(r: int) -> None:
         raise SeedmapError(f"the SA sample rate must be 1..1024, got {r}")
 
 
-def make_text(ref: Reference) -> tuple[np.ndarray, np.ndarray]:
-    """(text, text_starts): sequences with a separator after each; text_starts ends with the text length."""
-    k = len(ref.names)
-    starts = np.asarray(ref.starts, dtype=np.int64)
-    text_starts = starts + np.arange(k + 1)
-    text = np.empty(ref.total + k, dtype=np.uint8)
+def make_text(ref: Reference, first: int = 0, last: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(text, text_starts) of sequences first..last (default: all): each followed by a separator;
+    text_starts ends with the text length."""
+    last = len(ref.names) if last is None else last
+    starts = np.asarray(ref.starts[first:last + 1], dtype=np.int64)
+    text_starts = starts - starts[0] + np.arange(last - first + 1)
+    text = np.empty(int(text_starts[-1]), dtype=np.uint8)
     _fill_text(ref.packed, ref.nmask, starts, text)
     return text, text_starts
 
@@ -167,12 +169,77 @@ def _reverse_body(text: np.ndarray) -> None:
         j -= 1
 
 
-def build(ref: Reference, r: int = DEFAULT_SA_SAMPLE) -> FmIndex:
-    """Peak: the text (1 B/base), one suffix array (4 B/base; 8 above 2^31) and the tables of both texts."""
+def build(ref: Reference, r: int = DEFAULT_SA_SAMPLE, first: int = 0, last: int | None = None) -> FmIndex:
+    """The index of sequences first..last (default: all; a range is a genome segment). Peak: the text
+    (1 B/base), one suffix array (4 B/base; 8 above 2^31) and the tables of both texts."""
     check_parameters(r)
-    text, text_starts = make_text(ref)
+    text, text_starts = make_text(ref, first, last)
     counts = symbol_counts(text)  # the reverse text has the same symbols
     fwd = one_text(text, r)
     _reverse_body(text)
     rev = one_text(text, r)
     return FmIndex(r, int(text.size), counts, text_starts, *fwd, *rev)
+
+
+# ---------------------------------------------------------------- genome segments
+# A segment is a run of whole sequences (an FM search does not cross a sequence end): its text stays below
+# 2^31 symbols, so its suffix array is 32-bit, and its build fits the memory limit next to the reference.
+MAX_SEGMENT_TEXT = 2**31 - 1
+FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
+
+
+def build_bytes_per_base(r: int, sa_bytes: int = 4) -> float:
+    """A build holds the text, its suffix array and the forward and reverse tables (occ: 10 words per 64
+    rows, mark: 2, ssa: one SA value per r rows)."""
+    return 1 + sa_bytes + 2 * (12 * 8 / 64 + sa_bytes / r)
+
+
+def segment_bounds(ref: Reference, r: int, max_memory: int = 0, segment_bases: int = 0) -> list[int]:
+    """Sequence starts (genome positions) cutting the reference into runs of whole sequences, each with a
+    32-bit suffix array and a build within max_memory (or of about segment_bases bases): [0, total] when
+    one does. A sequence larger than that is a segment of its own. Runs are about equal in size."""
+    if not segment_bases:
+        fixed = FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes
+        if max_memory - fixed < build_bytes_per_base(r) * (1 << 16):
+            raise SeedmapError(f"--max-memory {max_memory / 2**20:.0f} MiB is too small: the reference alone "
+                               f"takes {fixed / 2**20:.0f} MiB")
+        segment_bases = int((max_memory - fixed) / build_bytes_per_base(r))
+    cap = min(segment_bases, MAX_SEGMENT_TEXT - len(ref.names))
+    starts = np.asarray(ref.starts, dtype=np.int64)
+    target = ref.total / max(1, -(-ref.total // cap))  # equal parts, if the sequences allowed it
+    bounds = [0]
+    for s in range(1, len(ref.names)):
+        size, next_size = starts[s] - bounds[-1], starts[s + 1] - bounds[-1]
+        if size > 0 and (next_size > cap or size >= target):
+            bounds.append(int(starts[s]))
+    bounds.append(int(ref.total))
+    return bounds
+
+
+def sequence_range(ref_starts: np.ndarray, first: int, last: int) -> tuple[int, int]:
+    """The sequences of the segment whose bounds (sequence starts) are first and last."""
+    k = ref_starts.size - 1
+    a = int(np.searchsorted(ref_starts[:k], first))
+    return a, (k if last >= ref_starts[k] else int(np.searchsorted(ref_starts[:k], last)))
+
+
+def segmented_build(ref: Reference, r: int, bounds: list[int]) -> segments.SegmentedBuild:
+    """Each segment's index built when the store writes it."""
+    return segments.SegmentedBuild(bounds, lambda first, last: build(ref, r, *sequence_range(ref.starts, first, last)),
+                                   lambda part: (part.n, part.fwd_ssa.size))
+
+
+def describe(ix: FmIndex | segments.SegmentedBuild, params: dict) -> str:
+    made = ix.made if isinstance(ix, segments.SegmentedBuild) else [(ix.n, ix.fwd_ssa.size)]
+    return (f"r={params['r']}: {sum(m[0] for m in made)} text symbols, {sum(m[1] for m in made)} SA samples"
+            + (f", in {len(made)} genome segments" if len(made) > 1 else ""))
+
+
+def stored_arrays(params: dict) -> tuple[str, ...]:
+    return segments.stored_arrays(params, ARRAYS)
+
+
+def from_arrays(params: dict, arrays: dict) -> FmIndex | segments.SegmentedIndex:
+    if params.get("segments"):
+        return segments.SegmentedIndex.from_arrays(params, arrays, FmIndex.from_arrays)
+    return FmIndex.from_arrays(params, arrays)

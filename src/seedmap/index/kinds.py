@@ -10,11 +10,11 @@ from pathlib import Path
 
 from seedmap.engines.base import CandidateEngine
 from seedmap.engines.factory import neighborhood_engine
-from seedmap.engines.fm import FmEngine
+from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.errors import SeedmapError
-from seedmap.index import fm, kmer, neighborhood, store
+from seedmap.index import fm, kmer, neighborhood, segments, store
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.pipeline.options import EngineOptions
 from seedmap.verify.bulk import bulk_distances
@@ -31,29 +31,30 @@ class IndexKind:
     build: Callable[[Reference, dict], object]
     from_arrays: Callable[[dict, dict], object]
     engine: Callable[[object, Reference, EngineOptions], CandidateEngine]
-    describe: Callable[[object], str]
+    describe: Callable[[object, dict], str]  # what a build made, for the log
 
 
 KINDS = {
     "neighborhood": IndexKind(
-        "neighborhood", neighborhood.segment_arrays,
+        "neighborhood", neighborhood.stored_arrays,
         build=lambda ref, p: _build_neighborhood(ref, p),
         from_arrays=lambda p, a: _neighborhood_from_arrays(p, a),
         engine=lambda ix, ref, o: _neighborhood_engine(ix, ref, o),
-        describe=lambda ix: ix.summary()),
+        describe=neighborhood.describe),
     "kmer": IndexKind(
         "kmer", lambda p: ("offsets", "pos"),
         build=lambda ref, p: kmer.build(ref, p["k"]),
         from_arrays=lambda p, a: kmer.KmerIndex(p["k"], a["offsets"], a["pos"]),
         engine=lambda ix, ref, o: KmerEngine(ix, ref.starts, adjacency=o.adjacency, bulk=bulk_distances,
                                              packed=ref.packed, nmask=ref.nmask),
-        describe=lambda ix: f"k={ix.k}: {ix.pos.size} positions"),
+        describe=lambda ix, p: f"k={ix.k}: {ix.pos.size} positions"),
     "fm": IndexKind(
-        "fm", lambda p: fm.ARRAYS,
-        build=lambda ref, p: fm.build(ref, p["r"]),
-        from_arrays=fm.FmIndex.from_arrays,
-        engine=lambda ix, ref, o: FmEngine(ix, ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask),
-        describe=lambda ix: f"r={ix.sa_sample}: {ix.n} text symbols, {ix.fwd_ssa.size} SA samples"),
+        "fm", fm.stored_arrays,
+        build=lambda ref, p: (fm.segmented_build(ref, p["r"], segments.bounds_of(p)) if p.get("segments")
+                              else fm.build(ref, p["r"])),
+        from_arrays=fm.from_arrays,
+        engine=lambda ix, ref, o: fm_engine(ix, ref, bulk=bulk_distances),
+        describe=fm.describe),
 }
 DEFAULT_PARAMS = {
     "neighborhood": {"u": neighborhood.DEFAULT_SEED_LENGTH, "l": neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH},
@@ -65,34 +66,40 @@ DEFAULT_PARAMS = {
 def _build_neighborhood(ref: Reference, p: dict) -> object:
     shape, ph = p.get("shape", ""), bool(p.get("ph"))
     if p.get("segments"):  # built part by part as the store writes them
-        return neighborhood.SegmentedBuild(ref, p["u"], p["l"], shape, ph, [int(b) for b in p["segments"]])
+        return neighborhood.segmented_build(ref, p["u"], p["l"], shape, ph, segments.bounds_of(p))
     return neighborhood.build(ref, p["u"], p["l"], shape, ph=ph)
 
 
 def _neighborhood_from_arrays(p: dict, a: dict) -> object:
     if p.get("segments"):
-        return neighborhood.SegmentedIndex.from_arrays(p, a)
+        return segments.SegmentedIndex.from_arrays(p, a, neighborhood.NeighborhoodIndex.from_arrays)
     return neighborhood.NeighborhoodIndex.from_arrays(p, a)
 
 
 def _neighborhood_engine(ix: object, ref: Reference, o: EngineOptions) -> CandidateEngine:
-    if isinstance(ix, neighborhood.SegmentedIndex):
+    if isinstance(ix, segments.SegmentedIndex):
         return SegmentedEngine([neighborhood_engine(part, ref.starts, o) for part in ix.parts])
     return neighborhood_engine(ix, ref.starts, o)
 
 
+SEGMENT_BOUNDS = {  # (reference, params, max_memory, segment_bases) -> bounds, for the kinds that segment
+    "neighborhood": lambda ref, p, mem, bases: neighborhood.segment_bounds(ref, p["u"], mem, bases),
+    "fm": lambda ref, p, mem, bases: fm.segment_bounds(ref, p["r"], mem, bases),
+}
+
+
 def plan_build(ref: Reference, kind: str, params: dict) -> dict:
-    """The parameters to build with: a neighborhood index built within max_memory bytes (the user's limit,
-    else machine_memory, the share of this machine's memory the CLI allows) is split into genome segments
-    (stored as `segments`, their bounds) when one would not fit; segment_bases (tests, experiments) sets
-    the segments' size instead."""
+    """The parameters to build with: a neighborhood or FM index built within max_memory bytes (the user's
+    limit, else machine_memory, the share of this machine's memory the CLI allows) is split into genome
+    segments (stored as `segments`, their bounds) when one would not fit (FM: nor have a 32-bit suffix
+    array); segment_bases (tests, experiments) sets the segments' size instead."""
     params = dict(params)
     max_memory, segment_bases = params.pop("max_memory", 0) or 0, params.pop("segment_bases", 0) or 0
     machine = params.pop("machine_memory", 0) or 0
-    if kind != "neighborhood" or not (max_memory or segment_bases or machine):
+    if kind not in SEGMENT_BOUNDS or not (max_memory or segment_bases or machine):
         return params
     try:
-        bounds = neighborhood.segment_bounds(ref, params["u"], int(max_memory or machine), int(segment_bases))
+        bounds = SEGMENT_BOUNDS[kind](ref, params, int(max_memory or machine), int(segment_bases))
     except SeedmapError:
         if max_memory:
             raise
@@ -113,7 +120,7 @@ def build_index(fasta: str, out: str | None, kind: str, params: dict) -> Path:
     ix = KINDS[kind].build(ref, params)
     path = Path(out) if out else store.default_path(fasta, kind)
     store.save(path, kind, params, ref, ix.arrays(), fasta)
-    log.info("built the %s index (%s) and wrote %s in %.1f s", kind, KINDS[kind].describe(ix), path,
+    log.info("built the %s index (%s) and wrote %s in %.1f s", kind, KINDS[kind].describe(ix, params), path,
              time.perf_counter() - t1)
     return path
 

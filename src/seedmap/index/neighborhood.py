@@ -18,13 +18,12 @@ bases then the neighborhood, so the layout above is unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from seedmap.index import perfect_hash
+from seedmap.index import perfect_hash, segments
 from seedmap.index.perfect_hash import PerfectHash
 from seedmap.index.words import _radix_sort, range_words, sorted_words
 from seedmap.io.reference import Reference
@@ -59,9 +58,6 @@ class NeighborhoodIndex:
     def word(self) -> int:
         return self.span + self.l
 
-    def summary(self) -> str:
-        return summary(self.u, self.l, self.shape, self.pos.size, self.nbs.size, self.ph is not None, 1)
-
     @classmethod
     def from_arrays(cls, params: dict, arrays: dict) -> NeighborhoodIndex:
         """The stored index (its perfect hashes when stored ones of this version are there)."""
@@ -71,11 +67,6 @@ class NeighborhoodIndex:
     def arrays(self) -> dict[str, np.ndarray]:
         arrays = {"seed_start": self.seed_start, "nbs": self.nbs, "nb_pos": self.nb_pos, "pos": self.pos}
         return arrays | (self.ph.arrays() if self.ph is not None else {})
-
-
-def summary(u: int, l: int, shape: str, positions: int, unique: int, ph: bool, segments: int) -> str:
-    return (f"u={u}, l={l}{', shape ' + shape if shape else ''}: {positions} positions, {unique} unique words"
-            + (f", in {segments} genome segments" if segments > 1 else "") + (", perfect hashes" if ph else ""))
 
 
 def check_parameters(u: int, l: int) -> None:
@@ -204,73 +195,25 @@ def segment_bounds(ref: Reference, u: int, max_memory: int = 0, segment_bases: i
     return [ref.total * i // parts for i in range(parts + 1)]
 
 
-@dataclass
-class SegmentedIndex:
-    """The index in genome segments (MAROSE): part i holds the words starting at positions bounds[i] ..
-    bounds[i + 1] (positions stay genome-wide). Each part is built, stored and searched on its own, and the
-    parts' candidates together are exactly the unsegmented index's, so the mapping is the same."""
-
-    parts: list[NeighborhoodIndex]
-    bounds: list[int]
-
-    @property
-    def first(self) -> NeighborhoodIndex:
-        return self.parts[0]
-
-    def summary(self) -> str:
-        f = self.first
-        return summary(f.u, f.l, f.shape, sum(p.pos.size for p in self.parts), sum(p.nbs.size for p in self.parts),
-                       f.ph is not None, len(self.parts))
-
-    def arrays(self) -> Iterator[tuple[str, np.ndarray]]:
-        for i, part in enumerate(self.parts):
-            for name, arr in part.arrays().items():
-                yield segment_array(i, name), arr
-
-    @classmethod
-    def from_arrays(cls, params: dict, arrays: dict) -> SegmentedIndex:
-        bounds = [int(b) for b in params["segments"]]
-        prefixes = [segment_array(i, "") for i in range(len(bounds) - 1)]
-        return cls([NeighborhoodIndex.from_arrays(params, {n.removeprefix(pre): a for n, a in arrays.items()
-                                                           if n.startswith(pre)}) for pre in prefixes], bounds)
+ARRAYS = ("seed_start", "nbs", "nb_pos", "pos")
 
 
-SEGMENT_ARRAYS = ("seed_start", "nbs", "nb_pos", "pos")
-
-
-def segment_array(i: int, name: str) -> str:
-    return f"seg{i}.{name}"
-
-
-def segment_arrays(params: dict) -> tuple[str, ...]:
+def stored_arrays(params: dict) -> tuple[str, ...]:
     """The arrays a stored index with these parameters must hold."""
-    if not params.get("segments"):
-        return SEGMENT_ARRAYS
-    return tuple(segment_array(i, n) for i in range(len(params["segments"]) - 1) for n in SEGMENT_ARRAYS)
+    return segments.stored_arrays(params, ARRAYS)
 
 
-@dataclass
-class SegmentedBuild:
-    """A segmented build that makes each part only when its arrays are written, so one part's words are in
-    memory at a time; positions and unique words are counted for the log."""
+def segmented_build(ref: Reference, u: int, l: int, shape: str, ph: bool,
+                    bounds: list[int]) -> segments.SegmentedBuild:
+    """Each part built when the store writes it; its positions and unique words are tallied for the log."""
+    return segments.SegmentedBuild(bounds, lambda first, last: build(ref, u, l, shape, ph, first, last),
+                                   lambda part: (part.pos.size, part.nbs.size))
 
-    ref: Reference
-    u: int
-    l: int
-    shape: str
-    ph: bool
-    bounds: list[int]
-    positions: int = 0
-    unique: int = 0
 
-    def summary(self) -> str:
-        return summary(self.u, self.l, self.shape, self.positions, self.unique, self.ph, len(self.bounds) - 1)
-
-    def arrays(self) -> Iterator[tuple[str, np.ndarray]]:
-        for i in range(len(self.bounds) - 1):
-            part = build(self.ref, self.u, self.l, self.shape, self.ph, self.bounds[i], self.bounds[i + 1])
-            self.positions += part.pos.size
-            self.unique += part.nbs.size
-            for name, arr in part.arrays().items():
-                yield segment_array(i, name), arr
-            del part
+def describe(ix: NeighborhoodIndex | segments.SegmentedBuild, params: dict) -> str:
+    """What a build made, for the log."""
+    made = ix.made if isinstance(ix, segments.SegmentedBuild) else [(ix.pos.size, ix.nbs.size)]
+    shape = f", shape {params['shape']}" if params.get("shape") else ""
+    return (f"u={params['u']}, l={params['l']}{shape}: {sum(m[0] for m in made)} positions, "
+            f"{sum(m[1] for m in made)} unique words" + (f", in {len(made)} genome segments" if len(made) > 1 else "")
+            + (", perfect hashes" if params.get("ph") else ""))

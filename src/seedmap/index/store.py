@@ -185,13 +185,13 @@ def read_header(path: str | Path, kind: str | None = None, required: Required = 
         raise SeedmapError(f"{path}: the index header is unreadable or corrupted; rebuild the index") from None
     if not isinstance(header, dict) or header.get("format") != "seedmap-index":
         raise SeedmapError(f"{path}: not a seedmap index")
+    if kind is not None and header.get("kind") != kind:  # before the arrays: another kind has other arrays
+        raise SeedmapError(f"{path}: this is a {header.get('kind')} index, not a {kind} index")
     if not _complete(header, required):
         raise SeedmapError(f"{path}: the index header is incomplete; rebuild the index")
     if header.get("format_version") != FORMAT_VERSION:
         raise SeedmapError(f"{path}: index format version {header.get('format_version')} is not supported by "
                            f"seedmap {__version__} (version {FORMAT_VERSION}); rebuild the index")
-    if kind is not None and header.get("kind") != kind:
-        raise SeedmapError(f"{path}: this is a {header.get('kind')} index, not a {kind} index")
     stamp = header["reference"].get("fasta")
     if fasta is not None and stamp is not None and os.path.exists(fasta) and fasta_stamp(fasta) != stamp:
         raise SeedmapError(f"{path}: the index is out of date ({fasta} changed since it was built); "

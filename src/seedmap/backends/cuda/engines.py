@@ -18,7 +18,8 @@ from seedmap.engines.base import CANDIDATE_BUDGET
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.segmented import SegmentedEngine
-from seedmap.index.neighborhood import NeighborhoodIndex, SegmentedIndex
+from seedmap.index.neighborhood import NeighborhoodIndex
+from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
 from seedmap.pipeline.options import EngineOptions
 
@@ -195,10 +196,9 @@ def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, s
         return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=verifier, packed=ref.packed,
                           nmask=ref.nmask)
     if kind == "fm":  # the search scheme runs on the CPU; its candidates are verified on the GPU
-        from seedmap.engines.fm import FmEngine
+        from seedmap.engines.fm import fm_engine
 
-        verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream)
-        return FmEngine(ix, ref.starts, bulk=verifier, packed=ref.packed, nmask=ref.nmask)
+        return fm_engine(ix, ref, DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream))
     raise ValueError(f"no CUDA engine for the {kind} index")
 
 

@@ -1,0 +1,71 @@
+"""Indexes in genome segments: each part indexes one range of the genome and is built, stored and searched
+on its own, so a build holds one part in memory and a mapping run keeps few parts resident. The
+neighborhood index cuts anywhere (MAROSE: words starting in a range of positions), the FM index between
+whole sequences. A stored part's arrays are named seg{i}.{name}; the header's `segments` param holds the
+bounds (genome positions)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def array_name(i: int, name: str) -> str:
+    return f"seg{i}.{name}"
+
+
+def stored_arrays(params: dict, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The arrays a stored index with these parameters holds: `names`, once per segment when segmented."""
+    if not params.get("segments"):
+        return names
+    return tuple(array_name(i, n) for i in range(len(params["segments"]) - 1) for n in names)
+
+
+def bounds_of(params: dict) -> list[int]:
+    return [int(b) for b in params["segments"]]
+
+
+@dataclass
+class SegmentedIndex:
+    """parts[i] indexes the genome range bounds[i] .. bounds[i + 1]."""
+
+    parts: list
+    bounds: list[int]
+
+    @property
+    def first(self) -> object:
+        return self.parts[0]
+
+    def arrays(self) -> Iterator[tuple[str, np.ndarray]]:
+        for i, part in enumerate(self.parts):
+            for name, arr in part.arrays().items():
+                yield array_name(i, name), arr
+
+    @classmethod
+    def from_arrays(cls, params: dict, arrays: dict,
+                    part_from_arrays: Callable[[dict, dict], object]) -> SegmentedIndex:
+        bounds = bounds_of(params)
+        prefixes = [array_name(i, "") for i in range(len(bounds) - 1)]
+        return cls([part_from_arrays(params, {n.removeprefix(pre): a for n, a in arrays.items() if n.startswith(pre)})
+                    for pre in prefixes], bounds)
+
+
+@dataclass
+class SegmentedBuild:
+    """A build that makes each part (make(first, last)) only when the store writes its arrays, so one part
+    is in memory at a time; `made` keeps tally(part) of each part for the log."""
+
+    bounds: list[int]
+    make: Callable[[int, int], object]
+    tally: Callable[[object], object]
+    made: list = field(default_factory=list)
+
+    def arrays(self) -> Iterator[tuple[str, np.ndarray]]:
+        for i in range(len(self.bounds) - 1):
+            part = self.make(self.bounds[i], self.bounds[i + 1])
+            self.made.append(self.tally(part))
+            for name, arr in part.arrays().items():
+                yield array_name(i, name), arr
+            del part
