@@ -97,7 +97,13 @@ def make_engine(ref: Reference, engine: str = "neighborhood", u: int = 10, l: in
     if engine == "kmer":
         return KmerEngine(kmer.build(ref, k), ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask,
                           **plan)
-    return neighborhood_engine(neighborhood.build(ref, u, l, shape), ref.starts, EngineOptions(**plan))
+    bulk_min = plan.pop("bulk_min", None)  # neighborhood: verify in bulk the candidates of queries with more
+    if bulk_min is None:
+        return neighborhood_engine(neighborhood.build(ref, u, l, shape), ref.starts, EngineOptions(**plan))
+    engine = neighborhood_engine(neighborhood.build(ref, u, l, shape), ref.starts, EngineOptions(**plan),
+                                 bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask)
+    engine.bulk_min = bulk_min
+    return engine
 
 
 def engine_locations(engine, ref: Reference, reads: list[np.ndarray], errors: float) -> list[set]:

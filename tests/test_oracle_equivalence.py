@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_oracle, random_genome, repetitive_genome, sample_reads, seedmap_locations
+from conftest import (
+    assert_oracle,
+    batch_of,
+    make_engine,
+    random_genome,
+    repetitive_genome,
+    sample_reads,
+    seedmap_locations,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import oracle_locations
 
 from seedmap.io.reference import Reference
+from seedmap.pipeline import errors_per_read
 
 
 def check(ref: Reference, reads: list[np.ndarray], errors: float, **kw) -> int:
@@ -30,6 +39,30 @@ def test_repetitive_genome(rng, e):
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 40, (30, 90), e + 1)
     assert check(ref, reads, e) > 40  # repeats give many locations per read
+
+
+@pytest.mark.parametrize("filter_name", ["bs", "ph", "bpr"])
+@pytest.mark.parametrize("bulk_min,e", [(0, 2), (0, 4), (5, 3)])
+def test_repetitive_reads_verified_in_bulk(rng, filter_name, bulk_min, e):
+    """Queries with more than bulk_min raw candidates have them verified in bulk before merging (what keeps
+    the windows of reads from diverged repeat families small): the hit set stays the oracle's."""
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 40, (30, 90), e + 1)
+    assert check(ref, reads, e, filter=filter_name, bulk_min=bulk_min) > 40
+
+
+def test_bulk_verification_drops_windows(rng):
+    """It can fail: on a repetitive genome, verifying candidates in bulk leaves fewer merged windows."""
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    batch = batch_of(sample_reads(rng, seqs, 60, (30, 90), 5))
+    qerr = errors_per_read(batch.lengths, 4)
+    plain, bulk = make_engine(ref), make_engine(ref, bulk_min=0)
+    qcodes, qoff = batch.queries()
+    n_plain = plain.candidate_windows(qcodes, qoff, qerr)[0].size
+    n_bulk = bulk.candidate_windows(qcodes, qoff, qerr)[0].size
+    assert n_bulk < n_plain
 
 
 def test_rate_errors_and_long_reads(rng):

@@ -36,9 +36,12 @@ class CandidateEngine:
     With `bulk` set (a device's bulk verifier, seedmap.verify.bulk.bulk_distances or its GPU twin),
     every candidate's own window [diag - e, diag + m + e) is verified before merging and the ones with no
     alignment within e are dropped: safe, since every such alignment lies in the window of its exact seed.
+    Only queries with more than `bulk_min` raw candidates are verified so (a filtering engine's few
+    candidates of a unique read are cheaper to verify once merged).
     """
 
     max_window: int
+    bulk_min = 0
 
     def guarantee(self, m: int, e: int) -> str:
         """What the engine guarantees for reads of length m > e with up to e edits: the k-mer and FM
@@ -64,6 +67,9 @@ class CandidateEngine:
                      cand_off: np.ndarray, cand_len: np.ndarray, win_s: np.ndarray, win_e: np.ndarray,
                      win_d: np.ndarray) -> None:
         lens = cand_len[first:last]
+        lens = np.where(lens > self.bulk_min, lens, 0)
+        if not lens.any():
+            return
         rel = cand_off[first:last] - cand_off[first]
         idx = np.repeat(rel, lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
         cand_q = np.repeat(np.arange(first, last), lens)
@@ -74,10 +80,11 @@ class CandidateEngine:
         once = np.ones(idx.size, dtype=np.bool_)
         once[1:] = ((cand_q[1:] != cand_q[:-1]) | (diag[1:] != diag[:-1]) | (win_s[idx][1:] != win_s[idx][:-1])
                     | (win_e[idx][1:] != win_e[idx][:-1]))
+        ok = np.ones(win_s.size, dtype=np.bool_)  # queries left out keep all their candidates
+        ok[idx] = False
         idx, cand_q = idx[once], cand_q[once]
         # A candidate's window, clipped to its sequence, is exactly [win_s, win_e).
         dist = self.bulk(qcodes, qoff, qerr, cand_q, win_d[idx], win_s[idx], win_e[idx], self.packed, self.nmask)
-        ok = np.zeros(win_s.size, dtype=np.bool_)
         ok[idx] = dist <= qerr[cand_q >> 1]
         _keep_verified(first, last, cand_off, cand_len, ok, win_s, win_e, win_d)
 

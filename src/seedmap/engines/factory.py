@@ -15,6 +15,9 @@ from seedmap.pipeline.options import EngineOptions
 FILTERS = {"bs": NeighborhoodEngine, "ph": PerfectHashEngine, "bpr": NeighborhoodBprEngine}
 
 
-def neighborhood_engine(ix: NeighborhoodIndex, ref_starts: np.ndarray, options: EngineOptions) -> CandidateEngine:
-    """bs: binary search, ph: perfect hash, bpr: mflBPR."""
-    return FILTERS[options.filter](ix, ref_starts, windows=options.windows, step=options.step, fe=options.fe)
+def neighborhood_engine(ix: NeighborhoodIndex, ref_starts: np.ndarray, options: EngineOptions,
+                        **verifier: object) -> CandidateEngine:
+    """bs: binary search, ph: perfect hash, bpr: mflBPR. verifier: bulk, packed and nmask, to verify the
+    candidates of repetitive reads in bulk (NeighborhoodEngine)."""
+    return FILTERS[options.filter](ix, ref_starts, windows=options.windows, step=options.step, fe=options.fe,
+                                   **verifier)

@@ -17,10 +17,10 @@ class NeighborhoodBprEngine(NeighborhoodEngine):
     fill_kernel = staticmethod(fill_windows)
 
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
-                 fe: int = 0) -> None:
+                 fe: int = 0, **verifier: object) -> None:
         if fe > index.l:
             raise SeedmapError(f"--fe {fe} is more than the index's neighborhood length l = {index.l}")
-        super().__init__(index, ref_starts, windows=windows, step=step, fe=fe)
+        super().__init__(index, ref_starts, windows=windows, step=step, fe=fe, **verifier)
 
     def _tables(self) -> tuple:
         return ()  # the scan needs nothing beyond the index's neighborhoods

@@ -27,8 +27,8 @@ def ensure_perfect_hash(index: NeighborhoodIndex) -> perfect_hash.PerfectHash:
 
 class PerfectHashEngine(NeighborhoodEngine):
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
-                 fe: int = 0) -> None:
-        super().__init__(index, ref_starts, windows=windows, step=step, fe=fe)
+                 fe: int = 0, **verifier: object) -> None:
+        super().__init__(index, ref_starts, windows=windows, step=step, fe=fe, **verifier)
         self.ph = ensure_perfect_hash(index)
 
     def _tables(self) -> tuple:

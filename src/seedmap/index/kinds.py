@@ -77,9 +77,10 @@ def _neighborhood_from_arrays(p: dict, a: dict) -> object:
 
 
 def _neighborhood_engine(ix: object, ref: Reference, o: EngineOptions) -> CandidateEngine:
+    verifier = {"bulk": bulk_distances, "packed": ref.packed, "nmask": ref.nmask}
     if isinstance(ix, segments.SegmentedIndex):
-        return SegmentedEngine([neighborhood_engine(part, ref.starts, o) for part in ix.parts])
-    return neighborhood_engine(ix, ref.starts, o)
+        return SegmentedEngine([neighborhood_engine(part, ref.starts, o, **verifier) for part in ix.parts])
+    return neighborhood_engine(ix, ref.starts, o, **verifier)
 
 
 SEGMENT_BOUNDS = {  # (reference, params, max_memory, segment_bases) -> bounds, for the kinds that segment
