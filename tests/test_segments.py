@@ -180,10 +180,15 @@ def test_max_memory_chooses_segments_that_fit():
     assert max(np.diff(bounds)) * neighborhood.SORT_BYTES_PER_POSITION + fixed <= budget
     with pytest.raises(SeedmapError, match="too small"):
         plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": fixed})
-    # Without --max-memory, the CLI's share of the machine's memory: the same segments, and a machine too
-    # small for one segment builds the whole index (no error) rather than refusing.
+    # Without --max-memory, the CLI's share of the machine's memory (three quarters): the same segments
+    # when the build is what limits them; segments that also map two at a time within half the machine's
+    # memory when that is smaller; and a machine too small for one segment builds the whole index (no error).
     auto = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": 0, "machine_memory": budget})
-    assert auto["segments"] == bounds
+    assert len(auto["segments"]) >= len(bounds)
+    half = fixed + neighborhood.MAP_WORKING_BYTES + 2 * neighborhood.INDEX_BYTES_PER_POSITION * 150_000
+    roomy = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "machine_memory": half * 3 // 2})
+    assert len(roomy["segments"]) == 4 and max(np.diff(roomy["segments"])) <= 150_000
+    assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": half * 3 // 2})
     assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "machine_memory": fixed})
     assert plan_build(ref, "fm", {"r": 16, "machine_memory": budget}) == {"r": 16}
 

@@ -121,9 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "bytes per unique neighborhood)")
     ix.add_argument("--max-memory", type=memory_size, default=0, metavar="SIZE",
                     help="build a neighborhood or FM index within about SIZE of memory (e.g. 8G; default: three "
-                         "quarters of this machine's memory): one that would need more is split into genome segments "
-                         "(FM: runs of whole sequences, each under 2^31 bases), built one at a time and searched one "
-                         "after the other (same hits); mapping then holds about two segments resident")
+                         "quarters of this machine's memory, and neighborhood segments that map within half of it): "
+                         "one that would need more is split into genome segments (FM: runs of whole sequences, each "
+                         "under 2^31 bases), built one at a time and searched one after the other (same hits); "
+                         "mapping then holds about two segments resident")
     ix.add_argument("--segment-bases", type=positive_int, default=0, help=argparse.SUPPRESS)  # tests: segment size
     ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K,
                     help="k-mer length for --kind kmer, at most 14 (default %(default)s)")

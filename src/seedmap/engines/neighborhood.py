@@ -16,18 +16,17 @@ class NeighborhoodEngine(CandidateEngine):
 
     The filter looks at a seed's neighborhood only, so a read from a diverged repeat family can pass it at
     tens of thousands of copies that are more than e edits away: with `bulk` given, a query with more than
-    BULK_MIN raw candidates has each verified in bulk before merging (the merged windows of such a read
+    bulk_min raw candidates has each verified in bulk before merging (the merged windows of such a read
     would otherwise hold gigabases and most of the run's memory)."""
 
     count_kernel = staticmethod(count_candidates)
     fill_kernel = staticmethod(fill_windows)
-    BULK_MIN = 32
+    bulk_min = 32  # a unique read has a handful (one per window and neighborhood match)
 
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
                  fe: int = 0, bulk: object = None, packed: np.ndarray | None = None,
                  nmask: np.ndarray | None = None) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
-        self.bulk_min = self.BULK_MIN
         self.index = index
         self.care = np.ascontiguousarray(index.care)
         self.windows = windows

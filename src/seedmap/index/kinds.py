@@ -83,9 +83,9 @@ def _neighborhood_engine(ix: object, ref: Reference, o: EngineOptions) -> Candid
     return neighborhood_engine(ix, ref.starts, o, **verifier)
 
 
-SEGMENT_BOUNDS = {  # (reference, params, max_memory, segment_bases) -> bounds, for the kinds that segment
-    "neighborhood": lambda ref, p, mem, bases: neighborhood.segment_bounds(ref, p["u"], mem, bases),
-    "fm": lambda ref, p, mem, bases: fm.segment_bounds(ref, p["r"], mem, bases),
+SEGMENT_BOUNDS = {  # (reference, params, max_memory, segment_bases, map_memory) -> bounds
+    "neighborhood": lambda ref, p, mem, bases, map_mem: neighborhood.segment_bounds(ref, p["u"], mem, bases, map_mem),
+    "fm": lambda ref, p, mem, bases, map_mem: fm.segment_bounds(ref, p["r"], mem, bases),
 }
 
 
@@ -93,14 +93,17 @@ def plan_build(ref: Reference, kind: str, params: dict) -> dict:
     """The parameters to build with: a neighborhood or FM index built within max_memory bytes (the user's
     limit, else machine_memory, the share of this machine's memory the CLI allows) is split into genome
     segments (stored as `segments`, their bounds) when one would not fit (FM: nor have a 32-bit suffix
-    array); segment_bases (tests, experiments) sets the segments' size instead."""
+    array); segment_bases (tests, experiments) sets the segments' size instead. Without the user's limit,
+    a neighborhood index's segments are also small enough for two of them to map within half the machine's
+    memory (machine_memory is three quarters of it): a build on a machine maps on it."""
     params = dict(params)
     max_memory, segment_bases = params.pop("max_memory", 0) or 0, params.pop("segment_bases", 0) or 0
     machine = params.pop("machine_memory", 0) or 0
     if kind not in SEGMENT_BOUNDS or not (max_memory or segment_bases or machine):
         return params
     try:
-        bounds = SEGMENT_BOUNDS[kind](ref, params, int(max_memory or machine), int(segment_bases))
+        map_memory = 0 if max_memory else int(machine) * 2 // 3
+        bounds = SEGMENT_BOUNDS[kind](ref, params, int(max_memory or machine), int(segment_bases), map_memory)
     except SeedmapError:
         if max_memory:
             raise

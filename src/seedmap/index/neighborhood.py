@@ -176,12 +176,17 @@ def build(ref: Reference, u: int = DEFAULT_SEED_LENGTH, l: int = DEFAULT_NEIGHBO
 SORT_BYTES_PER_POSITION = 2 * (8 + 4)
 FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
 MIN_SEGMENT = 1 << 16  # positions
+# Mapping holds two segments' pages (at most 16 B per position: 4 B of position, 12 B per unique word)
+# next to the reference and the batches' working memory.
+INDEX_BYTES_PER_POSITION = 16
+MAP_WORKING_BYTES = 1536 << 20
 
 
-def segment_bounds(ref: Reference, u: int, max_memory: int = 0, segment_bases: int = 0) -> list[int]:
+def segment_bounds(ref: Reference, u: int, max_memory: int = 0, segment_bases: int = 0,
+                   map_memory: int = 0) -> list[int]:
     """Genome positions that split the reference into segments whose build fits max_memory bytes next to
-    the packed reference, which every segment reads (or into segments of segment_bases positions): [0,
-    total] when one segment does."""
+    the packed reference, which every segment reads, and (with map_memory) whose mapping, two segments at a
+    time, fits map_memory; or into segments of segment_bases positions: [0, total] when one segment does."""
     from seedmap.errors import SeedmapError
 
     if not segment_bases:
@@ -191,6 +196,9 @@ def segment_bounds(ref: Reference, u: int, max_memory: int = 0, segment_bases: i
             raise SeedmapError(f"--max-memory {max_memory / 2**20:.0f} MiB is too small: the reference and the "
                                f"seed table alone take {fixed / 2**20:.0f} MiB")
         segment_bases = (max_memory - fixed) // per_position
+        if map_memory:
+            fits = (map_memory - fixed - MAP_WORKING_BYTES) // (2 * INDEX_BYTES_PER_POSITION)
+            segment_bases = min(segment_bases, max(MIN_SEGMENT, fits))
     parts = max(1, -(-ref.total // segment_bases))
     return [ref.total * i // parts for i in range(parts + 1)]
 
