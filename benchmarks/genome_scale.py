@@ -197,6 +197,10 @@ def report(results: list[dict], sizes: list[int], kinds: list[str]) -> None:
                          f"{icpt / scale:.2f} {unit} + {slope * f:.2f} {per}",
                          f"{(icpt + slope * HUMAN) / scale:.1f} {unit}"])
     print(markdown_table(head, rows))
+    segmented = sorted({r["kind"] for r in ok if r["segments"] > 1})
+    if segmented:
+        print(f"\n{', '.join(segmented)}: built in genome segments at some sizes. The line above crosses from one "
+              "segment to several and overstates; their peaks follow the segment size (README, memory model).")
 
 
 if __name__ == "__main__":

@@ -188,10 +188,13 @@ MAX_SEGMENT_TEXT = 2**31 - 1
 FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
 
 
+MEASURED_EXTRA = 1.5  # B/base beyond the arrays below: 9.9 B/base per segment at r = 16 (genome_scale.py)
+
+
 def build_bytes_per_base(r: int, sa_bytes: int = 4) -> float:
     """A build holds the text, its suffix array and the forward and reverse tables (occ: 10 words per 64
     rows, mark: 2, ssa: one SA value per r rows)."""
-    return 1 + sa_bytes + 2 * (12 * 8 / 64 + sa_bytes / r)
+    return 1 + sa_bytes + 2 * (12 * 8 / 64 + sa_bytes / r) + MEASURED_EXTRA
 
 
 def segment_bounds(ref: Reference, r: int, max_memory: int = 0, segment_bases: int = 0) -> list[int]:
