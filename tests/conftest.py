@@ -53,6 +53,20 @@ def repetitive_genome(rng: np.random.Generator) -> list[np.ndarray]:
     return [chrom1, chrom2, random_genome(rng, 7)]
 
 
+def ragged_fasta(records: list[tuple[str, str]], rng: np.random.Generator, min_width: int = 1,
+                 description: str = "some description") -> str:
+    """FASTA text with lines of random widths (min_width..89), as real references have."""
+    text = ""
+    for name, seq in records:
+        text += f">{name} {description}\n"
+        i = 0
+        while i < len(seq):
+            width = int(rng.integers(min_width, 90))
+            text += seq[i:i + width] + "\n"
+            i += width
+    return text
+
+
 def mutate(rng: np.random.Generator, read: np.ndarray, edits: int) -> np.ndarray:
     r = list(read)
     for _ in range(edits):

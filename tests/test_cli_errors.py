@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ragged_fasta
 
 GENOME_LENGTH = 5000
 READ_LENGTH = 80
@@ -406,14 +407,7 @@ def test_messy_reference_maps(tmp_path: Path):
     chr_a = random_dna(rng, 1500).lower()
     chr_c = random_dna(rng, 1200)
     chr_c = chr_c[:100] + "RYNNNRY" + chr_c[107:]
-    text = ""
-    for name, seq in (("chrA", chr_a), ("hollow", ""), ("chrC", chr_c)):
-        text += f">{name} description\n"
-        i = 0
-        while i < len(seq):
-            width = int(rng.integers(5, 90))
-            text += seq[i:i + width] + "\n"
-            i += width
+    text = ragged_fasta([("chrA", chr_a), ("hollow", ""), ("chrC", chr_c)], rng, min_width=5, description="description")
     (tmp_path / "messy.fa").write_text(text)
     reads = {f"a_{s + 1}": chr_a[s:s + READ_LENGTH].upper() for s in (0, 333, 1500 - READ_LENGTH)}
     reads |= {f"c_{s + 1}": chr_c[s:s + READ_LENGTH] for s in (200, 777, 1200 - READ_LENGTH)}

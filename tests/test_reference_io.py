@@ -10,6 +10,7 @@ from pathlib import Path
 import dnaio
 import numpy as np
 import pytest
+from conftest import ragged_fasta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,14 +84,7 @@ def random_sequence(rng: np.random.Generator, n: int) -> str:
 
 
 def write_fasta(path: Path, records: list[tuple[str, str]], rng: np.random.Generator) -> Path:
-    text = ""
-    for name, seq in records:
-        text += f">{name} some description\n"
-        i = 0
-        while i < len(seq):
-            width = int(rng.integers(1, 90))
-            text += seq[i:i + width] + "\n"
-            i += width
+    text = ragged_fasta(records, rng)
     if path.suffix == ".gz":
         path.write_bytes(gzip.compress(text.encode()))
     else:

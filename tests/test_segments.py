@@ -33,7 +33,7 @@ from seedmap.engines.fm import fm_engine
 from seedmap.engines.segmented import SegmentedEngine, SegmentGate, merge_segments
 from seedmap.errors import SeedmapError
 from seedmap.filter.neighborhood_bs import _merge_one
-from seedmap.index import fm, neighborhood
+from seedmap.index import fm, neighborhood, segments
 from seedmap.index.kinds import plan_build
 from seedmap.index.segments import SegmentedIndex
 from seedmap.index.words import range_words, sorted_words
@@ -171,7 +171,7 @@ def test_segment_gate_bounds_open_segments_and_releases_them(monkeypatch):
 def test_max_memory_chooses_segments_that_fit():
     rng = np.random.default_rng(3)
     ref = Reference.from_codes(["a"], [random_genome(rng, 400_000)])
-    fixed = neighborhood.FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes + 8 * 4**10
+    fixed = segments.FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes + 8 * 4**10
     assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": 8 << 30})
     budget = fixed + 100_000 * neighborhood.SORT_BYTES_PER_POSITION
     params = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": budget})

@@ -185,9 +185,6 @@ def build(ref: Reference, r: int = DEFAULT_SA_SAMPLE, first: int = 0, last: int 
 # A segment is a run of whole sequences (an FM search does not cross a sequence end): its text stays below
 # 2^31 symbols, so its suffix array is 32-bit, and its build fits the memory limit next to the reference.
 MAX_SEGMENT_TEXT = 2**31 - 1
-FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
-
-
 MEASURED_EXTRA = 1.5  # B/base beyond the arrays below: 9.9 B/base per segment at r = 16 (genome_scale.py)
 
 
@@ -202,11 +199,8 @@ def segment_bounds(ref: Reference, r: int, max_memory: int = 0, segment_bases: i
     32-bit suffix array and a build within max_memory (or of about segment_bases bases): [0, total] when
     one does. A sequence larger than that is a segment of its own. Runs are about equal in size."""
     if not segment_bases:
-        fixed = FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes
-        if max_memory - fixed < build_bytes_per_base(r) * (1 << 16):
-            raise SeedmapError(f"--max-memory {max_memory / 2**20:.0f} MiB is too small: the reference alone "
-                               f"takes {fixed / 2**20:.0f} MiB")
-        segment_bases = int((max_memory - fixed) / build_bytes_per_base(r))
+        fixed = segments.FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes
+        segment_bases = segments.segment_size(max_memory, fixed, build_bytes_per_base(r), "the reference alone takes")
     cap = min(segment_bases, MAX_SEGMENT_TEXT - len(ref.names))
     starts = np.asarray(ref.starts, dtype=np.int64)
     target = ref.total / max(1, -(-ref.total // cap))  # equal parts, if the sequences allowed it

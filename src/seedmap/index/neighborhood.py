@@ -174,8 +174,6 @@ def build(ref: Reference, u: int = DEFAULT_SEED_LENGTH, l: int = DEFAULT_NEIGHBO
 # ---------------------------------------------------------------- genome segments (MAROSE)
 # Building a part holds its words twice while they are radix sorted: a 64-bit key and a position each.
 SORT_BYTES_PER_POSITION = 2 * (8 + 4)
-FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
-MIN_SEGMENT = 1 << 16  # positions
 # Mapping holds two segments' pages (at most 16 B per position: 4 B of position, 12 B per unique word)
 # next to the reference and the batches' working memory.
 INDEX_BYTES_PER_POSITION = 16
@@ -187,18 +185,14 @@ def segment_bounds(ref: Reference, u: int, max_memory: int = 0, segment_bases: i
     """Genome positions that split the reference into segments whose build fits max_memory bytes next to
     the packed reference, which every segment reads, and (with map_memory) whose mapping, two segments at a
     time, fits map_memory; or into segments of segment_bases positions: [0, total] when one segment does."""
-    from seedmap.errors import SeedmapError
-
     if not segment_bases:
         per_position = SORT_BYTES_PER_POSITION + (8 if ref.total >= 2**32 else 0)
-        fixed = FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes + 8 * 4**u
-        if max_memory - fixed < per_position * MIN_SEGMENT:
-            raise SeedmapError(f"--max-memory {max_memory / 2**20:.0f} MiB is too small: the reference and the "
-                               f"seed table alone take {fixed / 2**20:.0f} MiB")
-        segment_bases = (max_memory - fixed) // per_position
+        fixed = segments.FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes + 8 * 4**u
+        segment_bases = segments.segment_size(max_memory, fixed, per_position,
+                                              "the reference and the seed table alone take")
         if map_memory:
             fits = (map_memory - fixed - MAP_WORKING_BYTES) // (2 * INDEX_BYTES_PER_POSITION)
-            segment_bases = min(segment_bases, max(MIN_SEGMENT, fits))
+            segment_bases = min(segment_bases, max(segments.MIN_SEGMENT, fits))
     parts = max(1, -(-ref.total // segment_bases))
     return [ref.total * i // parts for i in range(parts + 1)]
 

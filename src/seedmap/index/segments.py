@@ -11,6 +11,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from seedmap.errors import SeedmapError
+
+FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
+MIN_SEGMENT = 1 << 16  # bases (positions) in the smallest segment a limit may ask for
+
+
+def segment_size(max_memory: int, fixed: int, per_base: float, fixed_what: str) -> int:
+    """Bases per segment whose build fits max_memory next to `fixed` bytes (fixed_what says what they are);
+    one clear error when not even MIN_SEGMENT bases would."""
+    if max_memory - fixed < per_base * MIN_SEGMENT:
+        raise SeedmapError(f"--max-memory {max_memory / 2**20:.0f} MiB is too small: {fixed_what} "
+                           f"{fixed / 2**20:.0f} MiB")
+    return int((max_memory - fixed) // per_base)
+
 
 def array_name(i: int, name: str) -> str:
     return f"seg{i}.{name}"
