@@ -207,7 +207,7 @@ def segment_bounds(ref: Reference, r: int, max_memory: int = 0, segment_bases: i
     bounds = [0]
     for s in range(1, len(ref.names)):
         size, next_size = starts[s] - bounds[-1], starts[s + 1] - bounds[-1]
-        if size > 0 and (next_size > cap or size >= target):
+        if 0 < size < ref.total - bounds[-1] and (next_size > cap or size >= target):  # no empty segment last
             bounds.append(int(starts[s]))
     bounds.append(int(ref.total))
     return bounds
