@@ -10,6 +10,7 @@ this version of the code has been compiled here before, so the wait is announced
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,8 +72,26 @@ def _marker(kind: str, paired: bool) -> Path:
     return Path(numba.config.CACHE_DIR) / f"seedmap-compiled-{kind}{'-pe' if paired else ''}"
 
 
+def load_numba_registries() -> None:
+    """What numba's first kernel call does: load its numpy implementations. Their import probes for a
+    BLAS by importing scipy.linalg, 0.25 s of every run's start-up wherever SciPy is installed; no seedmap
+    kernel uses BLAS (np.dot, np.linalg), so that probe is made to fail at once. The probe's only effect
+    is np.correlate/np.convolve using a plain loop; a later `import scipy.linalg` works as usual."""
+    from numba.core.registry import cpu_target
+
+    if "scipy.linalg" in sys.modules:  # already paid for
+        cpu_target.target_context.refresh()
+        return
+    sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import raises ImportError
+    try:
+        cpu_target.target_context.refresh()
+    finally:
+        del sys.modules["scipy.linalg"]
+
+
 def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], object]) -> None:
     """Run `run` (one batch through the stages) on reads cut from the reference."""
+    load_numba_registries()
     batch = warmup_batch(ref, paired)
     if batch is None:
         return
