@@ -30,6 +30,7 @@ GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 class Timing:
     wall_s: float
     peak_mb: float
+    cpu_s: float = 0.0  # user + system seconds of the command and its children
 
 
 class CommandFailed(RuntimeError):
@@ -48,7 +49,8 @@ def find_exe(name: str) -> str | None:
 def run_timed(cmd: list[str], log: Path, stdout: Path | None = None, cwd: Path | None = None) -> Timing:
     """Run cmd, returning wall time and peak RSS (MiB).
 
-    Peak RSS comes from GNU time's %M. os.wait4 on our own child is not usable: the kernel
+    The page cache is flushed first (untimed): an earlier run's output written back during this one
+    would take CPU from it. Peak RSS comes from GNU time's %M. os.wait4 on our own child is not usable: the kernel
     carries the pre-exec RSS high-water mark across exec, so every child would report at least
     this Python process's RSS (which grows as SAM files are parsed). GNU time is a tiny parent,
     and its figure covers waited-for descendants too (e.g. bowtie2's perl wrapper -> aligner).
@@ -59,6 +61,7 @@ def run_timed(cmd: list[str], log: Path, stdout: Path | None = None, cwd: Path |
     with open(stdout or os.devnull, "wb") as out, open(log, "ab") as err:
         err.write(f"$ {shlex.join(cmd)}\n".encode())
         err.flush()
+        os.sync()
         start = time.perf_counter()
         proc = subprocess.Popen(wrapped, stdout=out, stderr=err, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
@@ -67,7 +70,7 @@ def run_timed(cmd: list[str], log: Path, stdout: Path | None = None, cwd: Path |
     peak_kib = _read_rss_kib(rss_file, usage.ru_maxrss)
     if proc.returncode != 0:
         raise CommandFailed(f"exit {proc.returncode}: {shlex.join(cmd)} (log: {log})")
-    return Timing(wall, peak_kib / 1024)
+    return Timing(wall, peak_kib / 1024, usage.ru_utime + usage.ru_stime)
 
 
 def _read_rss_kib(rss_file: Path, fallback_kib: int) -> int:
