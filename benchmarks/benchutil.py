@@ -47,10 +47,12 @@ def find_exe(name: str) -> str | None:
 
 
 def run_timed(cmd: list[str], log: Path, stdout: Path | None = None, cwd: Path | None = None) -> Timing:
-    """Run cmd, returning wall time and peak RSS (MiB).
+    """Run cmd, returning wall time, peak RSS (MiB) and CPU seconds.
 
     The page cache is flushed first (untimed): an earlier run's output written back during this one
-    would take CPU from it. Peak RSS comes from GNU time's %M. os.wait4 on our own child is not usable: the kernel
+    would take CPU from it.
+
+    Peak RSS comes from GNU time's %M. os.wait4 on our own child is not usable: the kernel
     carries the pre-exec RSS high-water mark across exec, so every child would report at least
     this Python process's RSS (which grows as SAM files are parsed). GNU time is a tiny parent,
     and its figure covers waited-for descendants too (e.g. bowtie2's perl wrapper -> aligner).

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from benchutil import (
     DEFAULT_WORK,
+    Timing,
     find_exe,
     markdown_table,
     ragout_files,
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
                 [yara, "-t", str(t), "-e", pct, "-s", pct, "-y", "full", "-sa", "record", "-o", str(out), str(idx),
                  str(fq)], log))
 
-    def best(key: tuple[str, int]) -> object:
+    def best(key: tuple[str, int]) -> Timing:
         return min(runs[key], key=lambda x: x.wall_s)
 
     base_key = ("seedmap", threads[0])
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     for key, timings in runs.items():
         tool, t = key
         b = best(key)
-        yara_t = ("yara", t) in runs and best(("yara", t))
+        yara_t = best(("yara", t)) if ("yara", t) in runs else None
         rows.append([tool, str(t), f"{b.wall_s:.1f}", " / ".join(f"{x.wall_s:.1f}" for x in timings),
                      f"{b.cpu_s:.1f}", f"{args.reads / b.wall_s:,.0f}", f"{max(x.peak_mb for x in timings):.0f}",
                      f"{best(base_key).wall_s / b.wall_s:.2f}x" if tool == "seedmap" else "",
