@@ -59,14 +59,16 @@ def engine_of(ref: Reference) -> NeighborhoodEngine:
     return NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
 
 
-def single_args(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator, quals: bool) -> tuple[Reference, tuple]:
+def single_args(monkeypatch: pytest.MonkeyPatch, rng: np.random.Generator, quals: bool,
+                secondary_seq: bool = False) -> tuple[Reference, tuple]:
     ref = genome(rng)
     seqs = [ref.codes()[a:b] for a, b in zip(ref.starts[:-1], ref.starts[1:], strict=True)]
     reads = sample_reads(rng, seqs, 120, (30, 70), 3)
     batch = batch_of(reads, quals)
     if quals:  # varied qualities, so reversal shows
         batch.quals = rng.integers(33, 75, batch.quals.size).astype(np.uint8)
-    args = captured(monkeypatch, seedmap.pipeline.stages, lambda: map_batch(batch, engine_of(ref), SamFormatter(ref),
+    fmt = SamFormatter(ref, secondary_seq=secondary_seq)
+    args = captured(monkeypatch, seedmap.pipeline.stages, lambda: map_batch(batch, engine_of(ref), fmt,
                                                                       MapOptions(errors=3)))
     return ref, args
 
@@ -124,15 +126,17 @@ def check_same_as_samtools(tmp_path: Path, ref: Reference, args: tuple, rg: bool
     return got
 
 
-@pytest.mark.parametrize("rg", [False, True])
+@pytest.mark.parametrize(("rg", "secondary_seq"), [(False, False), (True, False), (False, True)])
 @pytest.mark.parametrize("quals", [True, False])
-def test_single_end_equals_samtools(monkeypatch, tmp_path, quals, rg):
+def test_single_end_equals_samtools(monkeypatch, tmp_path, quals, rg, secondary_seq):
     rng = np.random.default_rng(11 + quals)
-    ref, args = single_args(monkeypatch, rng, quals)
-    records = check_same_as_samtools(tmp_path, ref, args, rg)
-    flags = [int(r.split("\t")[1]) for r in records]
+    ref, args = single_args(monkeypatch, rng, quals, secondary_seq)
+    records = [r.split("\t") for r in check_same_as_samtools(tmp_path, ref, args, rg)]
+    flags = [int(f[1]) for f in records]
     assert any(f & 4 for f in flags) and any(f & 16 for f in flags) and any(f & 256 for f in flags)
     assert any(f == 0 for f in flags)
+    # Secondary records: SEQ and QUAL '*' (BAM l_seq 0) unless secondary_seq.
+    assert all((r[9] == r[10] == "*") != secondary_seq for f, r in zip(flags, records, strict=True) if f & 256)
 
 
 @pytest.mark.parametrize("rg", [False, True])

@@ -401,6 +401,23 @@ def test_fasta_reads_have_no_qualities(work: Path):
     assert all(r[9] == seq for r, seq in zip(records, lines[1::4], strict=True))
 
 
+def test_secondary_records_seq_and_qual(work: Path):
+    """Secondary records carry SEQ and QUAL '*' (as bwa mem and minimap2 write them); --secondary-seq keeps
+    them. Every other field is the same either way."""
+    genome = "".join((work / "ref.fa").read_text().splitlines()[1:])
+    (work / "twice.fa").write_text(fasta({"a": genome, "b": genome}))
+    lines = (work / "reads.fq").read_text().splitlines()
+    short = sam_records(maps(work, "twice.fa", "reads.fq").stdout)
+    full = sam_records(maps(work, "twice.fa", "reads.fq", "--secondary-seq").stdout)
+    assert len(short) == len(full) == 2 * N_READS
+    for s, f, seq, qual in zip(short[1::2], full[1::2], lines[1::4], lines[3::4], strict=True):
+        assert int(s[1]) & 256 and s[9] == s[10] == "*"
+        assert f[9] == seq and f[10] == qual
+        assert s[:9] == f[:9] and s[11:] == f[11:]
+    assert short[0::2] == full[0::2]
+    assert all(r[9] == seq for r, seq in zip(short[0::2], lines[1::4], strict=True))
+
+
 def test_messy_reference_maps(tmp_path: Path):
     """Lowercase, IUPAC codes, ragged lines and an empty record: valid; the empty record is skipped."""
     rng = np.random.default_rng(SEED + 1)

@@ -18,9 +18,10 @@ CIGAR_RE = re.compile(r"(\d+)([MID])")
 MD_RE = re.compile(r"(\d+)|(\^[A-Z]+)|([A-Z])")
 
 
-def run(ref: Reference, reads: list[np.ndarray], opts: MapOptions, quals: bool = True) -> list[list[str]]:
+def run(ref: Reference, reads: list[np.ndarray], opts: MapOptions, quals: bool = True,
+        secondary_seq: bool = False) -> list[list[str]]:
     engine = NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
-    text, _ = map_batch(batch_of(reads, quals), engine, SamFormatter(ref), opts)
+    text, _ = map_batch(batch_of(reads, quals), engine, SamFormatter(ref, secondary_seq=secondary_seq), opts)
     return [line.split("\t") for line in text.decode().splitlines()]
 
 
@@ -56,15 +57,17 @@ def reference_from_alignment(seq: str, cigar: str, md: str) -> tuple[str, int]:
     return "".join(ref_parts), edits
 
 
-@pytest.mark.parametrize("e", [2, 5])
-def test_fields_consistent_with_reference(rng, e):
+@pytest.mark.parametrize(("e", "secondary_seq"), [(2, False), (5, False), (5, True)])
+def test_fields_consistent_with_reference(rng, e, secondary_seq):
+    """SEQ, QUAL, CIGAR, MD and NM agree with the read and the reference. Secondary records have SEQ and
+    QUAL '*' (as bwa mem writes them) unless secondary_seq."""
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 60, (40, 100), e + 2)
-    recs = run(ref, reads, MapOptions(errors=e))
+    recs = run(ref, reads, MapOptions(errors=e), secondary_seq=secondary_seq)
     codes = ref.codes()
     name_to_start = dict(zip(ref.names, ref.starts[:-1].tolist(), strict=True))
-    n_mapped = 0
+    n_mapped = n_secondary = 0
     for f in recs:
         read = reads[int(f[0][1:])]
         flag = int(f[1])
@@ -74,8 +77,12 @@ def test_fields_consistent_with_reference(rng, e):
             continue
         n_mapped += 1
         seq = decode(COMP[read[::-1]]) if flag & 16 else fwd
-        assert f[9] == seq
-        assert len(f[10]) == len(seq)
+        if flag & 256 and not secondary_seq:
+            n_secondary += 1
+            assert f[9] == f[10] == "*"
+        else:
+            assert f[9] == seq
+            assert len(f[10]) == len(seq)
         tags = dict((t[:2], t[5:]) for t in f[11:])
         rebuilt, edits = reference_from_alignment(seq, f[5], tags["MD"])
         start = name_to_start[f[2]] + int(f[3]) - 1
@@ -83,6 +90,7 @@ def test_fields_consistent_with_reference(rng, e):
         assert edits == int(tags["NM"]) <= e
         assert int(tags["AS"]) == -int(tags["NM"])
     assert n_mapped > 30
+    assert n_secondary > 0 or secondary_seq
 
 
 def test_flags_nh_mapq_and_order(rng):
@@ -130,13 +138,17 @@ def test_pysam_reads_output(rng, tmp_path):
     path = tmp_path / "out.sam"
     path.write_bytes(header(ref, "seedmap test").encode() + text)
     with pysam.AlignmentFile(str(path), "r") as sam:
-        n = 0
+        n = secondary = 0
         for rec in sam:
             n += 1
-            if not rec.is_unmapped:
+            if rec.is_secondary:
+                secondary += 1
+                assert rec.query_sequence is None and rec.query_qualities is None
+            elif not rec.is_unmapped:
                 assert rec.infer_query_length() == rec.query_length
+            if not rec.is_unmapped:
                 assert rec.get_tag("NM") <= 3
-        assert n >= 30
+        assert n >= 30 and secondary > 0
 
 
 def test_ungapped_alignment_preferred_when_optimal(rng):

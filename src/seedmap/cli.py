@@ -172,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="reads (pairs) per batch; each worker thread maps one batch at a time (default %(default)s)")
     mp.add_argument("--min-length", type=nonnegative_int, default=DEFAULT_MIN_LENGTH,
                     help="shorter reads are reported unmapped (default %(default)s; 0 = none)")
+    mp.add_argument("--secondary-seq", action="store_true",
+                    help="also write SEQ and QUAL on secondary records (default: '*' there, as bwa mem and minimap2 "
+                         "write them; the primary record of the read holds them)")
     mp.add_argument("--rg", metavar="'@RG\\tID:x\\tSM:y'",
                     help="read group: its @RG header line (tabs written as \\t); every record gets RG:Z:x")
     mp.add_argument("--device", default="cpu",
@@ -387,7 +390,8 @@ def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
         output=args.output, index=args.index, threads=args.threads, batch_size=args.batch_size, device=args.device,
         progress=sys.stderr.isatty() and not args.quiet, verbose=args.verbose and not args.quiet, dask=args.dask,
         command_line=shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)]),
-        read_group=parse_read_group(args.rg) if args.rg is not None else None, insert=insert,
+        read_group=parse_read_group(args.rg) if args.rg is not None else None, secondary_seq=args.secondary_seq,
+        insert=insert,
         map=MapOptions(errors=args.errors, best_only=args.best, max_hits=args.max_hits, min_length=args.min_length,
                        strata=args.strata, early_stop=args.early_stop),
         engine=EngineOptions(kind=args.engine, windows=args.windows, step=args.step, fe=args.fe, filter=args.filter,

@@ -48,7 +48,7 @@ def encode_records(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarr
                    cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray,
                    md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray, mate_loc: np.ndarray | None = None,
                    mate_mapq: np.ndarray | None = None, tlen: np.ndarray | None = None,
-                   rg: np.ndarray | bytes | None = None) -> np.ndarray:
+                   secondary_seq: bool = False, rg: np.ndarray | bytes | None = None) -> np.ndarray:
     """BAM records (uint8, concatenated, uncompressed) of a batch: the arguments of `format_records`, plus
     `rg`, the read-group ID (uint8 array or bytes; None or empty: no RG tag), added as every record's last tag
     RG:Z:<id>. Safe to call from several threads at once on different batches. A read name longer than 254
@@ -67,7 +67,7 @@ def encode_records(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarr
         rg = np.frombuffer(rg, dtype=np.uint8)
     return _encode(rec_read, rec_loc, rec_flag, rec_mapq, rec_nh, names, name_off, codes, offsets, quals, has_quals,
                    loc_s, loc_d, ref_starts, ref_names, ref_name_off, cig_off, ops, lens, n_runs, md_off, md, md_len,
-                   mate_loc, mate_mapq, tlen, rg)
+                   mate_loc, mate_mapq, tlen, secondary_seq, rg)
 
 
 @njit(cache=True, nogil=True)
@@ -170,7 +170,7 @@ def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
             loc_d: np.ndarray, ref_starts: np.ndarray, ref_names: np.ndarray, ref_name_off: np.ndarray,
             cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray,
             md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray, mate_loc: np.ndarray, mate_mapq: np.ndarray,
-            tlen: np.ndarray, rg: np.ndarray) -> np.ndarray:
+            tlen: np.ndarray, secondary_seq: bool, rg: np.ndarray) -> np.ndarray:
     # Upper bound of the output size, then one pass writing it.
     size = 0
     for k in range(rec_read.size):
@@ -193,6 +193,8 @@ def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         start = p
         n_name = name_off[r + 1] - name_off[r]
         a, b = offsets[r], offsets[r + 1]
+        if (flag & 256) != 0 and not secondary_seq:
+            b = a  # l_seq 0: SEQ and QUAL '*'
         ref_id, pos, mapq, n_cig = -1, -1, 0, 0
         next_ref, next_pos, t = -1, -1, 0
         if li >= 0:

@@ -79,17 +79,20 @@ def format_records(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarr
                    loc_d: np.ndarray, ref_starts: np.ndarray, ref_names: np.ndarray, ref_name_off: np.ndarray,
                    cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray,
                    md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray, mate_loc: np.ndarray | None = None,
-                   mate_mapq: np.ndarray | None = None, tlen: np.ndarray | None = None) -> np.ndarray:
+                   mate_mapq: np.ndarray | None = None, tlen: np.ndarray | None = None,
+                   secondary_seq: bool = False) -> np.ndarray:
     """SAM lines of a batch of records. Paired records (flag 1) take mate_loc (the mate's primary
     location, -1 if unmapped), mate_mapq and tlen: RNEXT/PNEXT/TLEN and MC/MQ tags; an unmapped mate
-    of a mapped read is placed at its mate's position (SAM recommended practice)."""
+    of a mapped read is placed at its mate's position (SAM recommended practice). Secondary records
+    (flag 256) get SEQ and QUAL '*', as in bwa mem, minimap2 and yara, unless secondary_seq: the primary
+    record holds them, and leaving them out halves the output of multi-mapping runs."""
     if mate_loc is None:
         mate_loc = np.full(rec_read.size, -1, dtype=np.int64)
         mate_mapq = np.zeros(rec_read.size, dtype=np.int64)
         tlen = np.zeros(rec_read.size, dtype=np.int64)
     return _format(rec_read, rec_loc, rec_flag, rec_mapq, rec_nh, names, name_off, codes, offsets, quals, has_quals,
                    loc_s, loc_d, ref_starts, ref_names, ref_name_off, cig_off, ops, lens, n_runs, md_off, md, md_len,
-                   mate_loc, mate_mapq, tlen)
+                   mate_loc, mate_mapq, tlen, secondary_seq)
 
 
 @njit(cache=True, nogil=True)
@@ -99,7 +102,7 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
             loc_d: np.ndarray, ref_starts: np.ndarray, ref_names: np.ndarray, ref_name_off: np.ndarray,
             cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray,
             md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray, mate_loc: np.ndarray, mate_mapq: np.ndarray,
-            tlen: np.ndarray) -> np.ndarray:
+            tlen: np.ndarray, secondary_seq: bool) -> np.ndarray:
     # Upper bound of the output size, then one pass writing it.
     size = 0
     for k in range(rec_read.size):
@@ -168,6 +171,8 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         buf[p] = 9
         p += 1
         a, b = offsets[r], offsets[r + 1]
+        if (flag & 256) != 0 and not secondary_seq:
+            b = a  # SEQ and QUAL '*'
         reverse = (flag & 16) != 0
         for i in range(b - a):
             if reverse:

@@ -64,6 +64,7 @@ class RunOptions:
     dask: str | None = None  # map on the workers of this Dask scheduler address, or local:N (a LocalCluster)
     command_line: str = "seedmap map"
     read_group: object = None  # seedmap.io.read_group.ReadGroup
+    secondary_seq: bool = False  # SEQ and QUAL on secondary records too (default '*', as bwa mem writes)
     insert: object = None  # seedmap.paired.insert_size.InsertModel given with -I, else estimated
     map: MapOptions = field(default_factory=MapOptions)
     engine: EngineOptions = field(default_factory=EngineOptions)

@@ -59,7 +59,8 @@ def prepare(opts: RunOptions, loaded: tuple[Reference, object, CandidateEngine] 
     ref, ix, engine = loaded if loaded is not None else load_engine(opts)
     o = opts.engine
     warn = GuaranteeWarnings(opts.map, engine.max_window, o.windows, o.step, o.fe, getattr(engine, "guarantee", None))
-    return Setup(ref, ix, engine, SamFormatter(ref, opts.read_group, bam=is_bam(opts.output)), warn)
+    fmt = SamFormatter(ref, opts.read_group, bam=is_bam(opts.output), secondary_seq=opts.secondary_seq)
+    return Setup(ref, ix, engine, fmt, warn)
 
 
 def device_choice(opts: RunOptions) -> object:

@@ -68,9 +68,11 @@ def locate(batch: ReadBatch, engine: object, ref: Reference, qerr: np.ndarray,
 
 class SamFormatter:
     """Turns a batch's records into output bytes: SAM lines, or BAM records when bam=True; adds the read
-    group tag. Holds the reference names in the flat layout the kernels read."""
+    group tag. Secondary records get SEQ and QUAL '*' unless secondary_seq. Holds the reference names in
+    the flat layout the kernels read."""
 
-    def __init__(self, ref: Reference, read_group: object = None, bam: bool = False) -> None:
+    def __init__(self, ref: Reference, read_group: object = None, bam: bool = False,
+                 secondary_seq: bool = False) -> None:
         self.ref = ref
         names = [n.encode() for n in ref.names]
         self.names = np.frombuffer(b"".join(names), dtype=np.uint8)
@@ -78,6 +80,7 @@ class SamFormatter:
         np.cumsum([len(n) for n in names], out=self.name_off[1:])
         self.starts = np.ascontiguousarray(ref.starts, dtype=np.int64)
         self.bam = bam
+        self.secondary_seq = secondary_seq
         rg = read_group.id.encode() if read_group is not None else b""
         self.rg = np.frombuffer(rg, dtype=np.uint8)
         self.rg_tag = b"\tRG:Z:" + rg + b"\n" if rg else b""
@@ -88,7 +91,7 @@ class SamFormatter:
         args = (recs.read, recs.loc, recs.flag, recs.mapq, recs.nh, batch.names, batch.name_offsets, batch.codes,
                 batch.offsets, batch.quals, batch.has_quals, loc_s, loc_d, self.starts, self.names, self.name_off,
                 aln["cig_off"], aln["ops"], aln["lens"], aln["n_runs"], aln["md_off"], aln["md"], aln["md_len"],
-                mate_loc, mate_mapq, tlen)
+                mate_loc, mate_mapq, tlen, self.secondary_seq)
         if self.bam:
             from seedmap.io.bam_encode import encode_records
 
