@@ -311,8 +311,10 @@ def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
     assert outs["cpu"].count(b"\n") > 16
 
 
-def test_paired_reads_map_on_the_cpu_with_a_gpu_asked_for(tmp_path):
-    """Paired runs have no device path yet: --device cuda says so and gives the CPU's SAM."""
+@pytest.mark.parametrize("engine", ["neighborhood", "kmer"])
+def test_paired_reads_map_on_the_gpu(tmp_path, engine):
+    """Paired runs find both mates' candidates with the device engine: the CPU's SAM, several batches on two
+    workers, nothing on stderr but seedmap's lines."""
     rng = np.random.default_rng(4)
     seq = random_genome(rng, 4000)
     ref_fa = tmp_path / "ref.fa"
@@ -327,12 +329,13 @@ def test_paired_reads_map_on_the_cpu_with_a_gpu_asked_for(tmp_path):
             lines.append(f">p{i}/{mate}\n" + "".join("ACGTN"[c] for c in read) + "\n")
         (tmp_path / f"r{mate}.fa").write_text("".join(lines))
     outs = {}
-    for dev in ["cpu", "cuda"]:
+    for dev in ["cpu", "cuda:0,0"]:
         out = tmp_path / f"{dev}.sam"
-        cmd = [sys.executable, "-m", "seedmap", "map", "--device", dev, "--batch-size", "5", "-I", "300,20",
+        cmd = [sys.executable, "-m", "seedmap", "map", "--engine", engine, "--device", dev, "--batch-size", "5",
                "-o", str(out), str(ref_fa), str(tmp_path / "r1.fa"), str(tmp_path / "r2.fa")]
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         outs[dev] = sam_body(out)
-        assert ("mapped on the CPU" in r.stderr) == (dev == "cuda"), r.stderr
-    assert outs["cpu"] == outs["cuda"] and outs["cpu"].count(b"\n") >= 24
+        assert all(line.startswith("[seedmap] ") for line in r.stderr.splitlines()), r.stderr
+        assert "mapped 12 pairs" in r.stderr and "CPU" not in r.stderr, r.stderr
+    assert outs["cpu"] == outs["cuda:0,0"] and outs["cpu"].count(b"\n") >= 24

@@ -216,7 +216,7 @@ class _RunState:
 
             s, opts = self.run.s, self.run.opts
             dev = self.choice.ids[next(self.turn) % len(self.choice.ids)]
-            fn = self.mappers[me] = device_mapper(dev, opts.engine.kind, s.ix, s.ref, opts.engine, s.fmt, opts.map)
+            fn = self.mappers[me] = device_mapper(dev, opts.engine.kind, s.ix, s.ref, opts.engine, self.run.map)
         return fn
 
 

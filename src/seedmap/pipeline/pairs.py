@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from seedmap.engines.base import CandidateEngine
 from seedmap.io.chunks import RawBatch, raw_pair_batches
 from seedmap.io.reads import ReadBatch
 from seedmap.paired.insert_size import FALLBACK, InsertModel
@@ -41,8 +42,9 @@ class PairRun(SingleRun):
         o = self.opts
         return estimate_insert(first_pairs, self.s.engine, self.s.fmt, o.map, o.pairs.orientation)
 
-    def map(self, batch: ReadBatch, clock: StageClock | None = None) -> tuple:
-        return map_pair_batch(batch, self.s.engine, self.s.fmt, self.opts.map, self.opts.pairs, self.insert, clock)
+    def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: CandidateEngine | None = None) -> tuple:
+        engine = self.s.engine if engine is None else engine
+        return map_pair_batch(batch, engine, self.s.fmt, self.opts.map, self.opts.pairs, self.insert, clock)
 
     def summary(self, n: dict, elapsed: float, total: float) -> None:
         reads, pairs = n.get("reads", 0), n.get("pairs", 0)

@@ -64,14 +64,10 @@ def prepare(opts: RunOptions, loaded: tuple[Reference, object, CandidateEngine] 
 
 
 def device_choice(opts: RunOptions) -> object:
-    """The devices the options ask for (a missing GPU is an error); paired reads stay on the CPU for now."""
-    from seedmap.backends.cuda.device import DeviceChoice, resolve
+    """The devices the options ask for (a missing GPU is an error)."""
+    from seedmap.backends.cuda.device import resolve
 
-    choice = resolve(opts.device)
-    if opts.paired and choice.kind != "cpu":
-        log.warning("paired-end reads are mapped on the CPU for now: --device %s is not used", opts.device)
-        choice = DeviceChoice("cpu")
-    return choice
+    return resolve(opts.device)
 
 
 def run_map(opts: RunOptions) -> None:
@@ -109,8 +105,7 @@ def run_map(opts: RunOptions) -> None:
         from seedmap.backends.cuda.mapper import map_on_devices
 
         sched = None
-        results = map_on_devices(run.checked(batches), choice, opts.engine.kind, s.ix, s.ref, opts.engine, s.fmt,
-                                 opts.map)
+        results = map_on_devices(run.checked(batches), choice, opts.engine.kind, s.ix, s.ref, opts.engine, run.map)
     with open_sink(opts.output, s.ref, budget.threads) as sink, _progress(opts.progress) as advance:
         text = header(s.ref, opts.command_line)
         sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
@@ -150,8 +145,9 @@ class SingleRun:
         """Parsed batches, for the GPU workers."""
         return (self.parsed(item) for item in items)
 
-    def map(self, batch: ReadBatch, clock: StageClock | None = None) -> tuple:
-        return map_batch(batch, self.s.engine, self.s.fmt, self.opts.map, clock)
+    def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: CandidateEngine | None = None) -> tuple:
+        """(output bytes, stats) of a batch; its candidates from `engine` (a GPU's), else the run's engine."""
+        return map_batch(batch, self.s.engine if engine is None else engine, self.s.fmt, self.opts.map, clock)
 
     def worker(self, budget: threading_setup.ThreadBudget, timings: RunTimings) -> Callable[[], Callable]:
         """A worker factory: each worker maps whole batches, its kernels on its share of the threads."""

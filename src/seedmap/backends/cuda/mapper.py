@@ -15,9 +15,12 @@ from seedmap.backends.cuda.device import DeviceChoice
 from seedmap.backends.cuda.engines import make_engine, quiet_performance_warnings, warm_up
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
-from seedmap.pipeline.options import EngineOptions, MapOptions
+from seedmap.pipeline.options import EngineOptions
 from seedmap.pipeline.scheduler import ordered_queue
-from seedmap.pipeline.stages import SamFormatter, map_batch
+
+# What a run does with one batch, given the engine to find its candidates with: SingleRun.map (map_batch)
+# or PairRun.map (map_pair_batch); called as map_on(batch, engine=engine), returns (output bytes, stats).
+MapOn = Callable[..., tuple]
 
 WORKERS_PER_DEVICE = 2
 _SIM_LOCK = threading.Lock()  # the CUDA simulator runs one kernel at a time
@@ -28,9 +31,9 @@ def simulated() -> bool:
 
 
 def device_mapper(dev: int, kind: str, ix: object, ref: Reference, engine_options: EngineOptions,
-                  fmt: SamFormatter, opts: MapOptions) -> Callable[[ReadBatch], tuple[bytes, object]]:
+                  map_on: MapOn) -> Callable[[ReadBatch], tuple[bytes, object]]:
     """Binds the calling thread to GPU `dev` with its own stream and engine; returns the function that maps
-    one batch there (output bytes, stats)."""
+    one batch (single-end or pairs, as map_on does) with that engine: (output bytes, stats)."""
     lock = _SIM_LOCK if simulated() else contextlib.nullcontext()
     with lock:
         cuda.select_device(dev)  # binds this thread to its GPU
@@ -39,7 +42,7 @@ def device_mapper(dev: int, kind: str, ix: object, ref: Reference, engine_option
 
     def run(batch: ReadBatch) -> tuple[bytes, object]:
         with lock:
-            return map_batch(batch, engine, fmt, opts)
+            return map_on(batch, engine=engine)
 
     return run
 
@@ -54,11 +57,11 @@ def prepare_devices(choice: DeviceChoice, kind: str, ix: object, engine_options:
 
 
 def map_on_devices(batches: Iterable[ReadBatch], choice: DeviceChoice, kind: str, ix: object, ref: Reference,
-                   engine_options: EngineOptions, fmt: SamFormatter, opts: MapOptions) -> Iterator[tuple]:
+                   engine_options: EngineOptions, map_on: MapOn) -> Iterator[tuple]:
     """(SAM text, stats) of each batch, in order; the batches are shared dynamically by the devices."""
 
     def worker(dev: int) -> Callable[[], Callable[[ReadBatch], tuple[bytes, object]]]:
-        return lambda: device_mapper(dev, kind, ix, ref, engine_options, fmt, opts)
+        return lambda: device_mapper(dev, kind, ix, ref, engine_options, map_on)
 
     prepare_devices(choice, kind, ix, engine_options)
     workers = [worker(d) for d in choice.ids for _ in range(WORKERS_PER_DEVICE)]
