@@ -9,6 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from seedmap.backends.cuda import device
@@ -164,3 +165,29 @@ def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
     me = threading.current_thread().name
     assert loaded == [(1, "a", (1,), me), (1, "b", (2,), me), (1, "b", (3,), me),
                       (0, "a", (1,), me), (0, "b", (2,), me), (0, "b", (3,), me)]
+
+
+@pytest.mark.parametrize(("kind", "options", "want"), [
+    ("fm", EngineOptions(kind="fm"), [("INFO", "search scheme runs on the CPU")]),
+    ("kmer", EngineOptions(kind="kmer"), []),
+    ("neighborhood", EngineOptions(), []),
+    ("neighborhood", EngineOptions(filter="ph"), [("WARNING", "contiguous seeds: --filter ph filters on the CPU")]),
+    ("neighborhood", EngineOptions(fe=9), [("WARNING", "--fe 9: more substitutions than the GPU filter")]),
+])
+def test_what_stays_on_the_cpu_is_logged_once(monkeypatch, caplog, kind, options, want):
+    """prepare_devices (once per run, before the workers) logs what of the search runs on the CPU, and why;
+    the engines of the workers (two per GPU) log nothing more."""
+    from seedmap.backends.cuda import mapper
+    from seedmap.backends.cuda.device import DeviceChoice
+    from seedmap.index import neighborhood
+    from seedmap.io.reference import Reference
+
+    monkeypatch.setattr(mapper, "warm_up", lambda *args: None)
+    rng = np.random.default_rng(0)
+    ref = Reference.from_codes(["a"], [rng.integers(0, 4, 500).astype(np.uint8)])
+    ix = neighborhood.build(ref, 5, 10) if kind == "neighborhood" else None
+    with caplog.at_level("INFO", logger="seedmap"):
+        mapper.prepare_devices(DeviceChoice("cuda", (0, 0)), kind, ix, options)
+    got = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert len(got) == len(want)
+    assert all(level == lv and text in msg for (level, text), (lv, msg) in zip(want, got, strict=True))

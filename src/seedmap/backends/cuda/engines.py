@@ -72,12 +72,7 @@ class CudaNeighborhoodEngine:
                                                                        filter=filter_name))
         # The device kernels are the bs filter over contiguous seeds; anything else filters on the CPU
         # (same hits either way).
-        self.on_gpu = filters_on_gpu(index, fe, filter_name)
-        if not sf.check_fe(index.l, fe):
-            log.warning("--fe %d: more substitutions than the GPU filter enumerates; filtering on the CPU", fe)
-        elif not self.on_gpu:
-            log.warning("the GPU filter is bs over contiguous seeds: --filter %s / seed shape '%s' filter on the CPU",
-                        filter_name, index.shape)
+        self.on_gpu = filters_on_gpu(index, fe, filter_name)  # cpu_stages says so, once per run
         self.ref_starts = np.ascontiguousarray(ref_starts, dtype=np.int64)
         self.d_ref_starts = cuda.to_device(self.ref_starts, stream=stream)
         self.segments = index_segments(index, device_budget() if budget == -1 else budget)
@@ -172,6 +167,24 @@ class CudaNeighborhoodEngine:
         _sync(st)
         uq = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(out_off))
         return uq, rows
+
+
+def cpu_stages(kind: str, ix: object, options: EngineOptions) -> list[tuple[int, str]]:
+    """What of a --device cuda run's candidate search stays on the CPU, and why: (log level, line) each. A
+    warning where the options sent it there (the GPU could have filtered with others), else info."""
+    if kind == "fm":
+        return [(logging.INFO, "the fm engine's search scheme runs on the CPU (no GPU kernel for it yet); its "
+                               "candidates are verified on the GPU")]
+    if kind != "neighborhood":
+        return []
+    ix = ix.first if isinstance(ix, SegmentedIndex) else ix
+    if not sf.check_fe(ix.l, options.fe):
+        return [(logging.WARNING, f"--fe {options.fe}: more substitutions than the GPU filter enumerates; "
+                                  "filtering on the CPU")]
+    if not filters_on_gpu(ix, options.fe, options.filter):
+        what = f"spaced seeds ({ix.shape})" if "-" in ix.shape else f"--filter {options.filter}"
+        return [(logging.WARNING, f"the GPU filter is bs over contiguous seeds: {what} filters on the CPU")]
+    return []
 
 
 def _sync(stream: object) -> None:

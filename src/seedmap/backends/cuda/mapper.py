@@ -5,6 +5,7 @@ written in read order."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from numba import config, cuda
 
 from seedmap.backends.cuda.device import DeviceChoice
-from seedmap.backends.cuda.engines import make_engine, quiet_performance_warnings, warm_up
+from seedmap.backends.cuda.engines import cpu_stages, make_engine, quiet_performance_warnings, warm_up
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.pipeline.options import EngineOptions
@@ -21,6 +22,8 @@ from seedmap.pipeline.scheduler import ordered_queue
 # What a run does with one batch, given the engine to find its candidates with: SingleRun.map (map_batch)
 # or PairRun.map (map_pair_batch); called as map_on(batch, engine=engine), returns (output bytes, stats).
 MapOn = Callable[..., tuple]
+
+log = logging.getLogger("seedmap")
 
 WORKERS_PER_DEVICE = 2
 _SIM_LOCK = threading.Lock()  # the CUDA simulator runs one kernel at a time
@@ -48,8 +51,10 @@ def device_mapper(dev: int, kind: str, ix: object, ref: Reference, engine_option
 
 
 def prepare_devices(choice: DeviceChoice, kind: str, ix: object, engine_options: EngineOptions) -> None:
-    """Before any mapper: numba-cuda's warnings silenced, every kernel loaded (compiled the first time) in
-    this one thread, on every device."""
+    """Before any mapper: what stays on the CPU logged (once, not per worker), numba-cuda's warnings
+    silenced, every kernel loaded (compiled the first time) in this one thread, on every device."""
+    for level, line in cpu_stages(kind, ix, engine_options):
+        log.log(level, line)
     if simulated():  # uint64 wrap-around is intended in the bit-vector kernels (numpy warns in the simulator)
         warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"seedmap\.backends\.cuda")
     quiet_performance_warnings()
