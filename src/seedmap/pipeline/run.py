@@ -90,7 +90,7 @@ def run_map(opts: RunOptions) -> None:
         run = SingleRun(opts, s)
     numba.set_num_threads(budget.threads)  # this thread's kernels: warm-up, insert size estimate
     t1 = time.perf_counter()
-    warm_up(s.ref, opts.paired, opts.engine.kind, run.map)
+    warm_up(s.ref, opts.paired, opts.engine.kind, run.map, opts.map.stratified, s.fmt.bam)
     t2 = time.perf_counter()
     timings.add("warm-up (compile or load kernels)", t2 - t1)
     batches = run.batches()  # paired runs estimate the insert size here

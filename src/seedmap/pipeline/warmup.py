@@ -64,12 +64,14 @@ def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
     return make_batch(records)
 
 
-def _marker(kind: str, paired: bool) -> Path:
-    """Where to note that the kernels were compiled for this index kind: numba's cache directory, which
-    seedmap keys by its own sources (seedmap/__init__.py), so an edit or upgrade compiles anew."""
+def _marker(kind: str, paired: bool, stratified: bool, bam: bool) -> Path:
+    """Where to note that the kernels of this kind of run were compiled: numba's cache directory, which
+    seedmap keys by its own sources (seedmap/__init__.py), so an edit or upgrade compiles anew. --best/-n
+    (the stratified search) and BAM output have kernels of their own."""
     import numba
 
-    return Path(numba.config.CACHE_DIR) / f"seedmap-compiled-{kind}{'-pe' if paired else ''}"
+    name = f"seedmap-compiled-{kind}{'-pe' if paired else ''}{'-best' if stratified else ''}{'-bam' if bam else ''}"
+    return Path(numba.config.CACHE_DIR) / name
 
 
 def load_numba_registries() -> None:
@@ -89,16 +91,19 @@ def load_numba_registries() -> None:
         del sys.modules["scipy.linalg"]
 
 
-def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], object]) -> None:
-    """Run `run` (one batch through the stages) on reads cut from the reference."""
+def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], object], stratified: bool = False,
+            bam: bool = False) -> None:
+    """Run `run` (one batch through the stages) on reads cut from the reference. stratified (--best/-n,
+    single-end) and bam say which kernels `run` uses, for the notice when they compile."""
     load_numba_registries()
     batch = warmup_batch(ref, paired)
     if batch is None:
         return
-    marker = _marker(kind, paired)
+    marker = _marker(kind, paired, stratified and not paired, bam)
     if not marker.exists():
-        log.info("compiling the %s%s mapping kernels (once per installation; later runs load them from the cache)",
-                 kind, " paired-end" if paired else "")
+        log.info("compiling the %s%s mapping kernels%s%s (once per installation; later runs load them from the "
+                 "cache)", kind, " paired-end" if paired else "", " for --best/-n" if stratified and not paired
+                 else "", " with BAM output" if bam else "")
     run(batch)
     try:
         marker.parent.mkdir(parents=True, exist_ok=True)
@@ -108,15 +113,19 @@ def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], 
 
 
 def compile_for_index(fasta: str, index_path: str, kind: str) -> None:
-    """After `seedmap index`: compile the kernels that mapping with this index needs, single and paired."""
+    """After `seedmap index`: compile the kernels that mapping with this index needs: single-end, --best/-n
+    (the stratified search's own kernels) and paired, each writing SAM and BAM."""
+    from dataclasses import replace
+
     from seedmap.pipeline.options import EngineOptions, MapOptions, RunOptions
     from seedmap.pipeline.pairs import PairRun
     from seedmap.pipeline.run import SingleRun, prepare
+    from seedmap.pipeline.stages import SamFormatter
 
     opts = RunOptions(reference=fasta, reads="", index=index_path, engine=EngineOptions(kind=kind))
-    s = prepare(opts)
-    warm_up(s.ref, False, kind, SingleRun(opts, s).map)
-    best = RunOptions(reference=fasta, reads="", index=index_path, engine=EngineOptions(kind=kind),
-                      map=MapOptions(best_only=True))
-    warm_up(s.ref, False, kind, SingleRun(best, s).map)  # the stratified search's own kernels (--best, -n)
-    warm_up(s.ref, True, kind, PairRun(opts, s).map)
+    best = replace(opts, map=MapOptions(best_only=True))
+    sam = prepare(opts)
+    for s in (sam, replace(sam, fmt=SamFormatter(sam.ref, bam=True))):
+        warm_up(s.ref, False, kind, SingleRun(opts, s).map, bam=s.fmt.bam)
+        warm_up(s.ref, False, kind, SingleRun(best, s).map, stratified=True, bam=s.fmt.bam)
+        warm_up(s.ref, True, kind, PairRun(opts, s).map, bam=s.fmt.bam)
