@@ -1,4 +1,4 @@
-"""CPU backend: verification of merged candidate windows in parallel with numba."""
+"""CPU backend: verification of merged candidate windows in parallel with numba (verify/bitvector.py per window)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.io.reference import ref_code, unpack_into
-from seedmap.verify.semiglobal import group_runs, scan_hits
+from seedmap.verify.bitvector import build_masks, window_locations
 
 BLOCK = 64  # windows per parallel task: scratch buffers are allocated once per block
 SLOTS = 4  # locations kept per window on the first pass; windows with more are verified again
@@ -21,25 +21,35 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
     for blk in prange((nw + BLOCK - 1) // BLOCK):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
         width = 1
+        mmax = 1
         for w in range(lo, hi):
             width = max(width, win[w, 1] - win[w, 0])
+            mmax = max(mmax, qoff[win_q[w] + 1] - qoff[win_q[w]])
+        nwords = (mmax + 63) >> 6
+        peq = np.empty(8 * (nwords + 2), dtype=np.uint64)
+        rpeq = np.empty(8 * (nwords + 2), dtype=np.uint64)
+        rq = np.empty(mmax, dtype=np.uint8)
+        pv = np.empty(nwords, dtype=np.uint64)
+        mv = np.empty(nwords, dtype=np.uint64)
         t = np.empty(width, dtype=np.uint8)
-        h_end = np.empty(width, dtype=np.int64)
-        h_start = np.empty(width, dtype=np.int64)
-        h_dist = np.empty(width, dtype=np.int32)
+        dcol = np.empty(width + 1, dtype=np.int64)
+        cur = -1
         for w in range(lo, hi):
             qi = win_q[w]
-            q = qcodes[qoff[qi]:qoff[qi + 1]]
-            e = qerr[qi >> 1]
+            a = qoff[qi]
+            m = qoff[qi + 1] - a
+            if qi != cur:  # a query's windows are consecutive
+                build_masks(qcodes, a, m, peq, rpeq, rq)
+                cur = qi
             ws = win[w, 0]
             wt = t[:win[w, 1] - ws]
             unpack_into(packed, nmask, ws, wt)
-            n = scan_hits(q, wt, e, win[w, 2] - e - ws, win[w, 3] + e - ws, h_end, h_start, h_dist)
-            a, b = slot_off[w], slot_off[w + 1]
-            k = group_runs(n, q.size, h_end, h_start, h_dist, loc_start[a:b], loc_end[a:b], loc_dist[a:b])
-            for i in range(min(k, b - a)):
-                loc_start[a + i] += ws
-                loc_end[a + i] += ws
+            s0, s1 = slot_off[w], slot_off[w + 1]
+            k = window_locations(peq, rpeq, m, qerr[qi >> 1], wt, pv, mv, dcol, loc_start[s0:s1], loc_end[s0:s1],
+                                 loc_dist[s0:s1])
+            for i in range(min(k, s1 - s0)):
+                loc_start[s0 + i] += ws
+                loc_end[s0 + i] += ws
             loc_count[w] = k
 
 

@@ -1,0 +1,155 @@
+"""Locations of a read in a reference window by Myers' bit vectors (the CPU verifier's kernel).
+
+Same definitions as semiglobal.py: D(j) = min over starts s of edit(read, t[s:j]) for every end column
+j of the window (N never matches), a hit is an end with D(j) <= e, a location is a run of consecutive
+hit ends keeping its best end (lowest distance, then span closest to m, then leftmost end), and the
+start of an end is S(j), the largest start among its optimal alignments. The work is split so that
+only the ends that can be chosen need a start:
+
+1. D(m, j) for every column, by Myers' column-wise bit vectors (blocks of 64 rows, every block every
+   column: a 100 bp read is two words, about 110 column steps per window).
+2. For each run, S(j) of its ends at the run's least distance only (usually one), by a second pass:
+   the reversed read against the text read leftwards from j with the start anchored (row 0 grows by one
+   per column), so its last row is G(k) = edit(read, t[j - k:j]); S(j) = j - (least k with G(k) = D(j)).
+   An exact end (D = 0) starts at j - m.
+
+The whole window is searched (semiglobal.scan_hits also takes a diagonal band). On the candidate
+windows both agree: every alignment of cost <= e ending in a window lies on its candidates' diagonals
+(the filter is complete and a query's windows are disjoint), so D(j) <= e on the window iff it is in
+the band, with the same value and the same optimal alignments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from seedmap.verify.bulk import ALL, B63, ONE, ZERO, _advance, _build_peq
+
+
+@njit(cache=True, nogil=True)
+def build_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray, rpeq: np.ndarray, rq: np.ndarray) -> None:
+    """Match masks (bulk._build_peq's layout) of the read qcodes[a:a + m] in peq and of it reversed in
+    rpeq; rq is scratch of at least m codes."""
+    _build_peq(qcodes, a, m, peq)
+    for i in range(m):
+        rq[i] = qcodes[a + m - 1 - i]
+    _build_peq(rq, 0, m, rpeq)
+
+
+@njit(cache=True, nogil=True)
+def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv: np.ndarray,
+                     dcol: np.ndarray) -> None:
+    """dcol[j] = D(m, j) for j = 0..len(t): row 0 is 0 in every column (free start in the text)."""
+    nb = (m + 63) >> 6
+    hlast = np.uint64(m - ((nb - 1) << 6) - 1)
+    score = m  # D(m, 0)
+    dcol[0] = score
+    if nb == 1:  # one word: kept in registers
+        vp = ALL
+        vn = ZERO
+        for j in range(1, t.size + 1):
+            eq = peq[8 + t[j - 1]]
+            xv = eq | vn
+            xh = (((eq & vp) + vp) ^ vp) | eq
+            ph = vn | ~(xh | vp)
+            mh = vp & xh
+            score += np.int64((ph >> hlast) & ONE) - np.int64((mh >> hlast) & ONE)
+            ph = ph << ONE
+            mh = mh << ONE
+            vp = mh | ~(xv | ph)
+            vn = ph & xv
+            dcol[j] = score
+        return
+    for b in range(nb):
+        pv[b] = ALL
+        mv[b] = ZERO
+    for j in range(1, t.size + 1):
+        c = np.uint64(t[j - 1])
+        h = 0
+        for b in range(nb):
+            vp, vn, h = _advance(pv[b], mv[b], peq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
+            pv[b] = vp
+            mv[b] = vn
+        score += h
+        dcol[j] = score
+
+
+@njit(cache=True, nogil=True)
+def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.ndarray, mv: np.ndarray) -> int:
+    """S(j) for an end j of t with D(j) = d (step 2 of the module docstring)."""
+    if d == 0:
+        return j - m
+    nb = (m + 63) >> 6
+    hlast = np.uint64(m - ((nb - 1) << 6) - 1)
+    for b in range(nb):
+        pv[b] = ALL
+        mv[b] = ZERO
+    score = m  # G(0) = m
+    for k in range(1, min(j, m + d) + 1):
+        c = np.uint64(t[j - k])
+        h = 1  # the anchored start: row 0 is k in column k
+        for b in range(nb):
+            vp, vn, h = _advance(pv[b], mv[b], rpeq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
+            pv[b] = vp
+            mv[b] = vn
+        score += h
+        if score == d:  # G(k) >= D(j) = d everywhere, so the first k reaching d is the least
+            return j - k
+    return -1  # unreachable when d = D(j)
+
+
+@njit(cache=True, nogil=True)
+def window_locations(peq: np.ndarray, rpeq: np.ndarray, m: int, e: int, t: np.ndarray, pv: np.ndarray,
+                     mv: np.ndarray, dcol: np.ndarray, loc_start: np.ndarray, loc_end: np.ndarray,
+                     loc_dist: np.ndarray) -> int:
+    """Locations of the read (masks peq, rpeq; m > e) in t: (start, end, distance) in window columns,
+    by increasing end. Writes at most len(loc_start) of them; returns how many there are.
+    Scratch: pv, mv of (m + 63) // 64 words, dcol of len(t) + 1."""
+    n = t.size
+    column_distances(peq, m, t, pv, mv, dcol)
+    cap = loc_start.size
+    k = 0
+    j = 1
+    while j <= n:
+        if dcol[j] > e:
+            j += 1
+            continue
+        first = j
+        least = dcol[j]
+        while j <= n and dcol[j] <= e:
+            least = min(least, dcol[j])
+            j += 1
+        best_end = -1
+        best_start = 0
+        for jj in range(first, j):  # the run first..j-1: its ends at the least distance compete
+            if dcol[jj] == least:
+                s = start_of(rpeq, m, t, jj, least, pv, mv)
+                if best_end < 0 or abs(jj - s - m) < abs(best_end - best_start - m):
+                    best_end = jj
+                    best_start = s
+        if k < cap:
+            loc_start[k] = best_start
+            loc_end[k] = best_end
+            loc_dist[k] = least
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def locations(q: np.ndarray, t: np.ndarray, e: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every location of q (codes, len > e) in t: (start, end, distance) arrays (one call, own scratch)."""
+    m = q.size
+    nw = (m + 63) >> 6
+    peq = np.empty(8 * (nw + 2), dtype=np.uint64)
+    rpeq = np.empty(8 * (nw + 2), dtype=np.uint64)
+    build_masks(q, 0, m, peq, rpeq, np.empty(m, dtype=np.uint8))
+    pv = np.empty(nw, dtype=np.uint64)
+    mv = np.empty(nw, dtype=np.uint64)
+    dcol = np.empty(t.size + 1, dtype=np.int64)
+    cap = t.size // 2 + 1  # runs are separated by at least one non-hit end
+    s = np.empty(cap, dtype=np.int64)
+    en = np.empty(cap, dtype=np.int64)
+    d = np.empty(cap, dtype=np.int32)
+    k = window_locations(peq, rpeq, m, e, t, pv, mv, dcol, s, en, d)
+    return s[:k], en[:k], d[:k]
