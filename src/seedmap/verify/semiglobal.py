@@ -1,4 +1,5 @@
-"""Semi-global edit distance of a read against a reference window, with the start of each hit.
+"""Semi-global edit distance of a read against a reference window, with the start of each hit (a scalar
+DP: mate rescue and run joining use it; the CPU verifier computes the same locations with bitvector.py).
 
 For every end column j of the window, D(j) = min over starts s of edit(read, ref[s:j]) (free start and
 end in the reference; N never matches). A hit is an end with D(j) <= e. For each hit we also track
