@@ -25,7 +25,7 @@ def expected(q: np.ndarray, t: np.ndarray, e: int) -> list[tuple[int, int, int]]
 
 def found(q: np.ndarray, t: np.ndarray, e: int) -> list[tuple[int, int, int]]:
     s, en, d = locations(q, t, e)
-    return [(int(a), int(b), int(c)) for a, b, c in zip(s, en, d)]
+    return [(int(a), int(b), int(c)) for a, b, c in zip(s, en, d, strict=True)]
 
 
 def mutate(rng: np.random.Generator, seq: np.ndarray, edits: int) -> np.ndarray:
