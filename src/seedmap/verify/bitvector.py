@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seedmap.verify.bulk import ALL, B63, ONE, ZERO, _advance, _build_peq
+from seedmap.verify.bulk import ALL, B63, ZERO, _advance, _build_peq
 
 
 @njit(cache=True, nogil=True)
@@ -49,16 +49,8 @@ def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv:
         vp = ALL
         vn = ZERO
         for j in range(1, t.size + 1):
-            eq = peq[8 + t[j - 1]]
-            xv = eq | vn
-            xh = (((eq & vp) + vp) ^ vp) | eq
-            ph = vn | ~(xh | vp)
-            mh = vp & xh
-            score += np.int64((ph >> hlast) & ONE) - np.int64((mh >> hlast) & ONE)
-            ph = ph << ONE
-            mh = mh << ONE
-            vp = mh | ~(xv | ph)
-            vn = ph & xv
+            vp, vn, h = _advance(vp, vn, peq[8 + t[j - 1]], 0, hlast)
+            score += h
             dcol[j] = score
         return
     for b in range(nb):
