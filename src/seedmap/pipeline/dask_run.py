@@ -147,11 +147,13 @@ def connect(address: str) -> Iterator[object]:
     if address == "local" or address.startswith("local:"):
         n = _local_workers(address)
         # No memory limit: the mapped index counts in a worker's RSS but is the page cache's, shared. Dask's
-        # warnings (a worker slow to exit, killed at the end) are not the user's business here. LOCAL_CONFIG
-        # holds while the cluster lives (a worker restarted after a crash reads it again).
+        # own log lines are not the user's business here: warnings (a worker slow to exit, killed at the end)
+        # nor errors (a heartbeat racing the scheduler's shutdown prints a traceback); a failed task or a
+        # lost worker still reaches seedmap as an exception. LOCAL_CONFIG holds while the cluster lives (a
+        # worker restarted after a crash reads it again).
         with (dask.config.set(LOCAL_CONFIG),
               LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                           memory_limit=0, silence_logs=logging.ERROR) as cluster, Client(cluster) as client):
+                           memory_limit=0, silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client):
             log.info("Dask: a local cluster of %d worker process%s", n, "" if n == 1 else "es")
             yield client
         return
