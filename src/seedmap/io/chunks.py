@@ -20,8 +20,9 @@ import numpy as np
 from xopen import xopen
 
 from seedmap.errors import SeedmapError
+from seedmap.io.fastq_kernel import split_fastq
 from seedmap.io.pairs import pair_error, strip_mate, unreadable
-from seedmap.io.reads import ReadBatch, make_batch, open_error_message
+from seedmap.io.reads import ReadBatch, invalid_character, make_batch, open_error_message
 
 CHUNK_BYTES = 4 << 20
 NEWLINE, GT = 10, 62
@@ -39,6 +40,13 @@ class RawBatch:
 
     def parse(self) -> ReadBatch:
         label = ", ".join(self.paths)
+        fast = None if self.paired else split_fastq(self.blocks[0])  # plain FASTQ without the GIL
+        if fast is not None:
+            if fast.bad is not None:
+                read, ch = fast.bad
+                name = fast.names[fast.name_offsets[read]:fast.name_offsets[read + 1]].tobytes().decode()
+                raise invalid_character(label, name, ch)
+            return ReadBatch(self.first, fast.names, fast.name_offsets, fast.codes, fast.offsets, fast.quals, True)
         try:
             files = [io.BytesIO(b) for b in self.blocks]
             if not self.paired:

@@ -84,8 +84,7 @@ def make_batch(records: list, first: int = 0, path: str = "<reads>") -> ReadBatc
     bad = np.flatnonzero(codes == INVALID)
     if bad.size:
         i = int(np.searchsorted(offsets, bad[0], side="right")) - 1
-        ch = chr(seq_bytes[int(bad[0])])
-        raise SeedmapError(f"{path}: read {records[i].id!r} has an invalid character {ch!r}")
+        raise invalid_character(path, records[i].id, chr(seq_bytes[int(bad[0])]))
     has_quals = records[0].qualities is not None
     if has_quals:
         quals = np.frombuffer("".join(r.qualities for r in records).encode("ascii", "replace"), np.uint8)
@@ -93,3 +92,7 @@ def make_batch(records: list, first: int = 0, path: str = "<reads>") -> ReadBatc
         quals = np.zeros(0, dtype=np.uint8)
     return ReadBatch(first, np.frombuffer(names_bytes, np.uint8), name_offsets, codes, offsets, quals,
                      has_quals)
+
+
+def invalid_character(path: str, read: str, ch: str) -> SeedmapError:
+    return SeedmapError(f"{path}: read {read!r} has an invalid character {ch!r}")

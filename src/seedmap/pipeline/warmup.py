@@ -18,6 +18,7 @@ import dnaio
 import numpy as np
 
 from seedmap.io.alphabet import DECODE
+from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch, make_batch
 from seedmap.io.reference import Reference, unpack_codes
 
@@ -59,9 +60,10 @@ def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
               else rng.integers(0, 4, m).astype(np.uint8))
         records += [dnaio.SequenceRecord(f"w{k}", _text(r1), "I" * m),
                     dnaio.SequenceRecord(f"w{k}", _text(r2), "I" * m)]
-    if not paired:
-        records.append(dnaio.SequenceRecord("w4", _text(rng.integers(0, 4, m).astype(np.uint8)), "I" * m))
-    return make_batch(records)
+    if paired:
+        return make_batch(records)
+    records.append(dnaio.SequenceRecord("w4", _text(rng.integers(0, 4, m).astype(np.uint8)), "I" * m))
+    return RawBatch(0, (b"".join(r.fastq_bytes() for r in records),), ("<warm-up>",)).parse()  # as a run parses
 
 
 def _marker(kind: str, paired: bool, stratified: bool, bam: bool) -> Path:
