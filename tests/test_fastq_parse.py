@@ -96,3 +96,81 @@ def test_invalid_character_named_by_either_path() -> None:
     for block in (plain, plain.replace(b"\n", b"\r\n")):  # the fast path, then dnaio
         with pytest.raises(SeedmapError, match=r"x\.fq: read 'bad' has an invalid character '-'"):
             RawBatch(0, (block,), ("x.fq",)).parse()
+
+
+MATE_ID = st.sampled_from(["a", "a/1", "a/2", "a1", "a2", "b/1", "/1", "a/1/1", "a/3"])
+
+
+@st.composite
+def pairs(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """Blocks of mates 1 and 2 with ids that dnaio takes as mates or not, now and then a bent record."""
+    n = draw(st.integers(1, 4))
+    one, two = [], []
+    for _ in range(n):
+        desc = draw(st.sampled_from(["", " x", "\ty"]))
+        first = draw(MATE_ID)  # mostly mates by dnaio's rule, sometimes not
+        ids = (first, draw(st.sampled_from([first, first, first[:-1] + "2", first[:-1] + "3"]) | MATE_ID))
+        for block, name in zip((one, two), ids, strict=True):
+            seq = draw(st.text(alphabet="ACGTN-", min_size=0, max_size=6))
+            plain = f"@{name}{desc}\n{seq}\n+\n{'I' * len(seq)}\n".encode()
+            block.append(draw(st.sampled_from([plain] * 6 + [plain.replace(b"\n", b"\r\n")])))
+    return b"".join(one), b"".join(two)
+
+
+def dnaio_pairs(blocks: tuple[bytes, ...]) -> object:
+    """The dnaio path's batch of pairs (mates interleaved, /1 /2 stripped), or its error message."""
+    from seedmap.io.pairs import strip_mate
+
+    files = [io.BytesIO(b) for b in blocks]
+    opened = dnaio.open(files[0], interleaved=True) if len(files) == 1 else dnaio.open(files[0], file2=files[1])
+    try:
+        with opened as reader:
+            recs = [strip_mate(r) for pair in reader for r in pair]
+        return make_batch(recs, 0, "x.fq")
+    except SeedmapError as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 - a pairing or format error: the fast path must leave it to dnaio
+        return type(exc).__name__
+
+
+@settings(max_examples=300, deadline=None)
+@given(pairs(), st.booleans())
+def test_pairs_agree_with_dnaio(mates: tuple[bytes, bytes], interleaved: bool) -> None:
+    """Two files or one interleaved file: the same batch (or invalid-character error) as dnaio's records;
+    whatever dnaio rejects is rejected."""
+    blocks = (b"".join(x for pair in zip(*(_records(m) for m in mates), strict=True) for x in pair),) \
+        if interleaved else mates
+    expected = dnaio_pairs(blocks)
+    try:
+        got = RawBatch(0, blocks, ("x.fq",), paired=True).parse()
+    except SeedmapError as exc:
+        got = str(exc)
+    if isinstance(expected, str) and "invalid character" not in expected:
+        assert isinstance(got, str)
+    else:
+        assert same(got, expected)
+
+
+def _records(block: bytes) -> list[bytes]:
+    lines = block.splitlines(keepends=True)
+    return [b"".join(lines[i:i + 4]) for i in range(0, len(lines), 4)]
+
+
+def test_mates_take_the_fast_path() -> None:
+    from seedmap.io.fastq_kernel import pair_reads
+
+    one = split_fastq(b"@p/1 x\nAC\n+\nII\n@q\nG\n+\n#\n")
+    two = split_fastq(b"@p/2 y\nTTT\n+\n!!!\n@q\nN\n+\n$\n")
+    fast = pair_reads([one, two])
+    assert fast.names.tobytes() == b"ppqq" and fast.name_offsets.tolist() == [0, 1, 2, 3, 4]
+    assert fast.codes.tolist() == [0, 1, 3, 3, 3, 2, 4] and fast.quals.tobytes() == b"II!!!#$"
+    assert pair_reads([split_fastq(b"@p.1\nA\n+\nI\n"), split_fastq(b"@p.2\nA\n+\nI\n")]) is None  # dnaio's call
+
+
+def test_first_bad_mate_in_pair_order() -> None:
+    """The error names the first bad read in the batch's order (mate 1, mate 2, next pair), as dnaio's."""
+    one = b"@p/1\nAC\n+\nII\n@q/1\nA-\n+\nII\n"
+    two = b"@p/2\nA*\n+\nII\n@q/2\nAC\n+\nII\n"
+    for blocks in ((one, two), (one.replace(b"\n", b"\r\n"), two)):  # the fast path, then dnaio
+        with pytest.raises(SeedmapError, match=r"read 'p' has an invalid character '\*'"):
+            RawBatch(0, blocks, ("x.fq",), paired=True).parse()

@@ -20,7 +20,7 @@ import numpy as np
 from xopen import xopen
 
 from seedmap.errors import SeedmapError
-from seedmap.io.fastq_kernel import split_fastq
+from seedmap.io.fastq_kernel import FastqBlock, pair_reads, split_fastq
 from seedmap.io.pairs import pair_error, strip_mate, unreadable
 from seedmap.io.reads import ReadBatch, invalid_character, make_batch, open_error_message
 
@@ -40,7 +40,7 @@ class RawBatch:
 
     def parse(self) -> ReadBatch:
         label = ", ".join(self.paths)
-        fast = None if self.paired else split_fastq(self.blocks[0])  # plain FASTQ without the GIL
+        fast = self._fast()
         if fast is not None:
             if fast.bad is not None:
                 read, ch = fast.bad
@@ -61,6 +61,13 @@ class RawBatch:
             raise SeedmapError((pair_error(label, exc) if self.paired else "")
                                or open_error_message(self.paths[0], exc)) from None
         return make_batch(records, self.first, label)
+
+    def _fast(self) -> FastqBlock | None:
+        """Plain FASTQ parsed without the GIL (and mates paired), or None: dnaio parses this batch."""
+        blocks = [split_fastq(b) for b in self.blocks]
+        if any(b is None for b in blocks):
+            return None
+        return pair_reads(blocks) if self.paired else blocks[0]
 
 
 def record_starts(block: bytes, fastq: bool) -> np.ndarray:

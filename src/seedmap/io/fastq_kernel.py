@@ -135,3 +135,68 @@ def split_fastq(block: bytes) -> FastqBlock | None:
     size = int(offsets[-1])
     bad = (bad_read, chr(buf[bad_byte])) if bad_byte >= 0 else None
     return FastqBlock(names[:name_off[-1]].copy(), name_off, codes[:size].copy(), offsets, quals[:size].copy(), bad)
+
+
+@njit(cache=True, nogil=True)
+def _interleave(a: np.ndarray, a_off: np.ndarray, b: np.ndarray, b_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Item 2i of the result is a's item i, item 2i + 1 is b's item i (flat data with offsets)."""
+    n = a_off.size - 1
+    out = np.empty(a.size + b.size, dtype=a.dtype)
+    off = np.zeros(2 * n + 1, dtype=np.int64)
+    p = 0
+    for i in range(n):
+        for k in range(a_off[i], a_off[i + 1]):
+            out[p] = a[k]
+            p += 1
+        off[2 * i + 1] = p
+        for k in range(b_off[i], b_off[i + 1]):
+            out[p] = b[k]
+            p += 1
+        off[2 * i + 2] = p
+    return out, off
+
+
+@njit(cache=True, nogil=True)
+def _mate_names(names: np.ndarray, off: np.ndarray) -> tuple[bool, np.ndarray, np.ndarray]:
+    """The ids of interleaved mates (reads 2i, 2i + 1) without a trailing /1 or /2; False unless every
+    pair's ids are equal or differ only as 'x/1' and 'x/2' (dnaio checks the other spellings)."""
+    out = np.empty(names.size, dtype=np.uint8)
+    out_off = np.zeros(off.size, dtype=np.int64)
+    p = 0
+    for i in range(0, off.size - 1, 2):
+        a0, a1, b0, b1 = off[i], off[i + 1], off[i + 1], off[i + 2]
+        if a1 - a0 != b1 - b0:
+            return False, out, out_off
+        for k in range(a1 - a0):
+            if names[a0 + k] != names[b0 + k] and not (k == a1 - a0 - 1 and names[a0 + k] == 49
+                                                      and names[b0 + k] == 50 and k > 0 and names[a0 + k - 1] == 47):
+                return False, out, out_off
+        for r in (i, i + 1):
+            s, e = off[r], off[r + 1]
+            if e - s >= 2 and names[e - 2] == 47 and (names[e - 1] == 49 or names[e - 1] == 50):  # /1, /2
+                e -= 2
+            for k in range(s, e):
+                out[p] = names[k]
+                p += 1
+            out_off[r + 1] = p
+    return True, out[:p], out_off
+
+
+def pair_reads(blocks: list[FastqBlock]) -> FastqBlock | None:
+    """Mates as one block of interleaved reads (from one interleaved block or two blocks of mates 1 and
+    2), ids without /1 and /2; None where dnaio must check the pairing."""
+    if len(blocks) == 2:
+        a, b = blocks
+        if a.offsets.size != b.offsets.size:
+            return None
+        names, name_off = _interleave(a.names, a.name_offsets, b.names, b.name_offsets)
+        codes, offsets = _interleave(a.codes, a.offsets, b.codes, b.offsets)
+        quals, _ = _interleave(a.quals, a.offsets, b.quals, b.offsets)
+        bads = [(2 * x.bad[0] + mate, x.bad[1]) for mate, x in enumerate(blocks) if x.bad is not None]
+        one = FastqBlock(names, name_off, codes, offsets, quals, min(bads) if bads else None)
+    else:
+        one = blocks[0]
+        if (one.name_offsets.size - 1) % 2:
+            return None
+    ok, names, name_off = _mate_names(one.names, one.name_offsets)
+    return FastqBlock(names, name_off, one.codes, one.offsets, one.quals, one.bad) if ok else None

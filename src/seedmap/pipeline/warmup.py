@@ -19,7 +19,7 @@ import numpy as np
 
 from seedmap.io.alphabet import DECODE
 from seedmap.io.chunks import RawBatch
-from seedmap.io.reads import ReadBatch, make_batch
+from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference, unpack_codes
 
 log = logging.getLogger("seedmap")
@@ -60,10 +60,10 @@ def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
               else rng.integers(0, 4, m).astype(np.uint8))
         records += [dnaio.SequenceRecord(f"w{k}", _text(r1), "I" * m),
                     dnaio.SequenceRecord(f"w{k}", _text(r2), "I" * m)]
-    if paired:
-        return make_batch(records)
-    records.append(dnaio.SequenceRecord("w4", _text(rng.integers(0, 4, m).astype(np.uint8)), "I" * m))
-    return RawBatch(0, (b"".join(r.fastq_bytes() for r in records),), ("<warm-up>",)).parse()  # as a run parses
+    if not paired:
+        records.append(dnaio.SequenceRecord("w4", _text(rng.integers(0, 4, m).astype(np.uint8)), "I" * m))
+    mates = (records[0::2], records[1::2]) if paired else (records,)  # parsed as a run parses its input
+    return RawBatch(0, tuple(b"".join(r.fastq_bytes() for r in x) for x in mates), ("<warm-up>",), paired).parse()
 
 
 def _marker(kind: str, paired: bool, stratified: bool, bam: bool) -> Path:
