@@ -9,8 +9,9 @@ SAM is compared record for record with the -t 1 one (header lines aside: @PG hol
 
 Every command runs once per round, thread counts alternating, and the best wall time of each counts (this
 VM's speed drifts by 10-20% over minutes; noise only ever adds time). Prints a table: wall times, CPU
-seconds, reads/s, peak RSS, speed-up over seedmap -t 1, time over yara at the same
-thread count; and seedmap's own stage timings (-v) of the -t 2 run.
+seconds, reads/s, peak RSS, speed-up over seedmap -t 1 (best against best, and within each round, where
+the two runs met the same machine state), time over yara at the same thread count; and seedmap's own stage
+timings (-v) of the -t 2 run.
 
     python benchmarks/scaling.py --reads 1000000        # needs bwa/seqan-apps/ragout-examples (Debian)
 """
@@ -154,12 +155,14 @@ def main(argv: list[str] | None = None) -> None:
         rows.append([tool, str(t), f"{b.wall_s:.1f}", " / ".join(f"{x.wall_s:.1f}" for x in timings),
                      f"{b.cpu_s:.1f}", f"{args.reads / b.wall_s:,.0f}", f"{max(x.peak_mb for x in timings):.0f}",
                      f"{best(base_key).wall_s / b.wall_s:.2f}x" if tool == "seedmap" else "",
+                     " / ".join(f"{x.wall_s / y.wall_s:.2f}" for x, y in zip(runs[base_key], timings, strict=True))
+                     if tool == "seedmap" else "",
                      f"{b.wall_s / yara_t.wall_s:.2f}" if tool == "seedmap" and yara_t else "",
                      ("same" if digests[key] == {base_digest} else "DIFFERENT") if tool == "seedmap" else ""])
     print(f"reference {ref.name} (48.2 Mbp, 20 records), {args.reads:,} x {args.length} bp mason reads, e = {args.e}, "
           f"{cores} cores; best of {args.rounds} alternating rounds (page cache flushed before each run)")
     print(markdown_table(["tool", "-t", "best wall s", "every run s", "CPU s (best)", "reads/s", "peak MB",
-                          "vs seedmap -t 1", "time / yara", "SAM vs -t 1"], rows))
+                          "vs seedmap -t 1", "same round", "time / yara", "SAM vs -t 1"], rows))
     if 2 in threads:
         print("\nseedmap -t 2 stage timings (its best run):")
         print("\n".join(stages))
