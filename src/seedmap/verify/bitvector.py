@@ -37,6 +37,17 @@ def build_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray, rpeq: np.nd
     _build_peq(rq, 0, m, rpeq)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _column(peq: np.ndarray, pv: np.ndarray, mv: np.ndarray, nb: int, hlast: np.uint64, c: np.uint64, hin: int) -> int:
+    """One text column through every word of the pattern (pv, mv updated); the last row's change."""
+    h = hin
+    for b in range(nb):
+        vp, vn, h = _advance(pv[b], mv[b], peq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
+        pv[b] = vp
+        mv[b] = vn
+    return h
+
+
 @njit(cache=True, nogil=True)
 def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv: np.ndarray,
                      dcol: np.ndarray) -> None:
@@ -57,13 +68,7 @@ def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv:
         pv[b] = ALL
         mv[b] = ZERO
     for j in range(1, t.size + 1):
-        c = np.uint64(t[j - 1])
-        h = 0
-        for b in range(nb):
-            vp, vn, h = _advance(pv[b], mv[b], peq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
-            pv[b] = vp
-            mv[b] = vn
-        score += h
+        score += _column(peq, pv, mv, nb, hlast, np.uint64(t[j - 1]), 0)
         dcol[j] = score
 
 
@@ -79,13 +84,7 @@ def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.nda
         mv[b] = ZERO
     score = m  # G(0) = m
     for k in range(1, min(j, m + d) + 1):
-        c = np.uint64(t[j - k])
-        h = 1  # the anchored start: row 0 is k in column k
-        for b in range(nb):
-            vp, vn, h = _advance(pv[b], mv[b], rpeq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
-            pv[b] = vp
-            mv[b] = vn
-        score += h
+        score += _column(rpeq, pv, mv, nb, hlast, np.uint64(t[j - k]), 1)  # hin 1: row 0 is k in column k
         if score == d:  # G(k) >= D(j) = d everywhere, so the first k reaching d is the least
             return j - k
     return -1  # unreachable when d = D(j)
