@@ -4,8 +4,9 @@ each worker parses its own batch, so parsing runs on every core instead of holdi
 dnaio.read_chunks (read_paired_chunks for two files) yields blocks of whole records; numpy finds the
 record starts in each block (FASTQ: every fourth line, as dnaio's FASTQ is; FASTA: '>' at a line
 start), and a batch is exactly `batch_reads` records (pairs: the same records of both files, or 2 x
-batch_pairs records of an interleaved file); the last batch may hold fewer. A worker parses its batch
-with dnaio itself, so every validation and message of the ordinary readers stays.
+batch_pairs records of an interleaved file); the last batch may hold fewer. A worker splits plain FASTQ
+with a nogil kernel (io/fastq_kernel.py) and hands every other batch (FASTA, CRLF, anything unusual) to
+dnaio itself, so every validation and message of the ordinary readers stays.
 """
 
 from __future__ import annotations
