@@ -46,6 +46,11 @@ def find_exe(name: str) -> str | None:
     return str(alt) if os.access(alt, os.X_OK) else None
 
 
+# Tools run as on a user's machine, where an installed Python package has its bytecode: without it (some
+# sandboxes set PYTHONDONTWRITEBYTECODE) every seedmap run compiled its own sources again, 0.09 s.
+RUN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run_timed(cmd: list[str], log: Path, stdout: Path | None = None, cwd: Path | None = None) -> Timing:
     """Run cmd, returning wall time, peak RSS (MiB) and CPU seconds.
 
@@ -65,7 +70,7 @@ def run_timed(cmd: list[str], log: Path, stdout: Path | None = None, cwd: Path |
         err.flush()
         os.sync()
         start = time.perf_counter()
-        proc = subprocess.Popen(wrapped, stdout=out, stderr=err, cwd=cwd)
+        proc = subprocess.Popen(wrapped, stdout=out, stderr=err, cwd=cwd, env=RUN_ENV)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped; stop Popen waiting again

@@ -1,38 +1,69 @@
-"""Start-up: numba's registries load without importing scipy.linalg, and nothing is left blocked; `seedmap index`
-compiles what every kind of map run needs."""
+"""Start-up: cached kernels load without numba's registry refresh and without importing scipy.linalg,
+nothing is left changed after the warm-up, and a kernel missing from the cache still compiles; `seedmap
+index` compiles what every kind of map run needs."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+KERNELS = """
+import numpy as np
+from numba import njit
+
+@njit(cache=True)
+def total(a):
+    return np.sort(a)[::-1].sum()  # numpy implementations: their module probes for a BLAS
+"""
+
 SCRIPT = """
 import sys
 import numpy as np
 from numba import njit
-from seedmap.pipeline.warmup import load_numba_registries
+from numba.core import caching
+from numba.core.base import BaseContext
+from seedmap.pipeline.warmup import cached_kernels_load_quickly
 
-load_numba_registries()
+refreshes = []
+original_refresh = BaseContext.refresh
+BaseContext.refresh = lambda self: refreshes.append(1) or original_refresh(self)
+original_load = caching.Cache.load_overload
+import kernels
+
+with cached_kernels_load_quickly():
+    assert kernels.total(np.arange(5)) == 10
+    loaded = kernels.total.stats.cache_hits
+    loaded_refreshes = len(refreshes)
+
+    @njit
+    def fresh(a):  # not cached: compiles inside the block, registries and all
+        return a.max()
+
+    assert fresh(np.arange(5)) == 4
 assert "scipy.linalg" not in sys.modules, "scipy.linalg was imported"
-
-@njit
-def total(a):
-    return a.sum()
-
-assert total(np.arange(5)) == 10  # kernels compile after the registries were loaded that way
+assert caching.Cache.load_overload is original_load
 try:
     import scipy.linalg  # a later import is not blocked (when SciPy is installed)
 except ImportError as exc:
     assert "scipy" in str(exc) and "None in sys.modules" not in str(exc), exc
-print("ok")
+print(sum(loaded.values()), loaded_refreshes)
 """
 
 
-def test_registries_load_without_scipy_linalg():
-    # A fresh interpreter: this test process may have loaded numba's registries already.
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300)
+def _run(tmp_path) -> tuple[int, int]:
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
+                         cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": str(tmp_path),
+                                            "NUMBA_CACHE_DIR": str(tmp_path / "cache")})
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
+    hits, refreshes = out.stdout.split()
+    return int(hits), int(refreshes)
+
+
+def test_cached_kernels_load_without_registry_refresh(tmp_path):
+    # Fresh interpreters: this test process has loaded numba's registries already.
+    (tmp_path / "kernels.py").write_text(KERNELS)
+    assert _run(tmp_path)[0] == 0  # the first run compiles (and refreshes to compile)
+    assert _run(tmp_path) == (1, 0)  # the second loads it from the cache, with no refresh
 
 
 def test_index_compiles_every_kind_of_run_it_announces(tmp_path, monkeypatch, caplog):
@@ -70,3 +101,64 @@ def test_index_compiles_every_kind_of_run_it_announces(tmp_path, monkeypatch, ca
         run_map(RunOptions(reference=str(tmp_path / "ref.fa"), reads=str(tmp_path / "reads.fa"),
                            output=str(tmp_path / "out.bam")))
     assert "compiling the neighborhood mapping kernels with BAM output" in caplog.text
+
+
+LATE = """
+import sys
+from numba.core.dispatcher import Dispatcher
+import seedmap.pipeline.run as run
+from seedmap.cli import main
+
+late, warmed = set(), []
+compile_now = Dispatcher.compile
+
+def compile_counted(self, sig):
+    if warmed and tuple(sig) not in self.overloads:
+        late.add(self.py_func.__qualname__)
+    return compile_now(self, sig)
+
+Dispatcher.compile = compile_counted
+warm_up = run.warm_up
+run.warm_up = lambda *a, **k: (warm_up(*a, **k), warmed.append(1))
+code = main(sys.argv[1:])
+print(code, sorted(late))
+"""
+
+
+def _genome_with_repeats(rng) -> tuple[str, str]:
+    """A random sequence, and a shorter one holding a 300 bp element 30 times: reads from that have more
+    candidates than the neighborhood engine verifies merged (its bulk verification path). The warm-up cuts
+    its reads from the longest sequence, so it meets no repeat."""
+    element = "".join("ACGT"[c] for c in rng.integers(0, 4, 300))
+    parts = []
+    for _ in range(30):
+        parts += ["".join("ACGT"[c] for c in rng.integers(0, 4, 200)), element]
+    return "".join("ACGT"[c] for c in rng.integers(0, 4, 20_000)), "".join(parts)
+
+
+def test_warm_up_loads_every_kernel_a_run_calls(tmp_path):
+    """After the warm-up no kernel is loaded or compiled in the middle of a run (the first load refreshes
+    numba's registries, holding the GIL): not for repetitive reads, a new read length, the insert size
+    estimate, --best, or BAM."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    unique, repeats = _genome_with_repeats(rng)
+    (tmp_path / "ref.fa").write_text(f">a\n{unique}\n>b\n{repeats}\n")
+    genome = repeats + unique
+
+    def revcomp(s: str) -> str:
+        return s[::-1].translate(str.maketrans("ACGT", "TGCA"))
+
+    starts = rng.integers(0, len(genome) - 400, 60)
+    with open(tmp_path / "r1.fq", "w") as f1, open(tmp_path / "r2.fq", "w") as f2:
+        for k, a in enumerate(starts.tolist()):
+            m = 80 + k % 3 * 10  # three read lengths
+            f1.write(f"@p{k}\n{genome[a:a + m]}\n+\n{'I' * m}\n")
+            f2.write(f"@p{k}\n{revcomp(genome[a + 400 - m:a + 400])}\n+\n{'I' * m}\n")
+    for args in (["r1.fq", "-o", "out.sam"], ["--best", "r1.fq", "-o", "out.sam"],
+                 ["r1.fq", "r2.fq", "-o", "out.bam"]):
+        out = subprocess.run([sys.executable, "-c", LATE, "map", "-q", "-t", "2", "-e", "3", "ref.fa", *args],
+                             capture_output=True, text=True, timeout=900, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "0 []", (args, out.stdout, out.stderr)

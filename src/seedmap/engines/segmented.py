@@ -13,7 +13,8 @@ holds about two segments of the index resident, not all of it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 from numba import njit
@@ -88,6 +89,13 @@ class SegmentedEngine(CandidateEngine):
 
     def guarantee(self, m: int, e: int) -> str:
         return self.parts[0].guarantee(m, e)
+
+    @contextmanager
+    def bulk_verifying_all(self) -> Iterator[None]:
+        with ExitStack() as stack:
+            for part in self.parts:
+                stack.enter_context(part.bulk_verifying_all())
+            yield
 
     def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
                           qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -192,7 +192,7 @@ class _RunState:
             prepare_devices(self.choice, opts.engine.kind, s.ix, opts.engine)
             return
         with self.cpu():
-            warm_up(s.ref, opts.paired, opts.engine.kind, self.run.map, opts.map.stratified, s.fmt.bam)
+            warm_up(s.ref, opts.paired, opts.engine.kind, self.run.warm, opts.map.stratified, s.fmt.bam)
 
     def map(self, raw: RawBatch) -> tuple[bytes, object, dict[str, float]]:
         from seedmap.pipeline.stages import StageClock

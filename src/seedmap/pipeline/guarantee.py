@@ -32,11 +32,8 @@ class GuaranteeWarnings:
                 self.seen.add(m)
             if m < self.opts.min_length:
                 continue  # not searched; counted in the summary
-            e = int(errors_per_read(np.array([m]), self.opts.errors)[0])
-            if self.plan_guarantee is not None:
-                g = self.plan_guarantee(m, e) if m > e else plan.NONE
-            else:
-                g = plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
+            e = self._errors(m)
+            g = self._guarantee(m, e)
             if m <= e:
                 log.warning("reads of length %d are not longer than the %d edits allowed: reported unmapped", m, e)
             elif g == plan.SUBSTITUTIONS_ONLY:
@@ -44,3 +41,16 @@ class GuaranteeWarnings:
                             "substitutions, but may miss some with indels (not fully sensitive)", m, e)
             elif g == plan.NONE:
                 log.warning("reads of length %d, e=%d: this window plan is NOT fully sensitive", m, e)
+
+    def _errors(self, m: int) -> int:
+        return int(errors_per_read(np.array([m]), self.opts.errors)[0])
+
+    def _guarantee(self, m: int, e: int) -> str:
+        if self.plan_guarantee is not None:
+            return self.plan_guarantee(m, e) if m > e else plan.NONE
+        return plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
+
+    def warm(self, m: int) -> None:
+        """Work out the guarantee for reads of length m, warning nothing and noting nothing (the warm-up
+        loads its kernels: the first batch of the run is checked in a worker)."""
+        self._guarantee(m, self._errors(m))

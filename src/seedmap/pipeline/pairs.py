@@ -42,6 +42,10 @@ class PairRun(SingleRun):
         o = self.opts
         return estimate_insert(first_pairs, self.s.engine, self.s.fmt, o.map, o.pairs.orientation)
 
+    def warm(self, batch: ReadBatch) -> None:
+        super().warm(batch)
+        self.estimate(batch)  # its own kernels (the run estimates before its workers start)
+
     def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: CandidateEngine | None = None) -> tuple:
         engine = self.s.engine if engine is None else engine
         return map_pair_batch(batch, engine, self.s.fmt, self.opts.map, self.opts.pairs, self.insert, clock)

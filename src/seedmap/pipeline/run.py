@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numba
+import numpy as np
 
 from seedmap.engines.base import CandidateEngine
 from seedmap.index.kinds import KINDS, load_or_build
@@ -90,7 +91,7 @@ def run_map(opts: RunOptions) -> None:
         run = SingleRun(opts, s)
     numba.set_num_threads(budget.threads)  # this thread's kernels: warm-up, insert size estimate
     t1 = time.perf_counter()
-    warm_up(s.ref, opts.paired, opts.engine.kind, run.map, opts.map.stratified, s.fmt.bam)
+    warm_up(s.ref, opts.paired, opts.engine.kind, run.warm, opts.map.stratified, s.fmt.bam)
     t2 = time.perf_counter()
     timings.add("warm-up (compile or load kernels)", t2 - t1)
     batches = run.batches()  # paired runs estimate the insert size here
@@ -148,6 +149,14 @@ class SingleRun:
     def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: CandidateEngine | None = None) -> tuple:
         """(output bytes, stats) of a batch; its candidates from `engine` (a GPU's), else the run's engine."""
         return map_batch(batch, self.s.engine if engine is None else engine, self.s.fmt, self.opts.map, clock)
+
+    def warm(self, batch: ReadBatch) -> None:
+        """The warm-up's batch through every kernel the run's batches may call: the stages, the bulk
+        verification that only repetitive reads take, and the sensitivity check of a new read length."""
+        for m in np.unique(batch.lengths).tolist():
+            self.s.warn.warm(m)
+        with self.s.engine.bulk_verifying_all():
+            self.map(batch)
 
     def worker(self, budget: threading_setup.ThreadBudget, timings: RunTimings) -> Callable[[], Callable]:
         """A worker factory: each worker maps whole batches, its kernels on its share of the threads."""

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import dnaio
@@ -76,37 +77,62 @@ def _marker(kind: str, paired: bool, stratified: bool, bam: bool) -> Path:
     return Path(numba.config.CACHE_DIR) / name
 
 
-def load_numba_registries() -> None:
-    """What numba's first kernel call does: load its numpy implementations. Their import probes for a
-    BLAS by importing scipy.linalg, 0.25 s of every run's start-up wherever SciPy is installed; no seedmap
-    kernel uses BLAS (np.dot, np.linalg), so that probe is made to fail at once. The probe's only effect
-    is np.correlate/np.convolve using a plain loop; a later `import scipy.linalg` works as usual."""
-    from numba.core.registry import cpu_target
+@contextmanager
+def cached_kernels_load_quickly() -> Iterator[None]:
+    """Within the block, numba loads a cached CPU kernel without first refreshing its registries.
 
-    if "scipy.linalg" in sys.modules:  # already paid for
+    numba refreshes every registry before loading from its cache (0.1-0.2 s: importing and installing
+    the typing and lowering of everything it can compile), though a cached kernel needs only the NRT;
+    compiling refreshes them anyway, so a kernel missing from the cache compiles as usual. The numpy
+    implementations a kernel's environment imports still probe for a BLAS by importing scipy.linalg,
+    0.25 s wherever SciPy is installed; no seedmap kernel uses BLAS (np.dot, np.linalg), so that probe
+    is made to fail at once (its only effect: np.correlate/np.convolve use a plain loop). Both last only
+    for the block; a later `import scipy.linalg` works as usual."""
+    from numba.core import caching
+    from numba.core.cpu import CPUContext
+    from numba.core.registry import cpu_target
+    from numba.core.runtime import nrt
+
+    original = caching.Cache.load_overload
+    known = all(hasattr(caching.Cache, a) for a in ("_load_overload", "_guard_against_spurious_io_errors"))
+
+    def load_overload(cache: caching.Cache, sig: object, target_context: object) -> object:
+        if not isinstance(target_context, CPUContext):  # a GPU target initialises its own way
+            return original(cache, sig, target_context)
+        nrt.rtsys.initialize(target_context)  # what a cached kernel needs of the refresh
+        with cache._guard_against_spurious_io_errors():
+            return cache._load_overload(sig, target_context)
+
+    blocked = "scipy.linalg" not in sys.modules
+    if blocked:
+        sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import raises ImportError
+    if known:
+        caching.Cache.load_overload = load_overload
+    else:  # a numba whose cache is laid out otherwise: its own refresh
         cpu_target.target_context.refresh()
-        return
-    sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import raises ImportError
     try:
-        cpu_target.target_context.refresh()
+        yield
     finally:
-        del sys.modules["scipy.linalg"]
+        caching.Cache.load_overload = original
+        if blocked:
+            del sys.modules["scipy.linalg"]
 
 
 def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], object], stratified: bool = False,
             bam: bool = False) -> None:
-    """Run `run` (one batch through the stages) on reads cut from the reference. stratified (--best/-n,
-    single-end) and bam say which kernels `run` uses, for the notice when they compile."""
-    load_numba_registries()
-    batch = warmup_batch(ref, paired)
-    if batch is None:
-        return
+    """Run `run` (a run's `warm`: one batch through every kernel the run may call) on reads cut from the
+    reference. stratified (--best/-n, single-end) and bam say which kernels `run` uses, for the notice when
+    they compile."""
     marker = _marker(kind, paired, stratified and not paired, bam)
-    if not marker.exists():
-        log.info("compiling the %s%s mapping kernels%s%s (once per installation; later runs load them from the "
-                 "cache)", kind, " paired-end" if paired else "", " for --best/-n" if stratified and not paired
-                 else "", " with BAM output" if bam else "")
-    run(batch)
+    with cached_kernels_load_quickly():
+        batch = warmup_batch(ref, paired)
+        if batch is None:
+            return
+        if not marker.exists():
+            log.info("compiling the %s%s mapping kernels%s%s (once per installation; later runs load them from "
+                     "the cache)", kind, " paired-end" if paired else "", " for --best/-n" if stratified and not
+                     paired else "", " with BAM output" if bam else "")
+        run(batch)
     try:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
@@ -128,6 +154,6 @@ def compile_for_index(fasta: str, index_path: str, kind: str) -> None:
     best = replace(opts, map=MapOptions(best_only=True))
     sam = prepare(opts)
     for s in (sam, replace(sam, fmt=SamFormatter(sam.ref, bam=True))):
-        warm_up(s.ref, False, kind, SingleRun(opts, s).map, bam=s.fmt.bam)
-        warm_up(s.ref, False, kind, SingleRun(best, s).map, stratified=True, bam=s.fmt.bam)
-        warm_up(s.ref, True, kind, PairRun(opts, s).map, bam=s.fmt.bam)
+        warm_up(s.ref, False, kind, SingleRun(opts, s).warm, bam=s.fmt.bam)
+        warm_up(s.ref, False, kind, SingleRun(best, s).warm, stratified=True, bam=s.fmt.bam)
+        warm_up(s.ref, True, kind, PairRun(opts, s).warm, bam=s.fmt.bam)
