@@ -157,7 +157,8 @@ def test_warm_up_loads_every_kernel_a_run_calls(tmp_path):
             f1.write(f"@p{k}\n{genome[a:a + m]}\n+\n{'I' * m}\n")
             f2.write(f"@p{k}\n{revcomp(genome[a + 400 - m:a + 400])}\n+\n{'I' * m}\n")
     for args in (["r1.fq", "-o", "out.sam"], ["--best", "r1.fq", "-o", "out.sam"],
-                 ["r1.fq", "r2.fq", "-o", "out.bam"]):
+                 ["r1.fq", "r2.fq", "-o", "out.bam"], ["--engine", "kmer", "r1.fq", "-o", "out.sam"],
+                 ["--engine", "fm", "r1.fq", "-o", "out.sam"]):
         out = subprocess.run([sys.executable, "-c", LATE, "map", "-q", "-t", "2", "-e", "3", "ref.fa", *args],
                              capture_output=True, text=True, timeout=900, cwd=tmp_path)
         assert out.returncode == 0, out.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -77,6 +78,9 @@ def _marker(kind: str, paired: bool, stratified: bool, bam: bool) -> Path:
     return Path(numba.config.CACHE_DIR) / name
 
 
+_QUICK_LOAD = threading.Lock()
+
+
 @contextmanager
 def cached_kernels_load_quickly() -> Iterator[None]:
     """Within the block, numba loads a cached CPU kernel without first refreshing its registries.
@@ -93,29 +97,30 @@ def cached_kernels_load_quickly() -> Iterator[None]:
     from numba.core.registry import cpu_target
     from numba.core.runtime import nrt
 
-    original = caching.Cache.load_overload
-    known = all(hasattr(caching.Cache, a) for a in ("_load_overload", "_guard_against_spurious_io_errors"))
+    with _QUICK_LOAD:  # one warm-up at a time (Dask may start several in a process)
+        original = caching.Cache.load_overload
+        known = all(hasattr(caching.Cache, a) for a in ("_load_overload", "_guard_against_spurious_io_errors"))
 
-    def load_overload(cache: caching.Cache, sig: object, target_context: object) -> object:
-        if not isinstance(target_context, CPUContext):  # a GPU target initialises its own way
-            return original(cache, sig, target_context)
-        nrt.rtsys.initialize(target_context)  # what a cached kernel needs of the refresh
-        with cache._guard_against_spurious_io_errors():
-            return cache._load_overload(sig, target_context)
+        def load_overload(cache: caching.Cache, sig: object, target_context: object) -> object:
+            if not isinstance(target_context, CPUContext):  # a GPU target initialises its own way
+                return original(cache, sig, target_context)
+            nrt.rtsys.initialize(target_context)  # what a cached kernel needs of the refresh
+            with cache._guard_against_spurious_io_errors():
+                return cache._load_overload(sig, target_context)
 
-    blocked = "scipy.linalg" not in sys.modules
-    if blocked:
-        sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import raises ImportError
-    if known:
-        caching.Cache.load_overload = load_overload
-    else:  # a numba whose cache is laid out otherwise: its own refresh
-        cpu_target.target_context.refresh()
-    try:
-        yield
-    finally:
-        caching.Cache.load_overload = original
+        blocked = "scipy.linalg" not in sys.modules
         if blocked:
-            del sys.modules["scipy.linalg"]
+            sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import raises ImportError
+        if known:
+            caching.Cache.load_overload = load_overload
+        else:  # a numba whose cache is laid out otherwise: its own refresh
+            cpu_target.target_context.refresh()
+        try:
+            yield
+        finally:
+            caching.Cache.load_overload = original
+            if blocked:
+                del sys.modules["scipy.linalg"]
 
 
 def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], object], stratified: bool = False,
