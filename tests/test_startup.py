@@ -4,8 +4,11 @@ index` compiles what every kind of map run needs."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+
+from test_cli_errors import random_dna
 
 KERNELS = """
 import numpy as np
@@ -52,7 +55,7 @@ print(sum(loaded.values()), loaded_refreshes)
 
 def _run(tmp_path) -> tuple[int, int]:
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
-                         cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": str(tmp_path),
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path),
                                             "NUMBA_CACHE_DIR": str(tmp_path / "cache")})
     assert out.returncode == 0, out.stderr
     hits, refreshes = out.stdout.split()
@@ -129,11 +132,11 @@ def _genome_with_repeats(rng) -> tuple[str, str]:
     """A random sequence, and a shorter one holding a 300 bp element 30 times: reads from that have more
     candidates than the neighborhood engine verifies merged (its bulk verification path). The warm-up cuts
     its reads from the longest sequence, so it meets no repeat."""
-    element = "".join("ACGT"[c] for c in rng.integers(0, 4, 300))
+    element = random_dna(rng, 300)
     parts = []
     for _ in range(30):
-        parts += ["".join("ACGT"[c] for c in rng.integers(0, 4, 200)), element]
-    return "".join("ACGT"[c] for c in rng.integers(0, 4, 20_000)), "".join(parts)
+        parts += [random_dna(rng, 200), element]
+    return random_dna(rng, 20_000), "".join(parts)
 
 
 def test_warm_up_loads_every_kernel_a_run_calls(tmp_path):
