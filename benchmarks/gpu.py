@@ -1,9 +1,10 @@
 """GPU backend throughput, one call, one table: (a) bulk verification (alignments/s, kernel time with the
 reads, reference and candidates already on the device) for 50 bp / e = 4 and 100 bp / e = 5, both
 kernels, beside Nouri's K20 figure and the CPU kernel; (b) the MAROSE seed + filter (windows/s and
-neighborhoods/s: the unique neighborhoods of the SeedBlocks searched) beside Tran's GTX 480 figures;
-(c) end-to-end reads/s of `seedmap map --device cpu` and `--device cuda` on the E. coli benchmark, in
-the same run, with the SAM records compared.
+neighborhoods/s: the unique neighborhoods of the SeedBlocks searched) beside Tran's GTX 480 figures, and
+the verify stage on its merged windows (locations, CPU against GPU); (c) end-to-end reads/s of `seedmap
+map --device cpu` and `--device cuda` on the E. coli benchmark, in the same run, with the SAM records
+compared, and each run's stage timings (-v).
 
     python benchmarks/gpu.py [--reference benchmarks/work/ecoli.fa] [--reads benchmarks/work/reads_n100000_l100_s42.fq]
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu.py --tiny     # the simulator: checks it runs, numbers mean nothing
@@ -130,12 +131,34 @@ def filter_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
             rows.append([f"u={u} l={l} fe={fe}, {m} bp e={e}", name, f"{nwin:,} windows", f"{secs * 1e3:.2f}",
                          f"{nwin / secs / 1e6:.2f} M windows/s, {nbs / secs:.3g} neighborhoods/s",
                          TRAN_GTX480 if name == "GPU" else ""])
+        rows += location_rows(ref, f"u={u} l={l} fe={fe}, {m} bp e={e}", qcodes, qoff, qerr, *want, repeat)
+    return rows
+
+
+def location_rows(ref: object, setting: str, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+                  win_q: np.ndarray, win: np.ndarray, repeat: int) -> list[list[str]]:
+    """The verify stage on those merged windows: backends.cpu.verify (every CPU thread) against the GPU
+    locator, whole calls (windows sent, locations fetched; the reads already on the device)."""
+    from seedmap.backends import cpu
+    from seedmap.backends.cuda.locations import DeviceLocator
+    from seedmap.backends.cuda.verify_kernels import DeviceVerifier
+
+    locate = DeviceLocator(DeviceVerifier(ref.packed, ref.nmask))
+    args = (qcodes, qoff, qerr, win_q, win, ref.packed, ref.nmask)
+    want, got = cpu.verify(*args), locate(*args)
+    if not all(np.array_equal(a, b) for a, b in zip(want, got, strict=True)):
+        raise SystemExit(f"GPU window locations disagree with the CPU at {setting}")
+    rows = []
+    for name, fn in [("CPU verify (locations)", cpu.verify), ("GPU locator (with transfers)", locate)]:
+        secs = best_of(partial(fn, *args), repeat)
+        rows.append([setting, name, f"{win_q.size:,} windows", f"{secs * 1e3:.2f}",
+                     f"{win_q.size / secs / 1e6:.2f} M windows/s, {want[0].size:,} locations", ""])
     return rows
 
 
 def map_run(ref_path: Path, reads: Path, dev: str, threads: int, out: Path, index: Path | None) -> str:
-    """stderr of one `seedmap map` run."""
-    cmd = [sys.executable, "-m", "seedmap", "map", "-t", str(threads), "--device", dev, "-o", str(out)]
+    """stderr of one `seedmap map -v` run."""
+    cmd = [sys.executable, "-m", "seedmap", "map", "-v", "-t", str(threads), "--device", dev, "-o", str(out)]
     cmd += ["--index", str(index)] if index else []
     r = subprocess.run([*cmd, str(ref_path), str(reads)], capture_output=True, text=True)
     if r.returncode:
@@ -143,7 +166,15 @@ def map_run(ref_path: Path, reads: Path, dev: str, threads: int, out: Path, inde
     return r.stderr
 
 
-def end_to_end_rows(ref_path: Path, reads: Path, threads: int, work: Path, index: Path | None) -> list[list[str]]:
+def stage_block(stderr: str) -> list[str]:
+    """The `-v` stage timing lines of a run's stderr."""
+    lines = stderr.splitlines()
+    first = next((i for i, x in enumerate(lines) if "stage timings" in x), len(lines))
+    return [x.removeprefix("[seedmap] ") for x in lines[first:] if "workers busy" not in x][:20]
+
+
+def end_to_end_rows(ref_path: Path, reads: Path, threads: int, work: Path, index: Path | None,
+                    stages: dict[str, list[str]]) -> list[list[str]]:
     warm = work / "warmup.fq"  # the first 1,000 reads: compilation stays out of the timed runs
     with reads.open() as src, warm.open("w") as dst:
         dst.writelines(line for _, line in zip(range(4000), src, strict=False))
@@ -152,6 +183,7 @@ def end_to_end_rows(ref_path: Path, reads: Path, threads: int, work: Path, index
         out = work / f"gpu_bench_{dev}.sam"
         map_run(ref_path, warm, dev, threads, out, index)
         err = map_run(ref_path, reads, dev, threads, out, index)
+        stages[dev] = stage_block(err)
         rate = re.search(r"; (\d+) reads/s \(([\d.]+) s mapping", err)
         bodies[dev] = b"".join(x for x in out.read_bytes().splitlines(True) if not x.startswith(b"@PG"))
         rows.append([reads.name, f"seedmap --device {dev} -t {threads}", "", rate.group(2) + " s" if rate else "?",
@@ -201,11 +233,14 @@ def main() -> None:
         print(f"device: {gpu_name()}{sim}; CPU threads: {opts.threads}; best of {opts.repeat}")
         rows = verification_rows(opts.candidates, opts.repeat, genome_len)
         rows += filter_rows(opts.reference, opts.filter_reads, opts.repeat)
-        rows += end_to_end_rows(opts.reference, opts.reads, opts.threads, work, opts.index)
+        stages: dict[str, list[str]] = {}
+        rows += end_to_end_rows(opts.reference, opts.reads, opts.threads, work, opts.index, stages)
     print("\n| setting | kernel / run | work | time (ms, e2e: s) | rate | reference figure |")
     print("|---|---|---:|---:|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+    for dev, lines in stages.items():
+        print(f"\nseedmap map --device {dev}, " + "\n".join(lines))
 
 
 def gpu_name() -> str:

@@ -22,11 +22,15 @@ if not os.environ.get("NUMBA_ENABLE_CUDASIM"):
     pytest.skip("run through tests/test_cuda_backend.py (needs NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
 
 from conftest import batch_of, random_genome, repetitive_genome, sample_reads  # noqa: E402
+from test_bitvector_verify import expected as oracle_locations  # noqa: E402
+from test_bitvector_verify import mutate, read_from, window  # noqa: E402
 from test_bulk_verify import expected, make_case, run  # noqa: E402
 
-from seedmap.backends.cuda import device, seed_filter_kernels, verify_kernels  # noqa: E402
+from seedmap.backends import cpu  # noqa: E402
+from seedmap.backends.cuda import device, locate_kernels, seed_filter_kernels, verify_kernels  # noqa: E402
 from seedmap.backends.cuda import engines as cuda_engines  # noqa: E402
 from seedmap.backends.cuda.engines import CudaNeighborhoodEngine  # noqa: E402
+from seedmap.backends.cuda.locations import DeviceLocator  # noqa: E402
 from seedmap.backends.cuda.verify_kernels import BANDED, BITVECTOR, DeviceVerifier  # noqa: E402
 from seedmap.engines.neighborhood import NeighborhoodEngine  # noqa: E402
 from seedmap.index import neighborhood  # noqa: E402
@@ -38,7 +42,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 # ------------------------------------------------------------------------- launch signatures, as declared
 
-KERNEL_MODULES = (verify_kernels, seed_filter_kernels)
+KERNEL_MODULES = (verify_kernels, seed_filter_kernels, locate_kernels)
 LAUNCHED: set[tuple[str, tuple]] = set()
 
 
@@ -154,6 +158,102 @@ def test_reads_resident_between_calls():
     assert np.array_equal(np.concatenate([a, b]), run(case))
 
 
+# ------------------------------------------------------------------------------- locations in windows
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Two threads per block: the simulator runs a block's threads as Python threads, which slow each
+    other down about tenfold here (the end-to-end runs below keep the real block size)."""
+    monkeypatch.setattr(locate_kernels, "THREADS", 2)
+
+
+def locator(ref: Reference) -> DeviceLocator:
+    return DeviceLocator(DeviceVerifier(ref.packed, ref.nmask))
+
+
+def windows_case(seed: int, n: int) -> tuple[Reference, list, dict]:
+    """Windows and reads drawn as the CPU window kernel's oracle test draws them (random or tandem-repeat
+    windows, N on either side, reads of one to four 64-bit words, some with more than e edits), each
+    window a sequence of its own; two windows per read (the second is its reverse complement's)."""
+    rng = np.random.default_rng(seed)
+    seqs, reads, errs = [], [], []
+    for _ in range(n):
+        m = int(rng.choice([2, 31, 64, 65, 100, 129, 200, 256]))
+        e = int(rng.integers(0, 7))
+        n_rate = float(rng.choice([0.0, 0.0, 0.02]))
+        t = window(rng, m, bool(rng.random() < 0.5), n_rate)
+        q = read_from(rng, t, m, e, n_rate)
+        if q.size <= e:
+            continue
+        seqs.append(t)
+        reads.append(q)
+        errs.append(e)
+    ref = Reference.from_codes([f"w{i}" for i in range(len(seqs))], seqs)
+    qs = [x for q in reads for x in (q, q[::-1].copy())]
+    qoff = np.zeros(len(qs) + 1, dtype=np.int64)
+    np.cumsum([q.size for q in qs], out=qoff[1:])
+    starts = np.asarray(ref.starts, dtype=np.int64)
+    win_q = np.arange(len(qs), dtype=np.int64)
+    lo, hi = starts[win_q >> 1], starts[(win_q >> 1) + 1]
+    win = np.stack([lo, hi, lo, hi], axis=1)
+    return ref, seqs, dict(qcodes=np.concatenate(qs), qoff=qoff, qerr=np.array(errs, dtype=np.int64),
+                           win_q=win_q, win=win, reads=reads)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_window_locations_match_the_oracle_and_cpu(seed, small_blocks):
+    """Every location of every window, as the brute-force oracle has it, and the CPU verifier's output
+    exactly (order and dtypes too)."""
+    ref, seqs, c = windows_case(seed, 12)
+    args = (c["qcodes"], c["qoff"], c["qerr"], c["win_q"], c["win"], ref.packed, ref.nmask)
+    want = cpu.verify(*args)
+    got = locator(ref)(*args)
+    for w, g in zip(want, got, strict=True):
+        assert g.dtype == w.dtype and np.array_equal(g, w)
+    starts = np.asarray(ref.starts)
+    for i, (t, q) in enumerate(zip(seqs, c["reads"], strict=True)):
+        mine = got[0] == 2 * i
+        found = [(int(s - starts[i]), int(en - starts[i]), int(d)) for s, en, d in
+                 zip(got[1][mine], got[2][mine], got[3][mine], strict=True)]
+        assert found == oracle_locations(q, t, int(c["qerr"][i]))
+    per_read = np.bincount(got[0], minlength=c["win_q"].size)[::2]
+    assert (per_read == 0).any() and per_read.max() > cpu.SLOTS  # misses, and windows that overflow their slots
+
+
+def test_window_locations_overflow_and_long_reads(small_blocks):
+    """A tandem repeat gives a window more locations than its first-pass slots (verified again with room
+    for all); reads longer than 256 bp go to the CPU kernel, and the two parts merge in query order."""
+    rng = np.random.default_rng(5)
+    unit = rng.integers(0, 4, 15).astype(np.uint8)
+    tandem = mutate(rng, np.tile(unit, 40), 4)
+    plain = rng.integers(0, 4, 900).astype(np.uint8)
+    ref = Reference.from_codes(["t", "p"], [tandem, plain])
+    reads = [tandem[100:130].copy(), mutate(rng, plain[100:400].copy(), 3), tandem[200:245].copy(),
+             mutate(rng, plain[500:800].copy(), 2)]
+    qs = [x for q in reads for x in (q, q[::-1].copy())]
+    qoff = np.zeros(len(qs) + 1, dtype=np.int64)
+    np.cumsum([q.size for q in qs], out=qoff[1:])
+    starts = np.asarray(ref.starts, dtype=np.int64)
+    seq_of = np.array([0, 0, 1, 1, 0, 0, 1, 1])
+    win = np.stack([starts[seq_of], starts[seq_of + 1], starts[seq_of], starts[seq_of + 1]], axis=1)
+    args = (np.concatenate(qs), qoff, np.array([2, 6, 3, 5]), np.arange(8, dtype=np.int64), win, ref.packed,
+            ref.nmask)
+    want = cpu.verify(*args)
+    got = locator(ref)(*args)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+    per_query = np.bincount(got[0], minlength=8)
+    assert per_query.max() > cpu.SLOTS and per_query[2] > 0 and per_query[6] > 0  # overflow; long reads found
+
+
+def test_exact_search_and_no_windows(small_blocks):
+    ref, _, c = windows_case(3, 6)
+    args = (c["qcodes"], c["qoff"], np.zeros_like(c["qerr"]), c["win_q"], c["win"], ref.packed, ref.nmask)
+    assert all(np.array_equal(g, w) for g, w in zip(locator(ref)(*args), cpu.verify(*args), strict=True))
+    none = locator(ref)(c["qcodes"], c["qoff"], c["qerr"], c["win_q"][:0], c["win"][:0], ref.packed, ref.nmask)
+    assert all(x.size == 0 for x in none)
+
+
 # ----------------------------------------------------------------------------------------- seed + filter
 
 
@@ -252,10 +352,10 @@ def test_seed_filter_with_int64_positions():
 
 
 @pytest.mark.parametrize("kind,options,want", [
-    ("neighborhood", {}, {"count_kernel", "fill_kernel", "sort_kernel", "merge_kernel"}),
-    ("neighborhood", {"filter": "ph"}, set()),  # filters on the CPU
-    ("kmer", {}, {"bitvector_kernel"}),
-    ("fm", {"gpu_verify": BANDED}, {"bitvector_kernel", "banded_kernel"}),
+    ("neighborhood", {}, {"count_kernel", "fill_kernel", "sort_kernel", "merge_kernel", "window_locations_kernel"}),
+    ("neighborhood", {"filter": "ph"}, {"window_locations_kernel"}),  # filters on the CPU, verifies on the GPU
+    ("kmer", {}, {"bitvector_kernel", "window_locations_kernel"}),
+    ("fm", {"gpu_verify": BANDED}, {"bitvector_kernel", "banded_kernel", "window_locations_kernel"}),
 ])
 def test_warm_up_loads_the_declared_signatures(kind, options, want):
     """What warm_up compiles and loads before the workers start: the run's kernels, as declared."""
@@ -299,14 +399,17 @@ def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
     outs = {}
     for dev in ["cpu", "cuda:0,0"]:  # the simulated device listed twice: two workers sharing the queue
         out = tmp_path / f"{dev}.sam"
-        cmd = [sys.executable, "-m", "seedmap", "map", "--engine", engine, "--device", dev, "--batch-size", "7",
-               "-o", str(out), str(ref_fa), str(tmp_path / "reads.fa")]
+        cmd = [sys.executable, "-m", "seedmap", "map", "-v", "--engine", engine, "--device", dev, "--batch-size",
+               "7", "-o", str(out), str(ref_fa), str(tmp_path / "reads.fa")]
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         outs[dev] = sam_body(out)
         # seedmap's own lines only: no numba-cuda log records, no warnings
         assert all(line.startswith("[seedmap] ") for line in r.stderr.splitlines()), r.stderr
         assert "mapped 16 reads" in r.stderr
+        # -v: where the time went, the GPU workers' batch stages included
+        for stage in ("candidates", "verify", "traceback", "read (reader thread)", "workers busy"):
+            assert f"[seedmap]   {stage}" in r.stderr, (stage, r.stderr)
     assert outs["cpu"] == outs["cuda:0,0"]
     assert outs["cpu"].count(b"\n") > 16
 

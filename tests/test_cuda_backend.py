@@ -127,7 +127,7 @@ def test_numba_performance_warnings_silenced():
 
 
 def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
-    """warm_up (called by map_on_devices before the workers start) compiles and loads each (kernel,
+    """warm_up (called by device_scheduler before the workers start) compiles and loads each (kernel,
     signature) of the run on each device, one device after the other, in the calling thread."""
     from seedmap.backends.cuda import engines
 

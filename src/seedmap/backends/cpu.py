@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numba import njit, prange
 
@@ -111,20 +113,21 @@ def _run(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarr
 
 
 def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
-           packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]:
+           packed: np.ndarray, nmask: np.ndarray, run: Callable = _run) -> tuple[np.ndarray, ...]:
     """Locations found in the windows: (query, start, end, distance), ordered by query then start.
 
     Windows of one query are disjoint and each holds every alignment of cost <= e ending inside it, so
     each location lies in one window. Each window keeps up to SLOTS locations; the few windows that have
-    more (repeats) are verified again with room for all of them: nothing is lost.
+    more (repeats) are verified again with room for all of them: nothing is lost. `run` verifies windows
+    into their slots (_run's arguments and results): this CPU kernel, or a GPU's twin.
     """
     if qerr.size and qerr.max() == 0:
         return _verify_exact(qcodes, qoff, win_q, win, packed, nmask)
     cap = np.full(win_q.size, SLOTS, dtype=np.int64)
-    slot_off, loc_start, loc_end, loc_dist, count = _run(qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
+    slot_off, loc_start, loc_end, loc_dist, count = run(qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
     over = np.flatnonzero(count > cap)
     if over.size:
-        _, s2, e2, d2, _ = _run(qcodes, qoff, qerr, win_q[over], win[over], packed, nmask, count[over])
+        _, s2, e2, d2, _ = run(qcodes, qoff, qerr, win_q[over], win[over], packed, nmask, count[over])
         # Splice: overflowing windows take their full lists from the second pass.
         kept = np.minimum(count, cap)
         kept[over] = 0
@@ -137,3 +140,9 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
         return q[order], s[order], e[order], d[order]
     keep = np.arange(slot_off[-1]) - np.repeat(slot_off[:-1], cap) < np.repeat(count, cap)
     return np.repeat(win_q, cap)[keep], loc_start[keep], loc_end[keep], loc_dist[keep]
+
+
+def verifier_of(engine: object) -> Callable:
+    """The window verifier of an engine's candidates: a GPU engine's own (verify_windows, this module's
+    verify on its device), else this CPU one. Same arguments, same locations."""
+    return getattr(engine, "verify_windows", verify)

@@ -101,12 +101,12 @@ def run_map(opts: RunOptions) -> None:
     t_map = time.perf_counter()
     if choice.kind == "cpu":
         sched = Scheduler(batches, [run.worker(budget, timings)] * budget.workers, DEPTH)
-        results = sched.results()
     else:
-        from seedmap.backends.cuda.mapper import map_on_devices
+        from seedmap.backends.cuda.mapper import device_scheduler
 
-        sched = None
-        results = map_on_devices(run.checked(batches), choice, opts.engine.kind, s.ix, s.ref, opts.engine, run.map)
+        sched = device_scheduler(run.checked(batches), choice, opts.engine.kind, s.ix, s.ref, opts.engine,
+                                 clocked(run.map, timings))
+    results = sched.results()
     with open_sink(opts.output, s.ref, budget.threads) as sink, _progress(opts.progress) as advance:
         text = header(s.ref, opts.command_line)
         sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
@@ -120,11 +120,23 @@ def run_map(opts: RunOptions) -> None:
     elapsed = time.perf_counter() - t_map
     run.summary(totals, elapsed, time.perf_counter() - t0)
     if opts.verbose:
-        if sched is not None:
-            timings.add("read (reader thread)", sched.reader_seconds)
-            timings.add("reader waiting for a free slot", sched.reader_blocked)
-            timings.add("writer waiting for the next batch", sched.caller_waiting)
-        timings.report(elapsed, budget.workers, sched.worker_seconds if sched is not None else None)
+        timings.add("read (reader thread)", sched.reader_seconds)
+        timings.add("reader waiting for a free slot", sched.reader_blocked)
+        timings.add("writer waiting for the next batch", sched.caller_waiting)
+        timings.report(elapsed, len(sched.workers), sched.worker_seconds)
+
+
+def clocked(map_on: Callable[..., tuple], timings: RunTimings) -> Callable[..., tuple]:
+    """A run's map function for the GPU workers (map_on(batch, engine=...)), each batch's stage seconds
+    added to the run's timings."""
+
+    def run(batch: ReadBatch, engine: object) -> tuple:
+        clock = StageClock()
+        out = map_on(batch, clock, engine=engine)
+        timings.merge(clock.seconds)
+        return out
+
+    return run
 
 
 class SingleRun:

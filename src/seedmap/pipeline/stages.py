@@ -1,6 +1,6 @@
 """The stages of one batch of single-end reads, run by one worker thread:
 
-    reads -> queries (both strands) -> candidate windows (engine) -> locations (verifier)
+    reads -> queries (both strands) -> candidate windows (engine) -> locations (verifier: CPU or the engine's GPU)
           -> alignments (CIGAR, MD) -> records (flags, MAPQ, order) -> SAM text or BAM records
 
 Every stage is a nogil kernel or numpy over the whole batch, so workers on different batches run in
@@ -61,7 +61,7 @@ def locate(batch: ReadBatch, engine: object, ref: Reference, qerr: np.ndarray,
     clock.lap("queries")
     win_q, windows = engine.candidate_windows(qcodes, qoff, qerr)
     clock.lap("candidates")
-    loc = Locations(*cpu.verify(qcodes, qoff, qerr, win_q, windows, ref.packed, ref.nmask))
+    loc = Locations(*cpu.verifier_of(engine)(qcodes, qoff, qerr, win_q, windows, ref.packed, ref.nmask))
     clock.lap("verify")
     return loc, (qcodes, qoff)
 

@@ -92,7 +92,7 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         sub_codes, sub_off = subset_queries(qcodes, qoff, open_)
         win_q, windows = engine.candidate_windows(sub_codes, sub_off, budget)
         clock.lap("candidates")
-        q, s, e, d = cpu.verify(sub_codes, sub_off, budget, win_q, windows, ref.packed, ref.nmask)
+        q, s, e, d = cpu.verifier_of(engine)(sub_codes, sub_off, budget, win_q, windows, ref.packed, ref.nmask)
         partial = budget[q >> 1] < qerr[open_[q >> 1]]  # found at a budget below the read's: runs may merge
         q = 2 * open_[q >> 1] + (q & 1)  # back to the batch's query numbers
         clock.lap("verify")

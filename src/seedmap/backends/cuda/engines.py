@@ -1,6 +1,6 @@
 """Engines on a CUDA device: the neighborhood engine's seed + filter runs on the GPU; the k-mer engine
-keeps its CPU seeding and verifies its candidates in bulk on the GPU. Same contract, same results as the
-CPU engines (engines/__init__.py)."""
+keeps its CPU seeding and verifies its candidates in bulk on the GPU; every engine's merged windows are
+verified on the GPU (locations.py). Same contract, same results as the CPU engines (engines/__init__.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import warnings
 import numpy as np
 from numba import config, cuda, from_dtype, types
 
+from seedmap.backends.cuda import locate_kernels as lk
 from seedmap.backends.cuda import seed_filter_kernels as sf
 from seedmap.backends.cuda import verify_kernels as vk
+from seedmap.backends.cuda.locations import DeviceLocator
 from seedmap.backends.cuda.verify_kernels import BANDED, DeviceVerifier
 from seedmap.engines.base import CANDIDATE_BUDGET
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
@@ -192,8 +194,31 @@ def _sync(stream: object) -> None:
         stream.synchronize()
 
 
-def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, stream: object = 0) -> object:
-    """The engine of an index kind on the current CUDA device (the runner's KINDS give the CPU ones)."""
+class DeviceEngine:
+    """A run's engine on a CUDA device: the candidate engine (its attributes are this object's), and
+    verify_windows, the device's twin of backends.cpu.verify, which the stages take for its windows."""
+
+    def __init__(self, engine: object, verify_windows: DeviceLocator) -> None:
+        self.engine = engine
+        self.verify_windows = verify_windows
+
+    def __getattr__(self, name: str) -> object:
+        try:
+            engine = self.__dict__["engine"]
+        except KeyError:  # not set up yet (copy, unpickling): no recursion
+            raise AttributeError(name) from None
+        return getattr(engine, name)
+
+
+def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, stream: object = 0) -> DeviceEngine:
+    """The engine of an index kind on the current CUDA device (the runner's KINDS give the CPU ones): its
+    candidates verified on the device, against the reference and reads resident there."""
+    device = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream)
+    return DeviceEngine(_candidate_engine(kind, ix, ref, options, device, stream), DeviceLocator(device))
+
+
+def _candidate_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
+                      stream: object) -> object:
     if kind == "neighborhood" and isinstance(ix, SegmentedIndex):  # genome segments share the device
         budget = device_budget()
         share = None if budget is None else budget // len(ix.parts)
@@ -204,28 +229,28 @@ def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, s
         return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,
                                       fe=options.fe, stream=stream,
                                       filter_name=options.filter)
-    if kind == "kmer":
-        verifier = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream)
-        return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=verifier, packed=ref.packed,
+    if kind == "kmer":  # CPU seeding; its candidates are verified in bulk on the GPU
+        return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=device, packed=ref.packed,
                           nmask=ref.nmask)
     if kind == "fm":  # the search scheme runs on the CPU; its candidates are verified on the GPU
         from seedmap.engines.fm import fm_engine
 
-        return fm_engine(ix, ref, DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream))
+        return fm_engine(ix, ref, device)
     raise ValueError(f"no CUDA engine for the {kind} index")
 
 
 def launched_kernels(kind: str, ix: object, options: EngineOptions) -> list[tuple[object, tuple]]:
     """(kernel, signature) of every launch make_engine's engine for this run can make."""
+    located = [(lk.window_locations_kernel, sig) for sig in lk.SIGNATURES["window_locations_kernel"]]
     if kind == "neighborhood":
         ix = ix.first if isinstance(ix, SegmentedIndex) else ix
         if not filters_on_gpu(ix, options.fe, options.filter):
-            return []
+            return located
         fill = sf.fill_signature(types.Array(from_dtype(np.dtype(ix.pos.dtype)), 1, "C"))
         return [(getattr(sf, name), sig) for name, sigs in sf.SIGNATURES.items()
-                for sig in ([fill] if name == "fill_kernel" else sigs)]
+                for sig in ([fill] if name == "fill_kernel" else sigs)] + located
     names = ["bitvector_kernel"] + (["banded_kernel"] if options.gpu_verify == BANDED else [])
-    return [(getattr(vk, name), sig) for name in names for sig in vk.SIGNATURES[name]]
+    return [(getattr(vk, name), sig) for name in names for sig in vk.SIGNATURES[name]] + located
 
 
 def warm_up(device_ids: tuple[int, ...], kind: str, ix: object, options: EngineOptions) -> None:

@@ -8,7 +8,7 @@ import contextlib
 import logging
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 from numba import config, cuda
 
@@ -17,7 +17,7 @@ from seedmap.backends.cuda.engines import cpu_stages, make_engine, quiet_perform
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.pipeline.options import EngineOptions
-from seedmap.pipeline.scheduler import ordered_queue
+from seedmap.pipeline.scheduler import Scheduler
 
 # What a run does with one batch, given the engine to find its candidates with: SingleRun.map (map_batch)
 # or PairRun.map (map_pair_batch); called as map_on(batch, engine=engine), returns (output bytes, stats).
@@ -61,13 +61,13 @@ def prepare_devices(choice: DeviceChoice, kind: str, ix: object, engine_options:
     warm_up(choice.ids, kind, ix, engine_options)
 
 
-def map_on_devices(batches: Iterable[ReadBatch], choice: DeviceChoice, kind: str, ix: object, ref: Reference,
-                   engine_options: EngineOptions, map_on: MapOn) -> Iterator[tuple]:
-    """(SAM text, stats) of each batch, in order; the batches are shared dynamically by the devices."""
+def device_scheduler(batches: Iterable[ReadBatch], choice: DeviceChoice, kind: str, ix: object, ref: Reference,
+                     engine_options: EngineOptions, map_on: MapOn) -> Scheduler:
+    """The devices set up (kernels loaded), and the scheduler whose results() are (output bytes, stats) of
+    each batch, in order; the batches are shared dynamically by the devices' workers."""
 
     def worker(dev: int) -> Callable[[], Callable[[ReadBatch], tuple[bytes, object]]]:
         return lambda: device_mapper(dev, kind, ix, ref, engine_options, map_on)
 
     prepare_devices(choice, kind, ix, engine_options)
-    workers = [worker(d) for d in choice.ids for _ in range(WORKERS_PER_DEVICE)]
-    yield from ordered_queue(batches, workers)
+    return Scheduler(batches, [worker(d) for d in choice.ids for _ in range(WORKERS_PER_DEVICE)])

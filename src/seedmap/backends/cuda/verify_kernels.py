@@ -62,6 +62,53 @@ def ref_code(packed: np.ndarray, nmask: np.ndarray, p: int) -> int:
 
 
 @cuda.jit(device=True, inline=True)
+def match_masks(qcodes: np.ndarray, a: int, m: int, backwards: bool, peq: np.ndarray) -> None:
+    """peq[c, w] bit b <=> read base 64w + b is c, for the read qcodes[a:a + m] (read backwards when
+    `backwards`); N in the read matches nothing."""
+    for b in range((m + 63) >> 6):
+        for c in range(4):
+            peq[c, b] = ZERO
+    for i in range(m):
+        c = qcodes[a + m - 1 - i] if backwards else qcodes[a + i]
+        if c < 4:
+            peq[c, i >> 6] |= ONE << uint64(i & 63)
+
+
+@cuda.jit(device=True, inline=True)
+def start_column(pv: np.ndarray, mv: np.ndarray, nb: int) -> None:
+    """Column 0, D(i, 0) = i: every vertical delta +1."""
+    for b in range(nb):
+        pv[b] = ALL
+        mv[b] = ZERO
+
+
+@cuda.jit(device=True, inline=True)
+def column(peq: np.ndarray, pv: np.ndarray, mv: np.ndarray, nb: int, hlast: np.uint64, c: int, hin: int) -> int:
+    """One text column (code c; N matches nothing) through the nb words of a read's match masks peq[code,
+    word] (Myers' block algorithm): pv, mv updated; returns the last row's change. hin is row 0's change
+    (0: free start in the text, 1: start anchored)."""
+    h = hin
+    for b in range(nb):
+        eq = peq[c, b] if c < 4 else ZERO
+        hs = hlast if b == nb - 1 else B63
+        vp = pv[b]
+        vn = mv[b]
+        hn = uint64(1 if h < 0 else 0)
+        hp = uint64(1 if h > 0 else 0)
+        xv = eq | vn
+        eq |= hn
+        xh = (((eq & vp) + vp) ^ vp) | eq
+        ph = vn | ~(xh | vp)
+        mh = vp & xh
+        h = int64((ph >> hs) & ONE) - int64((mh >> hs) & ONE)
+        ph = (ph << ONE) | hp
+        mh = (mh << ONE) | hn
+        pv[b] = mh | ~(xv | ph)
+        mv[b] = ph & xv
+    return h
+
+
+@cuda.jit(device=True, inline=True)
 def clip_window(d: int, m: int, e: int, s0: int, s1: int) -> tuple[int, int]:
     """Start and length of [d - e, d + m + e) clipped to [s0, s1) (as verify.bulk._window)."""
     ws = max(d - e, s0)
@@ -89,37 +136,12 @@ def bitvector_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, can
         out[k] = best
         return
     nb = (m + 63) >> 6
-    for b in range(nb):
-        pv[b] = ALL  # D(i, 0) = i: every vertical delta +1
-        mv[b] = ZERO
-        for c in range(4):
-            peq[c, b] = ZERO
-    for i in range(m):
-        c = qcodes[a + i]
-        if c < 4:  # N in the read matches nothing
-            peq[c, i >> 6] |= ONE << uint64(i & 63)
+    match_masks(qcodes, a, m, False, peq)
+    start_column(pv, mv, nb)
     hlast = uint64((m - 1) & 63)
     score = m
     for j in range(1, n + 1):
-        c = ref_code(packed, nmask, ws + j - 1)
-        h = 0  # horizontal delta at row 0: 0 (free start in the text)
-        for b in range(nb):
-            eq = peq[c, b] if c < 4 else ZERO
-            hs = hlast if b == nb - 1 else B63
-            vp = pv[b]
-            vn = mv[b]
-            hn = uint64(1 if h < 0 else 0)
-            hp = uint64(1 if h > 0 else 0)
-            xv = eq | vn
-            eq |= hn
-            xh = (((eq & vp) + vp) ^ vp) | eq
-            ph = vn | ~(xh | vp)
-            mh = vp & xh
-            h = int64((ph >> hs) & ONE) - int64((mh >> hs) & ONE)
-            ph = (ph << ONE) | hp
-            mh = (mh << ONE) | hn
-            pv[b] = mh | ~(xv | ph)
-            mv[b] = ph & xv
+        h = column(peq, pv, mv, nb, hlast, ref_code(packed, nmask, ws + j - 1), 0)
         score += h
         if score < best:
             best = score
@@ -223,7 +245,7 @@ class DeviceVerifier:
         self._reads: tuple = (None, None, None)
         self._reads_dev: tuple = ()
 
-    def _resident_reads(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple:
+    def resident_reads(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple:
         """Device copies of the batch's queries: sent once for all the calls on the same arrays."""
         if not (self._reads[0] is qcodes and self._reads[1] is qoff and self._reads[2] is qerr):
             st = self.stream
@@ -275,7 +297,7 @@ class DeviceVerifier:
         if idx.size == 0:
             return
         st = self.stream
-        d_qcodes, d_qoff, d_qerr = self._resident_reads(qcodes, qoff, qerr)
+        d_qcodes, d_qoff, d_qerr = self.resident_reads(qcodes, qoff, qerr)
         every = idx.size == cand_q.size
         args = [cuda.to_device(x if every else x[idx], stream=st) for x in (cand_q, cand_diag, cand_s0, cand_s1)]
         d_out = cuda.device_array(idx.size, dtype=np.int32, stream=st)
