@@ -191,3 +191,17 @@ def test_what_stays_on_the_cpu_is_logged_once(monkeypatch, caplog, kind, options
     got = [(r.levelname, r.getMessage()) for r in caplog.records]
     assert len(got) == len(want)
     assert all(level == lv and text in msg for (level, text), (lv, msg) in zip(want, got, strict=True))
+
+
+def test_batch_size_defaults_by_device():
+    """--batch-size unset: 10,000 reads on the CPU, 100,000 per GPU worker (enough windows to fill a device);
+    a size given is kept on either."""
+    from dataclasses import replace
+
+    from seedmap.pipeline.options import CPU_BATCH, GPU_BATCH, RunOptions
+
+    opts = RunOptions("ref.fa", "reads.fq")
+    assert opts.batch_size is None
+    assert opts.with_batch_size(gpu=False).batch_size == CPU_BATCH == 10_000
+    assert opts.with_batch_size(gpu=True).batch_size == GPU_BATCH == 100_000
+    assert replace(opts, batch_size=7).with_batch_size(gpu=True).batch_size == 7

@@ -14,7 +14,7 @@ import threading
 from seedmap import __version__
 from seedmap.errors import SeedmapError, Terminated
 from seedmap.index import fm, kmer, neighborhood
-from seedmap.pipeline.options import DEFAULT_MIN_LENGTH, MapOptions
+from seedmap.pipeline.options import CPU_BATCH, DEFAULT_MIN_LENGTH, GPU_BATCH, MapOptions
 
 log = logging.getLogger("seedmap")
 
@@ -168,8 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--fe", type=nonnegative_int, default=0,
                     help="neighborhood engine: errors allowed in a lookup's neighborhood: substitutions (bs, "
                          "ph) or edits (bpr)")
-    mp.add_argument("--batch-size", type=positive_int, default=10_000,
-                    help="reads (pairs) per batch; each worker thread maps one batch at a time (default %(default)s)")
+    mp.add_argument("--batch-size", type=positive_int, default=None,
+                    help=f"reads (pairs) per batch; each worker maps one batch at a time (default {CPU_BATCH:,} on "
+                         f"the CPU, {GPU_BATCH:,} on a GPU)")
     mp.add_argument("--min-length", type=nonnegative_int, default=DEFAULT_MIN_LENGTH,
                     help="shorter reads are reported unmapped (default %(default)s; 0 = none)")
     mp.add_argument("--secondary-seq", action="store_true",

@@ -71,6 +71,7 @@ def need_distributed() -> None:
 
 def run_on_dask(opts: RunOptions) -> None:
     t0 = time.perf_counter()
+    opts = opts.with_batch_size(opts.device.startswith("cuda"))  # the workers' devices are theirs to resolve
     need_distributed()
     index, index_id, ref = stored_index(opts)
     timings = RunTimings()

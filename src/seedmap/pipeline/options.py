@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+CPU_BATCH = 10_000  # reads (pairs) per batch on the CPU: a worker thread's share, small enough to keep all busy
+GPU_BATCH = 100_000  # per GPU worker: a few hundred thousand windows, enough threads to fill a device
 DEFAULT_MIN_LENGTH = 20  # shorter reads are reported unmapped (bwa mem's smallest seed is 19 bases)
 
 
@@ -57,7 +59,7 @@ class RunOptions:
     output: str | None = None  # None or '-': SAM on stdout; *.bam: BAM
     index: str | None = None
     threads: int = 1
-    batch_size: int = 10_000  # reads (pairs for paired runs) per batch
+    batch_size: int | None = None  # reads (pairs for paired runs) per batch; None: the device's default
     device: str = "cpu"
     progress: bool = False
     verbose: bool = False  # stage timings at the end
@@ -73,6 +75,12 @@ class RunOptions:
     @property
     def paired(self) -> bool:
         return self.reads2 is not None or self.interleaved
+
+    def with_batch_size(self, gpu: bool) -> RunOptions:
+        """These options with the batch size settled: the one given, else the default for a GPU or the CPU."""
+        if self.batch_size is not None:
+            return self
+        return replace(self, batch_size=GPU_BATCH if gpu else CPU_BATCH)
 
 
 def errors_per_read(lengths: np.ndarray, errors: float, min_length: int = 0) -> np.ndarray:

@@ -79,6 +79,7 @@ def run_map(opts: RunOptions) -> None:
         return
     t0 = time.perf_counter()
     choice = device_choice(opts)  # before the index is loaded: a missing GPU fails fast
+    opts = opts.with_batch_size(choice.kind == "cuda")
     budget = threading_setup.budget(opts.threads)
     timings = RunTimings()
     s = prepare(opts)
