@@ -17,10 +17,10 @@ from numba import cuda
 
 from seedmap.backends import cpu
 from seedmap.backends.cuda import locate_kernels as lk
-from seedmap.backends.cuda.verify_kernels import MAXW, DeviceVerifier
+from seedmap.backends.cuda.verify_kernels import MAX_READ, MAXW, DeviceVerifier
 
 log = logging.getLogger("seedmap")
-_LONG_READS_SAID = threading.Event()  # the CPU fallback for long reads is logged once per run
+_LONG_READS_SAID = threading.Event()  # the CPU fallback for long reads is logged once per process
 
 
 class DeviceLocator:
@@ -35,13 +35,13 @@ class DeviceLocator:
         if packed is not None and packed is not dev.packed:
             raise ValueError("this locator holds another reference")
         qoff64 = np.asarray(qoff, dtype=np.int64)
-        long = (qoff64[win_q + 1] - qoff64[win_q]) > 64 * MAXW
+        long = (qoff64[win_q + 1] - qoff64[win_q]) > MAX_READ
         if not long.any():
             return cpu.verify(qcodes, qoff, qerr, win_q, win, dev.packed, dev.nmask, run=self._run)
         if not _LONG_READS_SAID.is_set():
             _LONG_READS_SAID.set()
             log.info("reads longer than %d bp are verified on the CPU (the GPU kernel holds a read in %d "
-                     "64-bit words)", 64 * MAXW, MAXW)
+                     "64-bit words)", MAX_READ, MAXW)
         # A query's windows all go one way (the read's length decides), so each part keeps its queries'
         # order, and a stable sort by query merges them.
         parts = [cpu.verify(qcodes, qoff, qerr, win_q[~long], win[~long], dev.packed, dev.nmask, run=self._run),

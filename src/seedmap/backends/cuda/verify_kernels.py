@@ -32,6 +32,7 @@ BANDED = "banded"
 METHODS = (BITVECTOR, BANDED)
 
 MAXW = 4  # 64-bit words per read on the device: reads up to 256 bp
+MAX_READ = 64 * MAXW  # longer reads are verified on the CPU
 LANES = 32  # lanes (diagonals) per alignment in the banded kernel
 SLOTS = 4  # alignments per block in the banded kernel (they step in lockstep)
 BAND_COLS = LANES + 1  # columns of the banded kernel's shared array (a literal for NVVM's typing)
@@ -273,7 +274,7 @@ class DeviceVerifier:
             raise ValueError("cand_q must index the queries of qoff")
         m = qoff64[cand_q + 1] - qoff64[cand_q]
         e = qerr64[cand_q >> 1]
-        on_cpu = m > 64 * MAXW
+        on_cpu = m > MAX_READ
         if np.any(on_cpu):  # reads too long for the device's registers: the CPU twin
             idx = np.flatnonzero(on_cpu)
             out[idx] = bulk_distances(qcodes, qoff, qerr, cand_q[idx], cand_diag[idx], cand_s0[idx], cand_s1[idx],
