@@ -165,7 +165,8 @@ def test_reads_resident_between_calls():
 def small_blocks(monkeypatch):
     """Two threads per block: the simulator runs a block's threads as Python threads, which slow each
     other down about tenfold here (the end-to-end runs below keep the real block size)."""
-    monkeypatch.setattr(locate_kernels, "THREADS", 2)
+    for module in (locate_kernels, verify_kernels, seed_filter_kernels):
+        monkeypatch.setattr(module, "THREADS", 2)
 
 
 def locator(ref: Reference) -> DeviceLocator:
@@ -322,6 +323,38 @@ def test_seed_filter_segments_and_chunks(u, l, errors, lengths, budget):
     assert counts.max() > 0
 
 
+@pytest.mark.parametrize("kind", ["neighborhood", "kmer"])
+def test_workers_of_one_device_share_its_copies(kind, small_blocks):
+    """Engines made with one DeviceShare (the workers of one GPU) hold one device copy of the reference and
+    the index and find what an engine with copies of its own finds (the CPU's locations); another share
+    makes its own copies."""
+    from seedmap.backends.cuda.engines import make_engine
+    from seedmap.backends.cuda.resident import DeviceShare
+    from seedmap.index import kmer
+
+    ref, batch = genome_and_reads("repetitive", 9, 20, (30, 60))
+    ix = neighborhood.build(ref, 6, 4) if kind == "neighborhood" else kmer.build(ref, 8)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, 0.06)
+    share = DeviceShare()
+    a, b = (make_engine(kind, ix, ref, EngineOptions(kind=kind), share=share) for _ in range(2))
+    alone = make_engine(kind, ix, ref, EngineOptions(kind=kind))
+    va, vb, vo = (e.verify_windows.device for e in (a, b, alone))
+    assert va is not vb and va.d_packed is vb.d_packed and va.d_nmask is vb.d_nmask  # own reads, one reference
+    assert vo.d_packed is not va.d_packed
+    if kind == "neighborhood":
+        assert a.engine._resident is b.engine._resident and a.engine.segments is b.engine.segments
+        assert alone.engine._resident is not a.engine._resident
+    want_q, want_rows = alone.candidate_windows(qcodes, qoff, qerr)
+    want = cpu.verify(qcodes, qoff, qerr, want_q, want_rows, ref.packed, ref.nmask)
+    assert want[0].size > 0
+    for engine in (a, b, alone):
+        win_q, rows = engine.candidate_windows(qcodes, qoff, qerr)
+        assert np.array_equal(win_q, want_q) and np.array_equal(rows, want_rows)
+        got = engine.verify_windows(qcodes, qoff, qerr, win_q, rows, ref.packed, ref.nmask)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+
+
 def test_segments_cut_short_window_ranges():
     """Windows shorter than u look up a range of seed blocks; segment borders cut such ranges."""
     rng = np.random.default_rng(8)
@@ -397,16 +430,18 @@ def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
     (tmp_path / "reads.fa").write_text("".join(f">r{i}\n" + "".join("ACGTN"[c] for c in r) + "\n"
                                                for i, r in enumerate(reads)))
     outs = {}
-    for dev in ["cpu", "cuda:0,0"]:  # the simulated device listed twice: two workers sharing the queue
+    for dev in ["cpu", "cuda:0,0"]:  # the simulated device listed twice: -t 6, three workers per entry
         out = tmp_path / f"{dev}.sam"
-        cmd = [sys.executable, "-m", "seedmap", "map", "-v", "--engine", engine, "--device", dev, "--batch-size",
-               "7", "-o", str(out), str(ref_fa), str(tmp_path / "reads.fa")]
+        cmd = [sys.executable, "-m", "seedmap", "map", "-v", "-t", "6", "--engine", engine, "--device", dev,
+               "--batch-size", "7", "-o", str(out), str(ref_fa), str(tmp_path / "reads.fa")]
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         outs[dev] = sam_body(out)
         # seedmap's own lines only: no numba-cuda log records, no warnings
         assert all(line.startswith("[seedmap] ") for line in r.stderr.splitlines()), r.stderr
         assert "mapped 16 reads" in r.stderr
+        if dev != "cpu":
+            assert "mapping on cuda:0,0: 6 worker threads, 3 per device" in r.stderr, r.stderr
         # -v: where the time went, the GPU workers' batch stages included
         for stage in ("candidates", "verify", "traceback", "read (reader thread)", "workers busy"):
             assert f"[seedmap]   {stage}" in r.stderr, (stage, r.stderr)

@@ -194,14 +194,26 @@ def test_what_stays_on_the_cpu_is_logged_once(monkeypatch, caplog, kind, options
 
 
 def test_batch_size_defaults_by_device():
-    """--batch-size unset: 10,000 reads on the CPU, 100,000 per GPU worker (enough windows to fill a device);
-    a size given is kept on either."""
+    """--batch-size unset: 10,000 reads on the CPU; on a GPU, 200,000 reads in flight per device shared by
+    its workers (100,000 each for the fewest, two), never less than the CPU's batch; a size given is kept."""
     from dataclasses import replace
 
     from seedmap.pipeline.options import CPU_BATCH, GPU_BATCH, RunOptions
 
     opts = RunOptions("ref.fa", "reads.fq")
     assert opts.batch_size is None
-    assert opts.with_batch_size(gpu=False).batch_size == CPU_BATCH == 10_000
-    assert opts.with_batch_size(gpu=True).batch_size == GPU_BATCH == 100_000
-    assert replace(opts, batch_size=7).with_batch_size(gpu=True).batch_size == 7
+    assert opts.with_batch_size().batch_size == CPU_BATCH == 10_000
+    assert opts.with_batch_size(2).batch_size == GPU_BATCH == 100_000
+    assert opts.with_batch_size(16).batch_size == 12_500
+    assert opts.with_batch_size(64).batch_size == CPU_BATCH
+    assert replace(opts, batch_size=7).with_batch_size(2).batch_size == 7
+
+
+@pytest.mark.parametrize(("threads", "devices", "per_device"), [(1, 1, 2), (2, 1, 2), (3, 1, 3), (16, 1, 16),
+                                                                 (16, 2, 8), (5, 2, 3), (1, 4, 2)])
+def test_gpu_workers_spread_the_threads_over_the_devices(threads, devices, per_device):
+    """-t host threads for a GPU run: one worker per thread, spread over the devices, at least two each (one
+    batch's transfers and host stages overlap another's kernels)."""
+    from seedmap.pipeline.options import gpu_workers
+
+    assert gpu_workers(threads, devices) == per_device

@@ -46,7 +46,7 @@ from seedmap.pipeline.dask_worker import (
     sees_index,
     ship,
 )
-from seedmap.pipeline.options import RunOptions
+from seedmap.pipeline.options import MIN_GPU_WORKERS, RunOptions
 from seedmap.pipeline.run import DEPTH, _progress
 from seedmap.pipeline.timings import RunTimings
 
@@ -71,7 +71,8 @@ def need_distributed() -> None:
 
 def run_on_dask(opts: RunOptions) -> None:
     t0 = time.perf_counter()
-    opts = opts.with_batch_size(opts.device.startswith("cuda"))  # the workers' devices are theirs to resolve
+    # The workers' devices are theirs to resolve: a GPU's batch is the one of its fewest workers.
+    opts = opts.with_batch_size(MIN_GPU_WORKERS if opts.device.startswith("cuda") else 0)
     need_distributed()
     index, index_id, ref = stored_index(opts)
     timings = RunTimings()

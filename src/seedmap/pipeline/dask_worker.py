@@ -17,6 +17,7 @@ result, and the client logs them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import logging
@@ -155,7 +156,8 @@ _started = False
 
 class _RunState:
     """A run on this worker process: its SingleRun/PairRun over the shared index, its thread budget (-t),
-    or its GPU mappers (one per worker thread, the GPUs taken in turn)."""
+    or its GPU mappers (one per worker thread, the GPUs taken in turn; the threads on one GPU share its
+    copies of the reference and index)."""
 
     def __init__(self, job: Job, loaded: tuple) -> None:
         from seedmap.pipeline import threads
@@ -176,6 +178,7 @@ class _RunState:
         # Without a thread-safe numba layer, one batch at a time in this process (Dask may run several).
         self.serial = threading.Lock() if self.budget.workers == 1 else None
         self.mappers: dict[int, object] = {}
+        self.shares: dict[int, object] = {}
         self.turn = itertools.count()
         self._warm_up()
 
@@ -195,28 +198,28 @@ class _RunState:
             warm_up(s.ref, opts.paired, opts.engine.kind, self.run.warm, opts.map.stratified, s.fmt.bam)
 
     def map(self, raw: RawBatch) -> tuple[bytes, object, dict[str, float]]:
-        from seedmap.pipeline.stages import StageClock
+        from seedmap.pipeline.timings import RunTimings
 
+        timings = RunTimings()
         if self.choice.kind != "cpu":
-            batch = self.run.parsed(raw)
-            data, stats = self._device_mapper()(batch)
-            return data, stats, {}
-        with self.cpu() as budget:
-            clock = StageClock(between=budget.refresh)
-            batch = self.run.parsed(raw)
-            clock.lap("parse")
-            data, stats = self.run.map(batch, clock)
-        return data, stats, dict(clock.seconds)
+            data, stats = self._device_mapper()(raw, budget=self.budget, timings=timings)
+        else:
+            with self.serial or contextlib.nullcontext():
+                data, stats = self.run.work(raw, self.budget, timings)
+        return data, stats, timings.seconds
 
     def _device_mapper(self) -> object:
         me = threading.get_ident()
         fn = self.mappers.get(me)
         if fn is None:
             from seedmap.backends.cuda.mapper import device_mapper
+            from seedmap.backends.cuda.resident import DeviceShare
 
             s, opts = self.run.s, self.run.opts
             dev = self.choice.ids[next(self.turn) % len(self.choice.ids)]
-            fn = self.mappers[me] = device_mapper(dev, opts.engine.kind, s.ix, s.ref, opts.engine, self.run.map)
+            share = self.shares.setdefault(dev, DeviceShare())  # this run's threads on a GPU share its copies
+            fn = self.mappers[me] = device_mapper(dev, opts.engine.kind, s.ix, s.ref, opts.engine, self.run.work,
+                                                  share)
         return fn
 
 

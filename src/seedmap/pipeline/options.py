@@ -7,7 +7,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 CPU_BATCH = 10_000  # reads (pairs) per batch on the CPU: a worker thread's share, small enough to keep all busy
-GPU_BATCH = 100_000  # per GPU worker: a few hundred thousand windows, enough threads to fill a device
+GPU_READS = 200_000  # reads per device in its workers' batches: a million windows, enough threads to fill a GPU
+MIN_GPU_WORKERS = 2  # per device: one batch's transfers and host stages overlap another's kernels
+GPU_BATCH = GPU_READS // MIN_GPU_WORKERS  # per GPU worker, with the fewest workers
 DEFAULT_MIN_LENGTH = 20  # shorter reads are reported unmapped (bwa mem's smallest seed is 19 bases)
 
 
@@ -76,11 +78,18 @@ class RunOptions:
     def paired(self) -> bool:
         return self.reads2 is not None or self.interleaved
 
-    def with_batch_size(self, gpu: bool) -> RunOptions:
-        """These options with the batch size settled: the one given, else the default for a GPU or the CPU."""
+    def with_batch_size(self, gpu_workers: int = 0) -> RunOptions:
+        """These options with the batch size settled: the one given, else the CPU's, or, with `gpu_workers`
+        per device, each worker's share of a device's reads in flight (never less than the CPU's)."""
         if self.batch_size is not None:
             return self
-        return replace(self, batch_size=GPU_BATCH if gpu else CPU_BATCH)
+        return replace(self, batch_size=max(CPU_BATCH, GPU_READS // gpu_workers) if gpu_workers else CPU_BATCH)
+
+
+def gpu_workers(threads: int, devices: int) -> int:
+    """Worker threads per GPU: the -t threads spread over the devices (each worker runs its batches' host
+    stages on one thread while its device stages run on the GPU), at least MIN_GPU_WORKERS."""
+    return max(MIN_GPU_WORKERS, -(-threads // max(devices, 1)))
 
 
 def errors_per_read(lengths: np.ndarray, errors: float, min_length: int = 0) -> np.ndarray:

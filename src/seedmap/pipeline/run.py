@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import numba
 import numpy as np
@@ -27,7 +28,7 @@ from seedmap.io.reference import Reference
 from seedmap.io.sam import header
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.guarantee import GuaranteeWarnings
-from seedmap.pipeline.options import RunOptions
+from seedmap.pipeline.options import RunOptions, gpu_workers
 from seedmap.pipeline.scheduler import Scheduler
 from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
 from seedmap.pipeline.timings import RunTimings
@@ -79,7 +80,8 @@ def run_map(opts: RunOptions) -> None:
         return
     t0 = time.perf_counter()
     choice = device_choice(opts)  # before the index is loaded: a missing GPU fails fast
-    opts = opts.with_batch_size(choice.kind == "cuda")
+    per_device = gpu_workers(opts.threads, len(choice.ids)) if choice.kind == "cuda" else 0
+    opts = opts.with_batch_size(per_device)
     budget = threading_setup.budget(opts.threads)
     timings = RunTimings()
     s = prepare(opts)
@@ -105,8 +107,8 @@ def run_map(opts: RunOptions) -> None:
     else:
         from seedmap.backends.cuda.mapper import device_scheduler
 
-        sched = device_scheduler(run.checked(batches), choice, opts.engine.kind, s.ix, s.ref, opts.engine,
-                                 clocked(run.map, timings))
+        sched = device_scheduler(batches, choice, opts.engine.kind, s.ix, s.ref, opts.engine,
+                                 partial(run.work, budget=budget, timings=timings), per_device)
     results = sched.results()
     with open_sink(opts.output, s.ref, budget.threads) as sink, _progress(opts.progress) as advance:
         text = header(s.ref, opts.command_line)
@@ -127,19 +129,6 @@ def run_map(opts: RunOptions) -> None:
         timings.report(elapsed, len(sched.workers), sched.worker_seconds)
 
 
-def clocked(map_on: Callable[..., tuple], timings: RunTimings) -> Callable[..., tuple]:
-    """A run's map function for the GPU workers (map_on(batch, engine=...)), each batch's stage seconds
-    added to the run's timings."""
-
-    def run(batch: ReadBatch, engine: object) -> tuple:
-        clock = StageClock()
-        out = map_on(batch, clock, engine=engine)
-        timings.merge(clock.seconds)
-        return out
-
-    return run
-
-
 class SingleRun:
     """Single-end reads: batches of reads, each through map_batch."""
 
@@ -155,10 +144,6 @@ class SingleRun:
         self.s.warn.check(batch.lengths)
         return batch
 
-    def checked(self, items: Iterator[RawBatch | ReadBatch]) -> Iterator[ReadBatch]:
-        """Parsed batches, for the GPU workers."""
-        return (self.parsed(item) for item in items)
-
     def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: CandidateEngine | None = None) -> tuple:
         """(output bytes, stats) of a batch; its candidates from `engine` (a GPU's), else the run's engine."""
         return map_batch(batch, self.s.engine if engine is None else engine, self.s.fmt, self.opts.map, clock)
@@ -172,24 +157,23 @@ class SingleRun:
             self.map(batch)
 
     def worker(self, budget: threading_setup.ThreadBudget, timings: RunTimings) -> Callable[[], Callable]:
-        """A worker factory: each worker maps whole batches, its kernels on its share of the threads."""
+        """A CPU worker factory: each worker maps whole batches, its kernels on its share of the threads."""
+        return lambda: partial(self.work, budget=budget, timings=timings)
 
-        def start() -> Callable[[ReadBatch], tuple]:
-            def run(item: RawBatch | ReadBatch) -> tuple:
-                budget.enter()
-                try:
-                    clock = StageClock(between=budget.refresh)
-                    batch = self.parsed(item)
-                    clock.lap("parse")
-                    data, stats = self.map(batch, clock)
-                    timings.merge(clock.seconds)
-                    return data, stats
-                finally:
-                    budget.leave()
-
-            return run
-
-        return start
+    def work(self, item: RawBatch | ReadBatch, budget: threading_setup.ThreadBudget, timings: RunTimings,
+             engine: CandidateEngine | None = None) -> tuple:
+        """(output bytes, stats) of a batch, parsed here, mapped with `engine` (a GPU worker's) or the run's,
+        the host kernels on this worker's share of the threads; its stage seconds added to `timings`."""
+        budget.enter()
+        try:
+            clock = StageClock(between=budget.refresh)
+            batch = self.parsed(item)
+            clock.lap("parse")
+            data, stats = self.map(batch, clock, engine)
+            timings.merge(clock.seconds)
+            return data, stats
+        finally:
+            budget.leave()
 
     def summary(self, n: dict, elapsed: float, total: float) -> None:
         reads = n.get("reads", 0)

@@ -15,6 +15,7 @@ from seedmap.backends.cuda import locate_kernels as lk
 from seedmap.backends.cuda import seed_filter_kernels as sf
 from seedmap.backends.cuda import verify_kernels as vk
 from seedmap.backends.cuda.locations import DeviceLocator
+from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import BANDED, DeviceVerifier
 from seedmap.engines.base import CANDIDATE_BUDGET
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
@@ -64,7 +65,8 @@ class CudaNeighborhoodEngine:
 
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
                  fe: int = 0, budget: int | None = -1, stream: object = 0,
-                 candidate_budget: int = CANDIDATE_BUDGET, filter_name: str = "bs") -> None:
+                 candidate_budget: int = CANDIDATE_BUDGET, filter_name: str = "bs",
+                 share: DeviceShare | None = None) -> None:
         self.index = index
         self.windows, self.step, self.fe = windows, step, fe
         self.max_window = index.word
@@ -77,14 +79,20 @@ class CudaNeighborhoodEngine:
         self.on_gpu = filters_on_gpu(index, fe, filter_name)  # cpu_stages says so, once per run
         self.ref_starts = np.ascontiguousarray(ref_starts, dtype=np.int64)
         self.d_ref_starts = cuda.to_device(self.ref_starts, stream=stream)
-        self.segments = index_segments(index, device_budget() if budget == -1 else budget)
-        self._resident = self._load(*self.segments[0]) if len(self.segments) == 1 else None
+        # One device copy of the index for all the device's workers, and one decision on its segments (the
+        # first worker's: later ones would see the device's memory taken by that copy).
+        share = share if share is not None else DeviceShare()
+        self.segments = share.get(index, "segments",
+                                  lambda: index_segments(index, device_budget() if budget == -1 else budget))
+        self._resident = (share.get(index, "index", lambda: self._load(*self.segments[0], stream=0))
+                          if len(self.segments) == 1 else None)
         if len(self.segments) > 1:
             log.info("the index is loaded in %d segments", len(self.segments))
 
-    def _load(self, a_lo: int, a_hi: int) -> tuple:
-        """Device copies of the index part for seed addresses [a_lo, a_hi)."""
-        ix, st = self.index, self.stream
+    def _load(self, a_lo: int, a_hi: int, stream: object = None) -> tuple:
+        """Device copies of the index part for seed addresses [a_lo, a_hi), on `stream` (this engine's by
+        default; 0: synchronous, for a copy other workers' streams read)."""
+        ix, st = self.index, self.stream if stream is None else stream
         nb0, nb1 = int(ix.seed_start[a_lo]), int(ix.seed_start[a_hi])
         p0, p1 = int(ix.nb_pos[nb0]), int(ix.nb_pos[nb1])
 
@@ -210,25 +218,28 @@ class DeviceEngine:
         return getattr(engine, name)
 
 
-def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, stream: object = 0) -> DeviceEngine:
+def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, stream: object = 0,
+                share: DeviceShare | None = None) -> DeviceEngine:
     """The engine of an index kind on the current CUDA device (the runner's KINDS give the CPU ones): its
-    candidates verified on the device, against the reference and reads resident there."""
-    device = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream)
-    return DeviceEngine(_candidate_engine(kind, ix, ref, options, device, stream), DeviceLocator(device))
+    candidates verified on the device, against the reference and reads resident there. Engines made with
+    one `share` (the workers of one device) hold one copy of the reference and the index."""
+    share = share if share is not None else DeviceShare()
+    device = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream, share=share)
+    return DeviceEngine(_candidate_engine(kind, ix, ref, options, device, stream, share), DeviceLocator(device))
 
 
 def _candidate_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
-                      stream: object) -> object:
+                      stream: object, share: DeviceShare) -> object:
     if kind == "neighborhood" and isinstance(ix, SegmentedIndex):  # genome segments share the device
-        budget = device_budget()
-        share = None if budget is None else budget // len(ix.parts)
+        budget = share.get(ix, "budget", device_budget)
+        part_budget = None if budget is None else budget // len(ix.parts)
         return SegmentedEngine([CudaNeighborhoodEngine(part, ref.starts, windows=options.windows, step=options.step,
-                                                       fe=options.fe, budget=share, stream=stream,
-                                                       filter_name=options.filter) for part in ix.parts])
+                                                       fe=options.fe, budget=part_budget, stream=stream,
+                                                       filter_name=options.filter, share=share)
+                                for part in ix.parts])
     if kind == "neighborhood":
         return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,
-                                      fe=options.fe, stream=stream,
-                                      filter_name=options.filter)
+                                      fe=options.fe, stream=stream, filter_name=options.filter, share=share)
     if kind == "kmer":  # CPU seeding; its candidates are verified in bulk on the GPU
         return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=device, packed=ref.packed,
                           nmask=ref.nmask)

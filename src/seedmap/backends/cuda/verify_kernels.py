@@ -16,8 +16,9 @@ Two kernels, both exact (the tests compare them with the CPU kernel on every can
 
 Candidates the kernels do not take (reads longer than 64 * MAXW, or bands wider than 32 for BANDED,
 which then go to BITVECTOR) are routed on the host; the longest go to the CPU kernel.
-The reference (2-bit packed + N mask) is copied once and stays resident; the reads of a batch are sent
-once for all the calls on that batch; each call sends only the candidates (query, diagonal, clip).
+The reference (2-bit packed + N mask) is copied once per device (its workers share it) and stays
+resident; the reads of a batch are sent once for all the calls on that batch; each call sends only the
+candidates (query, diagonal, clip).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64, types, uint64
 
+from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.verify.bulk import bulk_distances
 
 BITVECTOR = "bitvector"
@@ -234,15 +236,17 @@ def banded_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q
 class DeviceVerifier:
     """GPU twin of bulk_distances bound to one reference: callable with bulk_distances' arguments."""
 
-    def __init__(self, packed: np.ndarray, nmask: np.ndarray, method: str = BITVECTOR, stream: object = 0) -> None:
+    def __init__(self, packed: np.ndarray, nmask: np.ndarray, method: str = BITVECTOR, stream: object = 0,
+                 share: DeviceShare | None = None) -> None:
         if method not in METHODS:
             raise ValueError(f"unknown GPU verification method {method!r}")
         self.method = method
         self.stream = stream
         self.packed = packed
         self.nmask = nmask
-        self.d_packed = cuda.to_device(np.ascontiguousarray(packed, dtype=np.uint8), stream=stream)
-        self.d_nmask = cuda.to_device(np.ascontiguousarray(nmask, dtype=np.uint8), stream=stream)
+        share = share if share is not None else DeviceShare()  # the device's workers share the reference
+        self.d_packed = share.get(packed, "packed", lambda: cuda.to_device(np.ascontiguousarray(packed, np.uint8)))
+        self.d_nmask = share.get(nmask, "nmask", lambda: cuda.to_device(np.ascontiguousarray(nmask, np.uint8)))
         self._reads: tuple = (None, None, None)
         self._reads_dev: tuple = ()
 
