@@ -14,7 +14,7 @@ import threading
 from seedmap import __version__
 from seedmap.errors import SeedmapError, Terminated
 from seedmap.index import fm, kmer, neighborhood
-from seedmap.pipeline.options import CPU_BATCH, DEFAULT_MIN_LENGTH, GPU_BATCH, MapOptions
+from seedmap.pipeline.options import CPU_BATCH, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
 
 log = logging.getLogger("seedmap")
 
@@ -170,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "ph) or edits (bpr)")
     mp.add_argument("--batch-size", type=positive_int, default=None,
                     help=f"reads (pairs) per batch; each worker maps one batch at a time (default {CPU_BATCH:,} on "
-                         f"the CPU, {GPU_BATCH:,} on a GPU)")
+                         f"the CPU; on a GPU, {GPU_READS:,} shared by its workers: -t N gives N workers spread over "
+                         "the GPUs, at least 2 each)")
     mp.add_argument("--min-length", type=nonnegative_int, default=DEFAULT_MIN_LENGTH,
                     help="shorter reads are reported unmapped (default %(default)s; 0 = none)")
     mp.add_argument("--secondary-seq", action="store_true",
