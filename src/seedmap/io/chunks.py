@@ -21,12 +21,13 @@ import numpy as np
 from xopen import xopen
 
 from seedmap.errors import SeedmapError
-from seedmap.io.fastq_kernel import FastqBlock, pair_reads, split_fastq
+from seedmap.io import fastq_kernel
+from seedmap.io.fastq_kernel import NEWLINE, FastqBlock, pair_reads, split_fastq
 from seedmap.io.pairs import pair_error, strip_mate, unreadable
 from seedmap.io.reads import ReadBatch, invalid_character, make_batch, open_error_message
 
 CHUNK_BYTES = 4 << 20
-NEWLINE, GT = 10, 62
+GT = 62
 
 
 @dataclass
@@ -71,12 +72,12 @@ class RawBatch:
         return pair_reads(blocks) if self.paired else blocks[0]
 
 
-def record_starts(block: bytes, fastq: bool) -> np.ndarray:
+def record_starts(block: bytes | memoryview, fastq: bool) -> np.ndarray:
     """Offsets where the records of a block of whole records start."""
     buf = np.frombuffer(block, dtype=np.uint8)
     if fastq:
-        ends = np.flatnonzero(buf == NEWLINE)[3::4] + 1  # a FASTQ record is four lines
-        return np.concatenate([[0], ends[ends < buf.size]]).astype(np.int64)
+        buf.setflags(write=False)  # one kernel signature for bytes and for views of dnaio's bytearray
+        return fastq_kernel.record_starts(buf) if buf.size else np.zeros(1, dtype=np.int64)
     at_line_start = np.empty(buf.size, dtype=np.bool_)
     at_line_start[0] = True
     np.equal(buf[:-1], NEWLINE, out=at_line_start[1:])
@@ -92,7 +93,7 @@ class _Splitter:
         self.pending: list[list[memoryview]] = [[] for _ in range(streams)]
         self.count = 0
 
-    def _starts(self, k: int, block: bytes) -> np.ndarray:
+    def _starts(self, k: int, block: bytes | memoryview) -> np.ndarray:
         if not block:
             return np.zeros(0, dtype=np.int64)
         if len(self.fastq) == k:  # the first block of this stream: its format, and any text before a '>'
@@ -102,8 +103,10 @@ class _Splitter:
         return record_starts(block, self.fastq[k])
 
     def add(self, chunks: tuple[memoryview, ...]) -> Iterator[tuple[bytes, ...]]:
-        # A copy (dnaio reuses its buffer), ending in a newline (a file's last record may not).
-        blocks = [bytes(c) if len(c) == 0 or bytes(c[-1:]) == b"\n" else bytes(c) + b"\n" for c in chunks]
+        # Views into dnaio's buffer, which it reuses: batches are joined from them before the next chunk is
+        # read, and the part of a batch still open at the end is copied. A file's last record may lack its
+        # newline: that chunk is copied with one added.
+        blocks = [c if len(c) == 0 or c[-1] == NEWLINE else bytes(c) + b"\n" for c in chunks]
         starts = [self._starts(k, b) for k, b in enumerate(blocks)]
         n = starts[0].size
         if any(x.size != n for x in starts):  # paired chunks hold equal numbers of records
@@ -119,6 +122,8 @@ class _Splitter:
             i += take
             if self.count == self.size:
                 yield self.flush()
+        if self.count:
+            self.pending = [[b"".join(p)] for p in self.pending]
 
     def flush(self) -> tuple[bytes, ...]:
         out = tuple(b"".join(p) for p in self.pending)

@@ -20,7 +20,7 @@ import dnaio
 import numpy as np
 
 from seedmap.io.alphabet import DECODE
-from seedmap.io.chunks import RawBatch
+from seedmap.io.chunks import RawBatch, record_starts
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference, unpack_codes
 
@@ -64,8 +64,10 @@ def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
                     dnaio.SequenceRecord(f"w{k}", _text(r2), "I" * m)]
     if not paired:
         records.append(dnaio.SequenceRecord("w4", _text(rng.integers(0, 4, m).astype(np.uint8)), "I" * m))
-    mates = (records[0::2], records[1::2]) if paired else (records,)  # parsed as a run parses its input
-    return RawBatch(0, tuple(b"".join(r.fastq_bytes() for r in x) for x in mates), ("<warm-up>",), paired).parse()
+    mates = (records[0::2], records[1::2]) if paired else (records,)  # cut and parsed as a run's input
+    blocks = tuple(b"".join(r.fastq_bytes() for r in x) for x in mates)
+    record_starts(blocks[0], fastq=True)  # the reader thread's kernel
+    return RawBatch(0, blocks, ("<warm-up>",), paired).parse()
 
 
 def _marker(kind: str, paired: bool, stratified: bool, bam: bool) -> Path:
