@@ -174,3 +174,39 @@ def test_first_bad_mate_in_pair_order() -> None:
     for blocks in ((one, two), (one.replace(b"\n", b"\r\n"), two)):  # the fast path, then dnaio
         with pytest.raises(SeedmapError, match=r"read 'p' has an invalid character '\*'"):
             RawBatch(0, blocks, ("x.fq",), paired=True).parse()
+
+
+# ------------------------------------------------------------------- cutting the input into batches
+
+
+@pytest.mark.parametrize("fastq", [True, False])
+@pytest.mark.parametrize("batch", [1, 7, 40])
+@pytest.mark.parametrize("last_newline", [True, False])
+def test_batches_cut_across_chunks_hold_the_input(tmp_path, monkeypatch, fastq, batch, last_newline):
+    """The reader cuts batches from views of dnaio's reused buffer: with chunks far smaller than a batch
+    (every batch spans several reads of the buffer), the batches hold exactly `batch` records each (the
+    last fewer), in order, byte for byte the input; mates stay paired."""
+    from seedmap.io import chunks
+
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 512)
+    rng = np.random.default_rng(batch)
+    n = 101
+    texts = []
+    for mate in (1, 2):
+        lens = rng.integers(0, 60, n)
+        recs = [(f"@r{i}/{mate}\n" + "ACGT"[i % 4] * m + "\n+\n" + "I" * m + "\n") if fastq
+                else (f">r{i}/{mate}\n" + "ACGT"[i % 4] * m + "\n") for i, m in enumerate(lens.tolist())]
+        texts.append("".join(recs))
+    paths = []
+    for mate, text in enumerate(texts, 1):
+        path = tmp_path / f"r{mate}.{'fq' if fastq else 'fa'}"
+        path.write_text(text if last_newline else text[:-1])
+        paths.append(str(path))
+    single = list(chunks.raw_batches(paths[0], batch))
+    assert b"".join(b.blocks[0] for b in single) == texts[0].encode()
+    assert [b.first for b in single] == list(range(0, n, batch))
+    assert [b.parse().size for b in single] == [min(batch, n - i) for i in range(0, n, batch)]
+    pairs = list(chunks.raw_pair_batches(paths[0], paths[1], batch))
+    for k in (0, 1):
+        assert b"".join(b.blocks[k] for b in pairs) == texts[k].encode()
+    assert [b.parse().size for b in pairs] == [2 * min(batch, n - i) for i in range(0, n, batch)]
