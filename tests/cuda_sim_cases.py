@@ -344,6 +344,7 @@ def test_workers_of_one_device_share_its_copies(kind, small_blocks):
     assert vo.d_packed is not va.d_packed
     if kind == "neighborhood":
         assert a.engine._resident is b.engine._resident and a.engine.segments is b.engine.segments
+        assert a.engine.cpu is b.engine.cpu  # the CPU filter's engine (a ph filter's tables) made once too
         assert alone.engine._resident is not a.engine._resident
     want_q, want_rows = alone.candidate_windows(qcodes, qoff, qerr)
     want = cpu.verify(qcodes, qoff, qerr, want_q, want_rows, ref.packed, ref.nmask)

@@ -72,8 +72,10 @@ class CudaNeighborhoodEngine:
         self.max_window = index.word
         self.stream = stream
         self.candidate_budget = candidate_budget
-        self.cpu = make_cpu_engine(index, ref_starts, EngineOptions(windows=windows, step=step, fe=fe,
-                                                                       filter=filter_name))
+        share = share if share is not None else DeviceShare()
+        # The workers' CPU engine, one for all (a ph filter's tables are built once).
+        self.cpu = share.get(index, "cpu engine", lambda: make_cpu_engine(
+            index, ref_starts, EngineOptions(windows=windows, step=step, fe=fe, filter=filter_name)))
         # The device kernels are the bs filter over contiguous seeds; anything else filters on the CPU
         # (same hits either way).
         self.on_gpu = filters_on_gpu(index, fe, filter_name)  # cpu_stages says so, once per run
@@ -81,7 +83,6 @@ class CudaNeighborhoodEngine:
         self.d_ref_starts = cuda.to_device(self.ref_starts, stream=stream)
         # One device copy of the index for all the device's workers, and one decision on its segments (the
         # first worker's: later ones would see the device's memory taken by that copy).
-        share = share if share is not None else DeviceShare()
         self.segments = share.get(index, "segments",
                                   lambda: index_segments(index, device_budget() if budget == -1 else budget))
         self._resident = (share.get(index, "index", lambda: self._load(*self.segments[0], stream=0))

@@ -22,8 +22,8 @@ from seedmap.pipeline.options import EngineOptions
 from seedmap.pipeline.scheduler import Scheduler
 
 # What a run does with one batch, given the engine to find its candidates with: called as
-# map_on(batch, engine=engine), returns (output bytes, stats); SingleRun.work (parses a raw batch, then
-# map_batch or map_pair_batch) or a Dask worker's SingleRun.map.
+# map_on(batch, engine=engine, ...), returns (output bytes, stats): SingleRun.work (parses a raw batch, then
+# map_batch or map_pair_batch, the host kernels on the worker's share of the threads).
 MapOn = Callable[..., tuple]
 
 log = logging.getLogger("seedmap")

@@ -1,4 +1,5 @@
-"""What the worker threads on one GPU share: the device copies of the reference and the index.
+"""What the worker threads on one GPU share: the device copies of the reference and the index (and the
+CPU engine that filters what the GPU does not).
 
 Each worker has its own CUDA stream and its own batch on the device, but the reference and the index are
 read-only, so one copy per device serves every worker: the first worker to need a copy makes it (a
@@ -30,6 +31,3 @@ class DeviceShare:
             if key not in self._held:
                 self._held[key] = (owner, make())
             return self._held[key][1]
-
-    def __len__(self) -> int:
-        return len(self._held)
