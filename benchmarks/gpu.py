@@ -4,7 +4,8 @@ kernels, beside Nouri's K20 figure and the CPU kernel; (b) the MAROSE seed + fil
 neighborhoods/s: the unique neighborhoods of the SeedBlocks searched) beside Tran's GTX 480 figures, and
 the verify stage on its merged windows (locations, CPU against GPU); (c) end-to-end reads/s of `seedmap
 map --device cpu` and `--device cuda` on the E. coli benchmark, in the same run, with the SAM records
-compared, and each run's stage timings (-v).
+compared, and each run's stage timings (-v); --gpu-batch-sizes 12500,50000 adds a GPU run per batch size
+(-t N gives the GPU N worker threads: tune both in one call).
 
     python benchmarks/gpu.py [--reference benchmarks/work/ecoli.fa] [--reads benchmarks/work/reads_n100000_l100_s42.fq]
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu.py --tiny     # the simulator: checks it runs, numbers mean nothing
@@ -156,10 +157,12 @@ def location_rows(ref: object, setting: str, qcodes: np.ndarray, qoff: np.ndarra
     return rows
 
 
-def map_run(ref_path: Path, reads: Path, dev: str, threads: int, out: Path, index: Path | None) -> str:
+def map_run(ref_path: Path, reads: Path, dev: str, threads: int, out: Path, index: Path | None,
+            batch_size: int | None = None) -> str:
     """stderr of one `seedmap map -v` run."""
     cmd = [sys.executable, "-m", "seedmap", "map", "-v", "-t", str(threads), "--device", dev, "-o", str(out)]
     cmd += ["--index", str(index)] if index else []
+    cmd += ["--batch-size", str(batch_size)] if batch_size else []
     r = subprocess.run([*cmd, str(ref_path), str(reads)], capture_output=True, text=True)
     if r.returncode:
         raise SystemExit(f"seedmap map --device {dev} failed: {r.stderr.strip()}")
@@ -174,21 +177,27 @@ def stage_block(stderr: str) -> list[str]:
 
 
 def end_to_end_rows(ref_path: Path, reads: Path, threads: int, work: Path, index: Path | None,
-                    stages: dict[str, list[str]]) -> list[list[str]]:
+                    stages: dict[str, list[str]], gpu_batches: list[int | None]) -> list[list[str]]:
+    """The CPU run, then a GPU run per batch size (None: the default), each GPU run's SAM compared with the
+    CPU's; stages gets each run's -v block."""
     warm = work / "warmup.fq"  # the first 1,000 reads: compilation stays out of the timed runs
     with reads.open() as src, warm.open("w") as dst:
         dst.writelines(line for _, line in zip(range(4000), src, strict=False))
-    rows, bodies = [], {}
-    for dev in ["cpu", "cuda"]:
+    rows, cpu_body = [], b""
+    for dev, batch in [("cpu", None)] + [("cuda", b) for b in gpu_batches]:
         out = work / f"gpu_bench_{dev}.sam"
-        map_run(ref_path, warm, dev, threads, out, index)
-        err = map_run(ref_path, reads, dev, threads, out, index)
-        stages[dev] = stage_block(err)
+        map_run(ref_path, warm, dev, threads, out, index, batch)
+        err = map_run(ref_path, reads, dev, threads, out, index, batch)
+        label = f"seedmap --device {dev} -t {threads}" + (f" --batch-size {batch}" if batch else "")
+        stages[label] = stage_block(err)
         rate = re.search(r"; (\d+) reads/s \(([\d.]+) s mapping", err)
-        bodies[dev] = b"".join(x for x in out.read_bytes().splitlines(True) if not x.startswith(b"@PG"))
-        rows.append([reads.name, f"seedmap --device {dev} -t {threads}", "", rate.group(2) + " s" if rate else "?",
-                     f"{rate.group(1)} reads/s" if rate else "?", ""])
-    rows[-1][-1] = "SAM identical to the CPU's" if bodies["cpu"] == bodies["cuda"] else "SAM DIFFERS from the CPU's"
+        body = b"".join(x for x in out.read_bytes().splitlines(True) if not x.startswith(b"@PG"))
+        if dev == "cpu":
+            cpu_body, same = body, ""
+        else:
+            same = "SAM identical to the CPU's" if body == cpu_body else "SAM DIFFERS from the CPU's"
+        rows.append([reads.name, label, "", rate.group(2) + " s" if rate else "?",
+                     f"{rate.group(1)} reads/s" if rate else "?", same])
     return rows
 
 
@@ -214,6 +223,8 @@ def main() -> None:
     ap.add_argument("--filter-reads", type=int, default=200_000, help="reads for the seed + filter timing")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CPU threads for the CPU runs")
+    ap.add_argument("--gpu-batch-sizes", default="",
+                    help="comma-separated --batch-size values, one end-to-end GPU run each (default: seedmap's)")
     ap.add_argument("--tiny", action="store_true", help="tiny inputs (runs under NUMBA_ENABLE_CUDASIM=1)")
     opts = ap.parse_args()
     import warnings
@@ -234,13 +245,14 @@ def main() -> None:
         rows = verification_rows(opts.candidates, opts.repeat, genome_len)
         rows += filter_rows(opts.reference, opts.filter_reads, opts.repeat)
         stages: dict[str, list[str]] = {}
-        rows += end_to_end_rows(opts.reference, opts.reads, opts.threads, work, opts.index, stages)
+        gpu_batches = [int(b) for b in opts.gpu_batch_sizes.split(",") if b] or [None]
+        rows += end_to_end_rows(opts.reference, opts.reads, opts.threads, work, opts.index, stages, gpu_batches)
     print("\n| setting | kernel / run | work | time (ms, e2e: s) | rate | reference figure |")
     print("|---|---|---:|---:|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
-    for dev, lines in stages.items():
-        print(f"\nseedmap map --device {dev}, " + "\n".join(lines))
+    for label, lines in stages.items():
+        print(f"\n{label}, " + "\n".join(lines))
 
 
 def gpu_name() -> str:
