@@ -16,6 +16,7 @@ from numba import njit
 from seedmap.io.alphabet import ENCODE, INVALID
 
 NEWLINE, CR, AT, PLUS, SPACE, TAB = 10, 13, 64, 43, 32, 9
+SLASH, ONE, TWO = 47, 49, 50  # the '/1' and '/2' of mate ids
 
 
 @njit(cache=True, nogil=True)
@@ -189,12 +190,13 @@ def _mate_names(names: np.ndarray, off: np.ndarray) -> tuple[bool, np.ndarray, n
         if a1 - a0 != b1 - b0:
             return False, out, out_off
         for k in range(a1 - a0):
-            if names[a0 + k] != names[b0 + k] and not (k == a1 - a0 - 1 and names[a0 + k] == 49
-                                                      and names[b0 + k] == 50 and k > 0 and names[a0 + k - 1] == 47):
+            last = k == a1 - a0 - 1 and k > 0
+            if names[a0 + k] != names[b0 + k] and not (last and names[a0 + k] == ONE and names[b0 + k] == TWO
+                                                      and names[a0 + k - 1] == SLASH):
                 return False, out, out_off
         for r in (i, i + 1):
             s, e = off[r], off[r + 1]
-            if e - s >= 2 and names[e - 2] == 47 and (names[e - 1] == 49 or names[e - 1] == 50):  # /1, /2
+            if e - s >= 2 and names[e - 2] == SLASH and (names[e - 1] == ONE or names[e - 1] == TWO):
                 e -= 2
             for k in range(s, e):
                 out[p] = names[k]
