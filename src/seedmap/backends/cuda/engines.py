@@ -16,7 +16,7 @@ from seedmap.backends.cuda import seed_filter_kernels as sf
 from seedmap.backends.cuda import verify_kernels as vk
 from seedmap.backends.cuda.locations import DeviceLocator
 from seedmap.backends.cuda.resident import DeviceShare
-from seedmap.backends.cuda.verify_kernels import BANDED, DeviceVerifier
+from seedmap.backends.cuda.verify_kernels import BANDED, DeviceVerifier, sync
 from seedmap.engines.base import CANDIDATE_BUDGET
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.kmer import KmerEngine
@@ -131,7 +131,7 @@ class CudaNeighborhoodEngine:
             sf.count_kernel[grid, sf.THREADS, st](d_q, d_qoff, d_qerr, nwin, u, l, self.windows, self.step, self.fe,
                                                   a_lo, a_hi, ss, nbs, nb_pos, nb0, p0, d_counts)
         counts = d_counts.copy_to_host(stream=st)
-        _sync(st)
+        sync(st)
         off = np.zeros(nq * nwin + 1, dtype=np.int64)  # exclusive scan (host: one pass over 8 bytes a window)
         np.cumsum(counts, out=off[1:])
         cand_off = off[::nwin]
@@ -167,7 +167,7 @@ class CudaNeighborhoodEngine:
         dummy = cuda.device_array((1, 4), dtype=np.int64, stream=st)
         sf.merge_kernel[qgrid, sf.THREADS, st](d_seg, *win, d_out_off, dummy, False)
         out_off = np.cumsum(d_out_off.copy_to_host(stream=st))
-        _sync(st)
+        sync(st)
         total = int(out_off[-1])
         if total == 0:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
@@ -175,7 +175,7 @@ class CudaNeighborhoodEngine:
         d_rows = cuda.device_array((total, 4), dtype=np.int64, stream=st)
         sf.merge_kernel[qgrid, sf.THREADS, st](d_seg, *win, d_out_off, d_rows, True)
         rows = d_rows.copy_to_host(stream=st)
-        _sync(st)
+        sync(st)
         uq = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(out_off))
         return uq, rows
 
@@ -196,11 +196,6 @@ def cpu_stages(kind: str, ix: object, options: EngineOptions) -> list[tuple[int,
         what = f"spaced seeds ({ix.shape})" if "-" in ix.shape else f"--filter {options.filter}"
         return [(logging.WARNING, f"the GPU filter is bs over contiguous seeds: {what} filters on the CPU")]
     return []
-
-
-def _sync(stream: object) -> None:
-    if not isinstance(stream, int):
-        stream.synchronize()
 
 
 class DeviceEngine:

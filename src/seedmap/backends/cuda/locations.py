@@ -17,7 +17,7 @@ from numba import cuda
 
 from seedmap.backends import cpu
 from seedmap.backends.cuda import locate_kernels as lk
-from seedmap.backends.cuda.verify_kernels import MAX_READ, MAXW, DeviceVerifier
+from seedmap.backends.cuda.verify_kernels import MAX_READ, MAXW, DeviceVerifier, sync
 
 log = logging.getLogger("seedmap")
 _LONG_READS_SAID = threading.Event()  # the CPU fallback for long reads is logged once per process
@@ -75,6 +75,5 @@ class DeviceLocator:
             d_qcodes, d_qoff, d_qerr, d_win_q, d_win, dev.d_packed, dev.d_nmask, d_slot_off, d_start, d_end, d_dist,
             d_count)
         out = [d.copy_to_host(stream=st) for d in (d_start, d_end, d_dist, d_count)]
-        if not isinstance(st, int):
-            st.synchronize()
+        sync(st)
         return slot_off, out[0][:total], out[1][:total], out[2][:total], out[3]

@@ -233,6 +233,12 @@ def banded_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q
         out[k] = r
 
 
+def sync(stream: object) -> None:
+    """Wait for a stream's work (its copies to the host included); stream 0, the simulator's, is synchronous."""
+    if not isinstance(stream, int):
+        stream.synchronize()
+
+
 class DeviceVerifier:
     """GPU twin of bulk_distances bound to one reference: callable with bulk_distances' arguments."""
 
@@ -313,6 +319,5 @@ class DeviceVerifier:
             kernel[(idx.size + THREADS - 1) // THREADS, THREADS, st](
                 d_qcodes, d_qoff, d_qerr, *args, self.d_packed, self.d_nmask, d_out)
         host = d_out.copy_to_host(stream=st)
-        if not isinstance(st, int):
-            st.synchronize()
+        sync(st)
         out[idx] = host
