@@ -30,12 +30,27 @@ from seedmap.filter.neighborhood_bs import _sort_windows
 ROW = 6  # an accepted string: direction (1 = rightwards), piece start, piece length, depth, lo, hi
 BIG = 1 << 40
 SMALL_FROM = 2  # strings of at least this many pieces' length may go to verification when rare enough
+KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children
+
+
+@njit(cache=True, nogil=True)
+def scratch_size(m: int, e: int) -> int:
+    """int64 words of search()'s scratch for a query of length m (its band columns, stacks and children)."""
+    dim = m + e + 1
+    return 2 * m + 4 * (m + 1) + 2 * dim * (2 * e + 1) + 7 * dim + KIDS * dim
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _at(d: int, i: int, e: int) -> int:
+    """Where cell (depth d, read position i) of a column store lives: only the band |i - d| <= e is kept
+    (cells outside it exceed e), 2e + 1 cells per depth."""
+    return d * (2 * e + 1) + i - d + e
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _column(cols: np.ndarray, d: int, ext: np.ndarray, length: int, e: int, c: int, cap: np.ndarray,
             bound: np.ndarray) -> int:
-    """cols[d + 1] from cols[d] for one more reference symbol c, cells over their cap dropped (BIG).
+    """Column d + 1 from column d for one more reference symbol c, cells over their cap dropped (BIG).
     Returns the smallest cell + lower bound of the rest. Only the band |i - depth| <= e is computed:
     cells outside it exceed e."""
     nd = d + 1
@@ -45,18 +60,36 @@ def _column(cols: np.ndarray, d: int, ext: np.ndarray, length: int, e: int, c: i
     prev = BIG
     for i in range(ilo, ihi + 1):
         if i == 0:
-            v = cols[d, 0] + 1
+            v = cols[_at(d, 0, e)] + 1
         else:
-            v = cols[d, i - 1] + (0 if ext[i - 1] == c and c < 4 else 1)
+            v = cols[_at(d, i - 1, e)] + (0 if ext[i - 1] == c and c < 4 else 1)
             if i <= old_hi:
-                v = min(v, cols[d, i] + 1)
+                v = min(v, cols[_at(d, i, e)] + 1)
             v = min(v, prev + 1)
         if v > cap[i]:
             v = BIG
-        cols[nd, i] = v
+        cols[_at(nd, i, e)] = v
         prev = v
         best = min(best, v + bound[i])
     return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _first_column(cols: np.ndarray, cost0: int, length: int, e: int, cap: np.ndarray, bound: np.ndarray) -> int:
+    """Column 0 (cost0 + i, within the caps); returns its smallest cell + lower bound of the rest. Cells
+    beyond i = e exceed every cap (at most e), so the band holds all the others."""
+    best = BIG
+    for i in range(min(length, e) + 1):
+        v = cost0 + i if cost0 + i <= cap[i] else BIG
+        cols[_at(0, i, e)] = v
+        best = min(best, v + bound[i])
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _last_cell(cols: np.ndarray, d: int, length: int, e: int) -> int:
+    """Cell (d, length): the cost of the whole read part against a string of length d (BIG off the band)."""
+    return cols[_at(d, length, e)] if abs(length - d) <= e else BIG
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -74,14 +107,11 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
                n_out: int) -> tuple[int, int]:
     """Last phase: walk the strings extending rows [lo0, hi0) (of the forward index: leftwards) for
     ext[:length], starting at cost0, total within e; record accepted strings, and strings with at most
-    `small` rows once `done` + depth reaches SMALL_FROM (see search_query), in out (rows beyond out's size
+    `small` rows once `done` + depth reaches SMALL_FROM (see search), in out (rows beyond out's size
     are counted only). Returns (rows recorded, candidates)."""
     total = 0
-    best = BIG
-    for i in range(length + 1):
-        cols[0, i] = cost0 + i if cost0 + i <= cap[i] else BIG
-        best = min(best, cols[0, i] + bound[i])
-    if cols[0, length] <= e or (hi0 - lo0 <= small and done >= 0 and best <= e):
+    best = _first_column(cols, cost0, length, e, cap, bound)
+    if _last_cell(cols, 0, length, e) <= e or (hi0 - lo0 <= small and done >= 0 and best <= e):
         return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
     if best > e:
         return n_out, 0
@@ -110,7 +140,7 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
                 continue
         best = _column(cols, d, ext, length, e, c, cap, bound)
         nd = d + 1
-        if (nd + e >= length and cols[nd, length] <= e) or (nhi - nlo <= small and done + nd >= 0 and best <= e):
+        if _last_cell(cols, nd, length, e) <= e or (nhi - nlo <= small and done + nd >= 0 and best <= e):
             # accepted, or so few rows that verifying them is cheaper than walking on
             n_out = _record(out, n_out, head, nd, nlo, nhi)
             total += nhi - nlo
@@ -130,19 +160,18 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
     """First phase: walk the strings extending rows [lo0, hi0) of the reverse-text index (rightwards) for
     ext[:length] within the caps, keeping the forward index's rows of the same string in step
     (bidirectional: the rows of Xc start after those of X followed by a smaller symbol, which the
-    reverse index counts in its BWT of X's rows). Each accepted string starts the left phase."""
+    reverse index counts in its BWT of X's rows). Each accepted string starts the left phase.
+    kids[KIDS * d + 3 * x + k]: child x of the node at depth d (k: its lo, hi, forward lo)."""
     ext_l, len_l, bound_l, cap_l, cols_l, lo_l, hi_l, c_l = left
     direction, js, plen = head
     total = 0
-    best = BIG
-    for i in range(length + 1):
-        cols[0, i] = i if i <= cap[i] else BIG
-        best = min(best, cols[0, i] + bound[i])
+    best = _first_column(cols, 0, length, e, cap, bound)
     if best > e:
         return n_out, 0
-    if cols[0, length] <= e or hi0 - lo0 <= small:
-        if cols[0, length] <= e:
-            return _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, ext_l, len_l, e, cols[0, length], bound_l,
+    last = _last_cell(cols, 0, length, e)
+    if last <= e or hi0 - lo0 <= small:
+        if last <= e:
+            return _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, ext_l, len_l, e, last, bound_l,
                               cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, done, out, n_out)
         if done >= 0:
             return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
@@ -151,6 +180,7 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
     s_lo[0], s_hi[0], s_flo[0], s_c[0] = lo0, hi0, flo0, -1
     while d >= 0:
         c = s_c[d]
+        k = KIDS * d
         if c == -1:  # children of this node, with the forward rows in step
             lo, hi = s_lo[d], s_hi[d]
             if hi - lo == 1:  # one row, one child (B[lo]), with the same forward row
@@ -158,36 +188,36 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
                 if x < 0:
                     d -= 1
                     continue
-                kids[d, x, 0] = counts[x] + occ(rev_occ, x, lo)
-                kids[d, x, 1] = kids[d, x, 0] + 1
-                kids[d, x, 2] = s_flo[d]
+                kids[k + 3 * x] = counts[x] + occ(rev_occ, x, lo)
+                kids[k + 3 * x + 1] = kids[k + 3 * x] + 1
+                kids[k + 3 * x + 2] = s_flo[d]
                 c = x
                 s_c[d] = 5  # after this child: done
             else:
                 before = s_flo[d] + (hi - lo)  # separators sort first: the rest is counted down from the end
                 for x in range(5):
                     a, b = extend(rev_occ, counts, lo, hi, x)
-                    kids[d, x, 0], kids[d, x, 1] = a, b
+                    kids[k + 3 * x], kids[k + 3 * x + 1] = a, b
                     before -= b - a
                 for x in range(5):
-                    kids[d, x, 2] = before
-                    before += kids[d, x, 1] - kids[d, x, 0]
+                    kids[k + 3 * x + 2] = before
+                    before += kids[k + 3 * x + 1] - kids[k + 3 * x]
                 c = 0
         if c == 5 or d == max_depth:
             d -= 1
             continue
         s_c[d] = max(c + 1, s_c[d])
-        nlo, nhi, nflo = kids[d, c, 0], kids[d, c, 1], kids[d, c, 2]
+        nlo, nhi, nflo = kids[k + 3 * c], kids[k + 3 * c + 1], kids[k + 3 * c + 2]
         if nlo >= nhi:
             continue
         best = _column(cols, d, ext, length, e, c, cap, bound)
         nd = d + 1
         if best > e:
             continue
-        if nd + e >= length and cols[nd, length] <= cap[length]:  # (the band holds the last cell)
-            n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, ext_l, len_l, e, cols[nd, length],
-                                    bound_l, cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, done + nd,
-                                    out, n_out)
+        last = _last_cell(cols, nd, length, e)
+        if last <= cap[length]:
+            n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, ext_l, len_l, e, last, bound_l,
+                                    cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, done + nd, out, n_out)
             total += got
             continue
         if nhi - nlo <= small and done + nd >= 0:
@@ -200,10 +230,11 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
 
 
 @njit(cache=True, nogil=True)
-def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
-                 small: int, out: np.ndarray) -> tuple[int, int]:
+def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
+           small: int, out: np.ndarray, scratch: np.ndarray) -> tuple[int, int]:
     """All steps of the scheme for one query: (accepted strings, candidates); the first out.shape[0]
-    accepted strings are written to out.
+    accepted strings are written to out. scratch: int64[scratch_size(q.size, e)] or more (nothing is
+    allocated here: the GPU kernels run this very code, see backends/cuda/fm_kernels.py).
 
     Step j: piece j exact, then rightwards pieces j + 1 .. K - 1 with at most t errors in the t pieces
     after j, then leftwards pieces j - 1 .. 0 within e in all. Complete by the cycle lemma: with K = e + 1
@@ -215,16 +246,22 @@ def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
         return 0, 0
     k = e + 1
     dim = m + e + 1
-    ext_r = np.empty(m, dtype=np.int64)
-    ext_l = np.empty(m, dtype=np.int64)
-    bound_r = np.empty(m + 1, dtype=np.int64)
-    bound_l = np.empty(m + 1, dtype=np.int64)
-    cap_r = np.empty(m + 1, dtype=np.int64)
-    cap_l = np.full(m + 1, e, dtype=np.int64)
-    cols_r = np.empty((dim, m + 1), dtype=np.int64)
-    cols_l = np.empty((dim, m + 1), dtype=np.int64)
-    stack = np.empty((7, dim), dtype=np.int64)
-    kids = np.empty((dim, 5, 3), dtype=np.int64)
+    band = dim * (2 * e + 1)
+    ext_r, ext_l = scratch[:m], scratch[m:2 * m]
+    at = 2 * m
+    bound_r, bound_l = scratch[at:at + m + 1], scratch[at + m + 1:at + 2 * m + 2]
+    at += 2 * m + 2
+    cap_r, cap_l = scratch[at:at + m + 1], scratch[at + m + 1:at + 2 * m + 2]
+    at += 2 * m + 2
+    cols_r, cols_l = scratch[at:at + band], scratch[at + band:at + 2 * band]
+    at += 2 * band
+    s0, s1, s2 = scratch[at:at + dim], scratch[at + dim:at + 2 * dim], scratch[at + 2 * dim:at + 3 * dim]
+    s3, s4 = scratch[at + 3 * dim:at + 4 * dim], scratch[at + 4 * dim:at + 5 * dim]
+    s5, s6 = scratch[at + 5 * dim:at + 6 * dim], scratch[at + 6 * dim:at + 7 * dim]
+    at += 7 * dim
+    kids = scratch[at:at + KIDS * dim]
+    for i in range(m + 1):
+        cap_l[i] = e
     n_out = 0
     total = 0
     for j in range(k):
@@ -263,14 +300,21 @@ def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
             ext_l[i] = q[js - 1 - i]
         lower_bounds(fwd_occ, counts, n, ext_r, len_r, bound_r)
         lower_bounds(rev_occ, counts, n, ext_l, len_l, bound_l)
-        left = (ext_l, len_l, bound_l, cap_l, cols_l, stack[0], stack[1], stack[2])
+        left = (ext_l, len_l, bound_l, cap_l, cols_l, s0, s1, s2)
         # Strings this long and this rare are verified rather than walked on: -(bases still to go).
         done = je - js - min(m, SMALL_FROM * (je - js))
         n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r, len_r, e, bound_r, cap_r, cols_r,
-                               stack[3], stack[4], stack[5], stack[6], kids, left, (1, js, je - js), small, done,
-                               out, n_out)
+                               s3, s4, s5, s6, kids, left, (1, js, je - js), small, done, out, n_out)
         total += c
     return n_out, total
+
+
+@njit(cache=True, nogil=True)
+def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
+                 small: int, out: np.ndarray) -> tuple[int, int]:
+    """search() with scratch of its own."""
+    return search(q, e, n, counts, fwd_occ, rev_occ, small, out,
+                  np.empty(scratch_size(q.size, e), dtype=np.int64))
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -296,33 +340,57 @@ def _piece_text_start(row: np.ndarray, n: int, counts: np.ndarray, fwd_occ: np.n
     return locate(fwd_occ, counts, fwd_mark, fwd_ssa, i) + depth  # the string ends with the piece
 
 
+@njit(cache=True, nogil=True)
+def _sequence_of(text_starts: np.ndarray, p: int) -> int:
+    """The sequence holding text position p: the last s with text_starts[s] <= p (a binary search; the
+    device cannot call np.searchsorted)."""
+    lo, hi = 0, text_starts.size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if text_starts[mid] <= p:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+@njit(cache=True, nogil=True)
+def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, n: int, counts: np.ndarray, text_starts: np.ndarray,
+                fwd_occ: np.ndarray, fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray,
+                rev_mark: np.ndarray, rev_ssa: np.ndarray, ref_starts: np.ndarray, win_start: np.ndarray,
+                win_end: np.ndarray, win_diag: np.ndarray, w: int) -> int:
+    """Windows [diag - e, diag + m + e) (clipped to the piece's sequence) of every row of the first n_rows
+    accepted strings, written from w on (in row order); returns the next free slot."""
+    for r in range(n_rows):
+        row = rows[r]
+        for i in range(row[4], row[5]):
+            ps = _piece_text_start(row, n, counts, fwd_occ, fwd_mark, fwd_ssa, rev_occ, rev_mark, rev_ssa, i)
+            s = _sequence_of(text_starts, ps)
+            diag = ps - text_starts[s] + ref_starts[s] - row[1]  # a segment's sequences start further on
+            win_start[w] = max(diag - e, ref_starts[s])
+            win_end[w] = min(diag + m + e, ref_starts[s + 1])
+            win_diag[w] = diag
+            w += 1
+    return w
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, n: int, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
                  fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, rev_mark: np.ndarray,
                  rev_ssa: np.ndarray, ref_starts: np.ndarray, small: int, saved: np.ndarray, n_saved: np.ndarray,
                  win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
-    """Windows [diag - e, diag + m + e) (clipped to the piece's sequence) of every row of every accepted
-    string of queries [q_first, q_last), sorted by start per query."""
+    """Windows of every row of every accepted string of queries [q_first, q_last) (row_windows), sorted
+    by start per query."""
     base = cand_off[q_first]
     for qi in prange(q_first, q_last):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        m = q.size
         e = qerr[qi >> 1]
         rows = saved[qi]
         if n_saved[qi] > rows.shape[0]:
             rows = np.empty((n_saved[qi], ROW), dtype=np.int64)
             search_query(q, e, n, counts, fwd_occ, rev_occ, small, rows)
-        w = cand_off[qi] - base
-        for r in range(n_saved[qi]):
-            row = rows[r]
-            for i in range(row[4], row[5]):
-                ps = _piece_text_start(row, n, counts, fwd_occ, fwd_mark, fwd_ssa, rev_occ, rev_mark, rev_ssa, i)
-                s = np.searchsorted(text_starts, ps, side="right") - 1
-                diag = ps - text_starts[s] + ref_starts[s] - row[1]  # a segment's sequences start further on
-                win_start[w] = max(diag - e, ref_starts[s])
-                win_end[w] = min(diag + m + e, ref_starts[s + 1])
-                win_diag[w] = diag
-                w += 1
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
+        row_windows(rows, n_saved[qi], q.size, e, n, counts, text_starts, fwd_occ, fwd_mark, fwd_ssa, rev_occ,
+                    rev_mark, rev_ssa, ref_starts, win_start, win_end, win_diag, lo)
         _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
