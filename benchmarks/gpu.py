@@ -5,7 +5,9 @@ neighborhoods/s: the unique neighborhoods of the SeedBlocks searched) beside Tra
 the verify stage on its merged windows (locations, CPU against GPU); (c) end-to-end reads/s of `seedmap
 map --device cpu` and `--device cuda` on the E. coli benchmark, in the same run, with the SAM records
 compared, and each run's stage timings (-v); --gpu-batch-sizes 12500,50000 adds a GPU run per batch size
-(-t N gives the GPU N worker threads: tune both in one call).
+(-t N gives the GPU N worker threads: tune both in one call); --engines neighborhood,kmer,fm runs each engine
+end to end; (d) the FM engine's search (scheme, locates, dedupe: queries/s, CPU against GPU, same windows)
+on --fm-reads reads (0: skipped; the index of the whole reference is built in memory).
 
     python benchmarks/gpu.py [--reference benchmarks/work/ecoli.fa] [--reads benchmarks/work/reads_n100000_l100_s42.fq]
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/gpu.py --tiny     # the simulator: checks it runs, numbers mean nothing
@@ -136,6 +138,41 @@ def filter_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
     return rows
 
 
+def fm_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
+    """The FM engine's candidate search on the CPU (all threads) and the GPU, same windows required."""
+    from seedmap.backends.cuda.fm_engine import CudaFmEngine
+    from seedmap.engines.fm import FmEngine
+    from seedmap.index import fm
+    from seedmap.io.reference import read_fasta
+
+    ref = read_fasta(str(ref_path))
+    codes = ref.codes()
+    t0 = time.perf_counter()
+    ix = fm.build(ref)
+    print(f"fm index built in {time.perf_counter() - t0:.1f} s", flush=True)
+    rows = []
+    for m, e in [(100, 5), (100, 3)]:
+        rng = np.random.default_rng(4)
+        pos = rng.integers(0, codes.size - m, nreads)
+        reads = codes[pos[:, None] + np.arange(m)[None, :]].copy()
+        for _ in range(e):  # e substitutions per read at random places
+            col = rng.integers(0, m, nreads)
+            reads[np.arange(nreads), col] = (reads[np.arange(nreads), col] + 1) % 4
+        qcodes = np.concatenate([reads, 3 - reads[:, ::-1]], axis=1).reshape(-1)
+        qcodes = np.where(qcodes > 3, 4, qcodes).astype(np.uint8)
+        qoff = np.arange(2 * nreads + 1, dtype=np.int64) * m
+        qerr = np.full(nreads, e, dtype=np.int64)
+        cpu, gpu = FmEngine(ix, ref.starts), CudaFmEngine(ix, ref.starts)
+        want, got = cpu.candidate_windows(qcodes, qoff, qerr), gpu.candidate_windows(qcodes, qoff, qerr)
+        if not (np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])):
+            raise SystemExit(f"GPU FM search disagrees with the CPU at {m} bp e={e}")
+        for name, eng in [("CPU", cpu), ("GPU", gpu)]:
+            secs = best_of(partial(eng.candidate_windows, qcodes, qoff, qerr), repeat)
+            rows.append([f"fm search, {m} bp e={e}", name, f"{2 * nreads:,} queries", f"{secs * 1e3:.2f}",
+                         f"{2 * nreads / secs / 1e6:.3f} M queries/s, {want[0].size:,} windows", ""])
+    return rows
+
+
 def location_rows(ref: object, setting: str, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
                   win_q: np.ndarray, win: np.ndarray, repeat: int) -> list[list[str]]:
     """The verify stage on those merged windows: backends.cpu.verify (every CPU thread) against the GPU
@@ -158,9 +195,10 @@ def location_rows(ref: object, setting: str, qcodes: np.ndarray, qoff: np.ndarra
 
 
 def map_run(ref_path: Path, reads: Path, dev: str, threads: int, out: Path, index: Path | None,
-            batch_size: int | None = None) -> str:
+            batch_size: int | None = None, engine: str = "neighborhood") -> str:
     """stderr of one `seedmap map -v` run."""
-    cmd = [sys.executable, "-m", "seedmap", "map", "-v", "-t", str(threads), "--device", dev, "-o", str(out)]
+    cmd = [sys.executable, "-m", "seedmap", "map", "-v", "-t", str(threads), "--device", dev, "-o", str(out),
+           "--engine", engine]
     cmd += ["--index", str(index)] if index else []
     cmd += ["--batch-size", str(batch_size)] if batch_size else []
     r = subprocess.run([*cmd, str(ref_path), str(reads)], capture_output=True, text=True)
@@ -177,18 +215,21 @@ def stage_block(stderr: str) -> list[str]:
 
 
 def end_to_end_rows(ref_path: Path, reads: Path, threads: int, work: Path, index: Path | None,
-                    stages: dict[str, list[str]], gpu_batches: list[int | None]) -> list[list[str]]:
+                    stages: dict[str, list[str]], gpu_batches: list[int | None],
+                    engine: str = "neighborhood") -> list[list[str]]:
     """The CPU run, then a GPU run per batch size (None: the default), each GPU run's SAM compared with the
-    CPU's; stages gets each run's -v block."""
+    CPU's; stages gets each run's -v block. `index` (a stored index) is used by the neighborhood engine;
+    the others build theirs in memory."""
+    index = index if engine == "neighborhood" else None
     warm = work / "warmup.fq"  # the first 1,000 reads: compilation stays out of the timed runs
     with reads.open() as src, warm.open("w") as dst:
         dst.writelines(line for _, line in zip(range(4000), src, strict=False))
     rows, cpu_body = [], b""
     for dev, batch in [("cpu", None)] + [("cuda", b) for b in gpu_batches]:
         out = work / f"gpu_bench_{dev}.sam"
-        map_run(ref_path, warm, dev, threads, out, index, batch)
-        err = map_run(ref_path, reads, dev, threads, out, index, batch)
-        label = f"seedmap --device {dev} -t {threads}" + (f" --batch-size {batch}" if batch else "")
+        map_run(ref_path, warm, dev, threads, out, index, batch, engine)
+        err = map_run(ref_path, reads, dev, threads, out, index, batch, engine)
+        label = f"seedmap --engine {engine} --device {dev} -t {threads}" + (f" --batch-size {batch}" if batch else "")
         stages[label] = stage_block(err)
         rate = re.search(r"; (\d+) reads/s \(([\d.]+) s mapping", err)
         body = b"".join(x for x in out.read_bytes().splitlines(True) if not x.startswith(b"@PG"))
@@ -225,6 +266,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="CPU threads for the CPU runs")
     ap.add_argument("--gpu-batch-sizes", default="",
                     help="comma-separated --batch-size values, one end-to-end GPU run each (default: seedmap's)")
+    ap.add_argument("--engines", default="neighborhood", help="comma-separated engines to run end to end")
+    ap.add_argument("--fm-reads", type=int, default=0, help="reads for the FM search timing (0: skip)")
     ap.add_argument("--tiny", action="store_true", help="tiny inputs (runs under NUMBA_ENABLE_CUDASIM=1)")
     opts = ap.parse_args()
     import warnings
@@ -238,15 +281,20 @@ def main() -> None:
         if opts.tiny:
             opts.reference, opts.reads = tiny_inputs(work)
             opts.candidates, opts.filter_reads, opts.repeat, genome_len = 8, 8, 1, 200_000
+            opts.fm_reads = min(opts.fm_reads, 4)
         else:
             genome_len = 20_000_000
         sim = " (CUDA SIMULATOR: numbers are meaningless)" if numba.config.ENABLE_CUDASIM else ""
         print(f"device: {gpu_name()}{sim}; CPU threads: {opts.threads}; best of {opts.repeat}")
         rows = verification_rows(opts.candidates, opts.repeat, genome_len)
         rows += filter_rows(opts.reference, opts.filter_reads, opts.repeat)
+        if opts.fm_reads:
+            rows += fm_rows(opts.reference, opts.fm_reads, opts.repeat)
         stages: dict[str, list[str]] = {}
         gpu_batches = [int(b) for b in opts.gpu_batch_sizes.split(",") if b] or [None]
-        rows += end_to_end_rows(opts.reference, opts.reads, opts.threads, work, opts.index, stages, gpu_batches)
+        for engine in opts.engines.split(","):
+            rows += end_to_end_rows(opts.reference, opts.reads, opts.threads, work, opts.index, stages, gpu_batches,
+                                    engine)
     print("\n| setting | kernel / run | work | time (ms, e2e: s) | rate | reference figure |")
     print("|---|---|---:|---:|---|---|")
     for r in rows:

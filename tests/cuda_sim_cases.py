@@ -21,19 +21,22 @@ from numba.core.typing.typeof import Purpose
 if not os.environ.get("NUMBA_ENABLE_CUDASIM"):
     pytest.skip("run through tests/test_cuda_backend.py (needs NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
 
-from conftest import batch_of, random_genome, repetitive_genome, sample_reads  # noqa: E402
+from conftest import batch_of, genome_with_n, random_genome, repetitive_genome, sample_reads  # noqa: E402
 from test_bitvector_verify import expected as oracle_locations  # noqa: E402
 from test_bitvector_verify import mutate, read_from, window  # noqa: E402
 from test_bulk_verify import expected, make_case, run  # noqa: E402
 
 from seedmap.backends import cpu  # noqa: E402
-from seedmap.backends.cuda import device, locate_kernels, seed_filter_kernels, verify_kernels  # noqa: E402
+from seedmap.backends.cuda import device, fm_kernels, locate_kernels, seed_filter_kernels, verify_kernels  # noqa: E402
 from seedmap.backends.cuda import engines as cuda_engines  # noqa: E402
 from seedmap.backends.cuda.engines import CudaNeighborhoodEngine  # noqa: E402
+from seedmap.backends.cuda.fm_engine import CudaFmEngine  # noqa: E402
 from seedmap.backends.cuda.locations import DeviceLocator  # noqa: E402
 from seedmap.backends.cuda.verify_kernels import BANDED, BITVECTOR, DeviceVerifier  # noqa: E402
+from seedmap.engines.fm import SAVED_ROWS, FmEngine  # noqa: E402
 from seedmap.engines.neighborhood import NeighborhoodEngine  # noqa: E402
-from seedmap.index import neighborhood  # noqa: E402
+from seedmap.filter.fm_scheme import ROW, count_candidates  # noqa: E402
+from seedmap.index import fm, neighborhood  # noqa: E402
 from seedmap.io.reference import Reference  # noqa: E402
 from seedmap.pipeline import EngineOptions, errors_per_read  # noqa: E402
 
@@ -42,7 +45,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 # ------------------------------------------------------------------------- launch signatures, as declared
 
-KERNEL_MODULES = (verify_kernels, seed_filter_kernels, locate_kernels)
+KERNEL_MODULES = (verify_kernels, seed_filter_kernels, locate_kernels, fm_kernels)
 LAUNCHED: set[tuple[str, tuple]] = set()
 
 
@@ -165,7 +168,7 @@ def test_reads_resident_between_calls():
 def small_blocks(monkeypatch):
     """Two threads per block: the simulator runs a block's threads as Python threads, which slow each
     other down about tenfold here (the end-to-end runs below keep the real block size)."""
-    for module in (locate_kernels, verify_kernels, seed_filter_kernels):
+    for module in (locate_kernels, verify_kernels, seed_filter_kernels, fm_kernels):
         monkeypatch.setattr(module, "THREADS", 2)
 
 
@@ -385,20 +388,90 @@ def test_seed_filter_with_int64_positions():
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
 
+# --------------------------------------------------------------------------------------------- FM search
+
+
+def fm_case(kind: str, seed: int, n: int, lengths: tuple[int, int]) -> tuple[Reference, object]:
+    rng = np.random.default_rng(seed)
+    if kind == "repetitive":
+        seqs = repetitive_genome(rng)
+    else:  # N runs in the reference; the reads get some too
+        seqs = [genome_with_n(rng, 2500), genome_with_n(rng, 400)]
+    ref = Reference.from_codes([f"c{i}" for i in range(len(seqs))], seqs)
+    reads = sample_reads(rng, seqs, n, lengths, 3)
+    for r in reads[::5]:
+        r[int(rng.integers(0, r.size))] = 4
+    return ref, batch_of(reads)
+
+
+@pytest.mark.parametrize("kind,r,errors,lengths,sizes", [
+    ("repetitive", 4, 0.06, (20, 50), {}),
+    ("repetitive", 3, 0.12, (20, 30), {"scratch_bytes": 1, "candidate_budget": 300}),  # a query per launch
+    ("random", 16, 0.05, (30, 60), {"verify_below": 0}),
+    ("random", 2, 0.0, (20, 30), {}),  # e = 0: the forward index alone
+])
+def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
+    """The FM engine's search, locates and dedupe on the device give the CPU FmEngine's windows exactly:
+    queries with more accepted strings than the first pass keeps (searched again), N in reads and
+    reference, scratch for one query per launch, and query chunks under a small candidate budget."""
+    ref, batch = fm_case(kind, 21, 24, lengths)
+    ix = fm.build(ref, r)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, errors)
+    small = sizes.get("verify_below", 1)
+    want_q, want_rows = FmEngine(ix, ref.starts, verify_below=small).candidate_windows(qcodes, qoff, qerr)
+    assert want_q.size > 0
+    got_q, got_rows = CudaFmEngine(ix, ref.starts, **sizes).candidate_windows(qcodes, qoff, qerr)
+    assert np.array_equal(got_q, want_q) and np.array_equal(got_rows, want_rows)
+    if kind == "repetitive":  # the second search pass ran
+        nq = qoff.size - 1
+        n_saved = np.empty(nq, dtype=np.int64)
+        count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, small,
+                         np.empty((nq, SAVED_ROWS, ROW), dtype=np.int64), n_saved)
+        assert n_saved.max() > SAVED_ROWS
+
+
+def test_fm_segments_and_int64_samples(small_blocks):
+    """An FM index in genome segments (each part searched with its sequences' starts) through make_engine,
+    and SA samples stored as int64: the CPU's locations."""
+    from seedmap.backends.cuda.engines import make_engine
+    from seedmap.index.segments import SegmentedIndex
+
+    ref, batch = fm_case("random", 22, 16, (30, 50))
+    bounds = fm.segment_bounds(ref, 4, segment_bases=ref.total // 2)
+    seg = SegmentedIndex([fm.build(ref, 4, *fm.sequence_range(ref.starts, a, b))
+                          for a, b in zip(bounds[:-1], bounds[1:], strict=True)], bounds)
+    for part in seg.parts:
+        part.fwd_ssa, part.rev_ssa = part.fwd_ssa.astype(np.int64), part.rev_ssa.astype(np.int64)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, 0.05)
+    want_q, want_rows = FmEngine(fm.build(ref, 4), ref.starts).candidate_windows(qcodes, qoff, qerr)
+    want = cpu.verify(qcodes, qoff, qerr, want_q, want_rows, ref.packed, ref.nmask)
+    assert want[0].size > 0
+    engine = make_engine("fm", seg, ref, EngineOptions(kind="fm"))
+    assert len(engine.engine.parts) > 1
+    win_q, rows = engine.candidate_windows(qcodes, qoff, qerr)
+    got = engine.verify_windows(qcodes, qoff, qerr, win_q, rows, ref.packed, ref.nmask)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+
+
 @pytest.mark.parametrize("kind,options,want", [
     ("neighborhood", {}, {"count_kernel", "fill_kernel", "sort_kernel", "merge_kernel", "window_locations_kernel"}),
     ("neighborhood", {"filter": "ph"}, {"window_locations_kernel"}),  # filters on the CPU, verifies on the GPU
     ("kmer", {}, {"bitvector_kernel", "window_locations_kernel"}),
-    ("fm", {"gpu_verify": BANDED}, {"bitvector_kernel", "banded_kernel", "window_locations_kernel"}),
+    ("fm", {"gpu_verify": BANDED}, {"search_kernel", "fill_kernel", "sort_kernel", "merge_kernel",
+                                    "window_locations_kernel"}),  # the search on the GPU: no bulk verification
 ])
 def test_warm_up_loads_the_declared_signatures(kind, options, want):
     """What warm_up compiles and loads before the workers start: the run's kernels, as declared."""
-    ix = neighborhood.build(Reference.from_codes(["a"], [random_genome(np.random.default_rng(1), 300)]), 5, 3)
+    ref = Reference.from_codes(["a"], [random_genome(np.random.default_rng(1), 300)])
+    ix = fm.build(ref, 4) if kind == "fm" else neighborhood.build(ref, 5, 3)
     got = cuda_engines.launched_kernels(kind, ix, EngineOptions(**options))
     assert {kernel.name for kernel, _ in got} == want
     assert all(sig in kernel.declared for kernel, sig in got)
+    fills = fm_kernels.SIGNATURES if kind == "fm" else seed_filter_kernels.SIGNATURES
     assert [sig for kernel, sig in got if kernel.name == "fill_kernel"] == (
-        [seed_filter_kernels.SIGNATURES["fill_kernel"][0]] if "fill_kernel" in want else [])  # uint32 positions
+        [fills["fill_kernel"][0]] if "fill_kernel" in want else [])  # uint32 positions, int32 SA samples
 
 
 def test_every_declared_signature_was_launched():
@@ -420,7 +493,7 @@ def sam_body(path: Path) -> bytes:
     return b"".join(line for line in path.read_bytes().splitlines(True) if not line.startswith(b"@PG"))
 
 
-@pytest.mark.parametrize("engine", ["neighborhood", "kmer"])
+@pytest.mark.parametrize("engine", ["neighborhood", "kmer", "fm"])
 def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
     rng = np.random.default_rng(2)
     seqs = [random_genome(rng, 6000), random_genome(rng, 1500)]
@@ -450,7 +523,7 @@ def test_map_cuda_same_sam_as_cpu(tmp_path, engine):
     assert outs["cpu"].count(b"\n") > 16
 
 
-@pytest.mark.parametrize("engine", ["neighborhood", "kmer"])
+@pytest.mark.parametrize("engine", ["neighborhood", "kmer"])  # fm: 330 s in the simulator; same device path
 def test_paired_reads_map_on_the_gpu(tmp_path, engine):
     """Paired runs find both mates' candidates with the device engine: the CPU's SAM, several batches on two
     workers, nothing on stderr but seedmap's lines."""

@@ -39,4 +39,5 @@ def test_kernels_compile_for_real_gpus():
         names = {c.split("(")[0] for c in r["compiled"]}
         assert {"verify_kernels.bitvector_kernel", "verify_kernels.banded_kernel", "seed_filter_kernels.count_kernel",
                 "seed_filter_kernels.fill_kernel", "seed_filter_kernels.sort_kernel",
-                "seed_filter_kernels.merge_kernel", "locate_kernels.window_locations_kernel"} <= names, cc
+                "seed_filter_kernels.merge_kernel", "locate_kernels.window_locations_kernel",
+                "fm_kernels.search_kernel", "fm_kernels.fill_kernel"} <= names, cc

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from seedmap.engines.base import CandidateEngine
@@ -47,10 +49,14 @@ class FmEngine(CandidateEngine):
                      n_saved, win_s, win_e, win_d)
 
 
-def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object) -> CandidateEngine:
-    """The engine of an FM index, or of one in genome segments (each searched with its sequences' starts)."""
+def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,
+              make: Callable[[FmIndex, np.ndarray], CandidateEngine] | None = None) -> CandidateEngine:
+    """The engine of an FM index, or of one in genome segments (each searched with its sequences' starts):
+    FmEngines verifying in bulk with `bulk`, or make(index, its sequences' starts)'s (a device's)."""
+    if make is None:
+        def make(part: FmIndex, starts: np.ndarray) -> CandidateEngine:
+            return FmEngine(part, starts, bulk=bulk, packed=ref.packed, nmask=ref.nmask)
     if isinstance(ix, SegmentedIndex):
         ranges = [sequence_range(ref.starts, ix.bounds[i], ix.bounds[i + 1]) for i in range(len(ix.parts))]
-        return SegmentedEngine([FmEngine(part, ref.starts[a:b + 1], bulk=bulk, packed=ref.packed, nmask=ref.nmask)
-                                for part, (a, b) in zip(ix.parts, ranges, strict=True)])
-    return FmEngine(ix, ref.starts, bulk=bulk, packed=ref.packed, nmask=ref.nmask)
+        return SegmentedEngine([make(part, ref.starts[a:b + 1]) for part, (a, b) in zip(ix.parts, ranges, strict=True)])
+    return make(ix, ref.starts)

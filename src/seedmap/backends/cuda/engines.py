@@ -1,6 +1,7 @@
-"""Engines on a CUDA device: the neighborhood engine's seed + filter runs on the GPU; the k-mer engine
-keeps its CPU seeding and verifies its candidates in bulk on the GPU; every engine's merged windows are
-verified on the GPU (locations.py). Same contract, same results as the CPU engines (engines/__init__.py)."""
+"""Engines on a CUDA device: the neighborhood engine's seed + filter and the fm engine's search
+(fm_engine.py) run on the GPU; the k-mer engine keeps its CPU seeding and verifies its candidates in bulk
+on the GPU; every engine's merged windows are verified on the GPU (locations.py). Same contract, same
+results as the CPU engines (engines/__init__.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,18 @@ import warnings
 import numpy as np
 from numba import config, cuda, from_dtype, types
 
+from seedmap.backends.cuda import fm_kernels as fk
 from seedmap.backends.cuda import locate_kernels as lk
 from seedmap.backends.cuda import seed_filter_kernels as sf
 from seedmap.backends.cuda import verify_kernels as vk
+from seedmap.backends.cuda.fm_engine import CudaFmEngine
 from seedmap.backends.cuda.locations import DeviceLocator
+from seedmap.backends.cuda.merge import in_chunks, merged_windows, none
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import BANDED, DeviceVerifier, sync
 from seedmap.engines.base import CANDIDATE_BUDGET
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
+from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.index.neighborhood import NeighborhoodIndex
@@ -116,7 +121,7 @@ class CudaNeighborhoodEngine:
             return self.cpu.candidate_windows(qcodes, qoff, qerr)
         nq = qoff.size - 1
         if nq <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
+            return none()
         st = self.stream
         u, l = self.index.u, self.index.l
         m = np.diff(np.asarray(qoff, dtype=np.int64))
@@ -135,16 +140,8 @@ class CudaNeighborhoodEngine:
         off = np.zeros(nq * nwin + 1, dtype=np.int64)  # exclusive scan (host: one pass over 8 bytes a window)
         np.cumsum(counts, out=off[1:])
         cand_off = off[::nwin]
-        parts_q, parts_rows = [], []
-        first = 0
-        while first < nq:  # query chunks whose candidates fit the budget
-            last = int(np.searchsorted(cand_off, cand_off[first] + self.candidate_budget, side="right")) - 1
-            last = min(max(last, first + 1), nq)
-            uq, rows = self._chunk(d_q, d_qoff, d_qerr, nwin, first, last, off, cand_off)
-            parts_q.append(uq)
-            parts_rows.append(rows)
-            first = last
-        return np.concatenate(parts_q), np.concatenate(parts_rows)
+        return in_chunks(cand_off, self.candidate_budget,
+                         lambda first, last: self._chunk(d_q, d_qoff, d_qerr, nwin, first, last, off, cand_off))
 
     def _chunk(self, d_q: object, d_qoff: object, d_qerr: object, nwin: int, first: int, last: int,
                off: np.ndarray, cand_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,32 +157,12 @@ class CudaNeighborhoodEngine:
             sf.fill_kernel[grid, sf.THREADS, st](d_q, d_qoff, d_qerr, nwin, first * nwin, u, l, self.windows,
                                                  self.step, self.fe, a_lo, a_hi, ss, nbs, nb_pos, pos,
                                                  self.d_ref_starts, nb0, p0, d_cursor, *win)
-        qgrid = (nqc + sf.THREADS - 1) // sf.THREADS
-        d_seg = cuda.to_device(cand_off[first:last + 1] - base, stream=st)
-        sf.sort_kernel[qgrid, sf.THREADS, st](d_seg, *win)
-        d_out_off = cuda.to_device(np.zeros(nqc + 1, dtype=np.int64), stream=st)
-        dummy = cuda.device_array((1, 4), dtype=np.int64, stream=st)
-        sf.merge_kernel[qgrid, sf.THREADS, st](d_seg, *win, d_out_off, dummy, False)
-        out_off = np.cumsum(d_out_off.copy_to_host(stream=st))
-        sync(st)
-        total = int(out_off[-1])
-        if total == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
-        d_out_off = cuda.to_device(out_off, stream=st)
-        d_rows = cuda.device_array((total, 4), dtype=np.int64, stream=st)
-        sf.merge_kernel[qgrid, sf.THREADS, st](d_seg, *win, d_out_off, d_rows, True)
-        rows = d_rows.copy_to_host(stream=st)
-        sync(st)
-        uq = np.repeat(np.arange(first, last, dtype=np.int64), np.diff(out_off))
-        return uq, rows
+        return merged_windows(st, first, last, cand_off[first:last + 1] - base, win)
 
 
 def cpu_stages(kind: str, ix: object, options: EngineOptions) -> list[tuple[int, str]]:
     """What of a --device cuda run's candidate search stays on the CPU, and why: (log level, line) each. A
     warning where the options sent it there (the GPU could have filtered with others), else info."""
-    if kind == "fm":
-        return [(logging.INFO, "the fm engine's search scheme runs on the CPU (no GPU kernel for it yet); its "
-                               "candidates are verified on the GPU")]
     if kind != "neighborhood":
         return []
     ix = ix.first if isinstance(ix, SegmentedIndex) else ix
@@ -239,10 +216,8 @@ def _candidate_engine(kind: str, ix: object, ref: Reference, options: EngineOpti
     if kind == "kmer":  # CPU seeding; its candidates are verified in bulk on the GPU
         return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=device, packed=ref.packed,
                           nmask=ref.nmask)
-    if kind == "fm":  # the search scheme runs on the CPU; its candidates are verified on the GPU
-        from seedmap.engines.fm import fm_engine
-
-        return fm_engine(ix, ref, device)
+    if kind == "fm":  # the search scheme, the locates and the dedupe on the GPU
+        return fm_engine(ix, ref, make=lambda part, starts: CudaFmEngine(part, starts, stream=stream, share=share))
     raise ValueError(f"no CUDA engine for the {kind} index")
 
 
@@ -256,6 +231,13 @@ def launched_kernels(kind: str, ix: object, options: EngineOptions) -> list[tupl
         fill = sf.fill_signature(types.Array(from_dtype(np.dtype(ix.pos.dtype)), 1, "C"))
         return [(getattr(sf, name), sig) for name, sigs in sf.SIGNATURES.items()
                 for sig in ([fill] if name == "fill_kernel" else sigs)] + located
+    if kind == "fm":
+        ssa = types.Array(from_dtype(np.dtype((ix.first if isinstance(ix, SegmentedIndex) else ix).fwd_ssa.dtype)),
+                          1, "C")
+        merge = [(sf.sort_kernel, sig) for sig in sf.SIGNATURES["sort_kernel"]]
+        merge += [(sf.merge_kernel, sig) for sig in sf.SIGNATURES["merge_kernel"]]
+        return ([(fk.search_kernel, sig) for sig in fk.SIGNATURES["search_kernel"]]
+                + [(fk.fill_kernel, fk.fill_signature(ssa))] + merge + located)
     names = ["bitvector_kernel"] + (["banded_kernel"] if options.gpu_verify == BANDED else [])
     return [(getattr(vk, name), sig) for name in names for sig in vk.SIGNATURES[name]] + located
 

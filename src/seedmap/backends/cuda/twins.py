@@ -1,0 +1,35 @@
+"""CUDA device functions made from CPU kernels' own code, so that a GPU kernel runs the very algorithm the
+CPU runs (one source, one set of tests) rather than a copy of it.
+
+A real GPU could call the @njit functions directly (numba-cuda compiles them for the device), but the
+CUDA simulator cannot: it hands kernels wrapped arrays that a compiled CPU function refuses. So each
+function's Python source is re-bound as a device function whose globals name the other twins instead of
+the CPU dispatchers; that works the same on a GPU and in the simulator. The functions twinned must not
+allocate (no np.empty and the like): scratch comes from the caller.
+"""
+
+from __future__ import annotations
+
+import types as pytypes
+from types import SimpleNamespace
+
+from numba import cuda
+
+
+def device_twins(*functions: object) -> SimpleNamespace:
+    """Device versions of the given @njit functions, by name; inside them, a call of any of the given
+    functions goes to its device version (so every function one of them calls must be given too)."""
+    originals = {id(f): f for f in functions}
+    made: dict[int, object] = {}
+    scopes: list[dict] = []
+    for f in functions:
+        py = f.py_func
+        scope = dict(py.__globals__)  # filled in below, once every twin exists (numba reads it at compile time)
+        scopes.append(scope)
+        clone = pytypes.FunctionType(py.__code__, scope, py.__name__, py.__defaults__, py.__closure__)
+        made[id(f)] = cuda.jit(device=True)(clone)
+    for scope in scopes:
+        for name, value in list(scope.items()):
+            if id(value) in originals:
+                scope[name] = made[id(value)]
+    return SimpleNamespace(**{f.py_func.__name__: made[id(f)] for f in functions})
