@@ -288,9 +288,30 @@ def test_seed_filter_matches_cpu(kind, u, l, plan, errors, lengths):
     assert np.array_equal(got_rows, want_rows)
 
 
-@pytest.mark.parametrize("filter_name,shape,fe", [("ph", "", 1), ("ph", "###-##", 0), ("bpr", "", 1)])
+@pytest.mark.parametrize("fe,budget", [(0, None), (1, None), (2, 4000)])
+def test_ph_filter_on_the_gpu(fe, budget, small_blocks):
+    """--filter ph over contiguous seeds looks its full-length patterns up in the perfect hashes on the device
+    (short windows binary search): the windows of the CPU's ph engine and of the bs engine, index segments
+    included."""
+    from seedmap.engines.neighborhood_ph import PerfectHashEngine
+
+    ref, batch = genome_and_reads("repetitive", 6, 30, (20, 60))
+    ix = neighborhood.build(ref, 5, 4)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, 0.06)
+    want = PerfectHashEngine(ix, ref.starts, fe=fe).candidate_windows(qcodes, qoff, qerr)
+    assert want[0].size > 0
+    bs = NeighborhoodEngine(ix, ref.starts, fe=fe).candidate_windows(qcodes, qoff, qerr)
+    assert np.array_equal(bs[0], want[0]) and np.array_equal(bs[1], want[1])
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=budget, fe=fe, filter_name="ph")
+    assert gpu.on_gpu and gpu.ph_on and (budget is None or len(gpu.segments) > 2)
+    got = gpu.candidate_windows(qcodes, qoff, qerr)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("filter_name,shape,fe", [("ph", "###-##", 0), ("bpr", "", 1)])
 def test_other_filters_fall_back_to_the_cpu_engine(filter_name, shape, fe):
-    """--filter ph / bpr (and spaced seeds) filter on the CPU, through the engine make_engine picks."""
+    """--filter bpr and spaced seeds filter on the CPU, through the engine make_engine picks."""
     from seedmap.engines.factory import neighborhood_engine as make_engine
     from seedmap.pipeline.options import EngineOptions
 
@@ -457,7 +478,9 @@ def test_fm_segments_and_int64_samples(small_blocks):
 
 @pytest.mark.parametrize("kind,options,want", [
     ("neighborhood", {}, {"count_kernel", "fill_kernel", "sort_kernel", "merge_kernel", "window_locations_kernel"}),
-    ("neighborhood", {"filter": "ph"}, {"window_locations_kernel"}),  # filters on the CPU, verifies on the GPU
+    ("neighborhood", {"filter": "ph"}, {"count_kernel", "fill_kernel", "sort_kernel", "merge_kernel",
+                                        "window_locations_kernel"}),
+    ("neighborhood", {"filter": "bpr"}, {"window_locations_kernel"}),  # filters on the CPU, verifies on the GPU
     ("kmer", {}, {"bitvector_kernel", "window_locations_kernel"}),
     ("fm", {"gpu_verify": BANDED}, {"search_kernel", "fill_kernel", "sort_kernel", "merge_kernel",
                                     "window_locations_kernel"}),  # the search on the GPU: no bulk verification

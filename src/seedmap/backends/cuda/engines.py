@@ -61,8 +61,8 @@ def device_budget(fraction: float = 0.5) -> int | None:
 
 
 def filters_on_gpu(index: NeighborhoodIndex, fe: int, filter_name: str) -> bool:
-    """Whether the device kernels take this filter (bs over contiguous seeds, fe they enumerate)."""
-    return sf.check_fe(index.l, fe) and filter_name == "bs" and "-" not in index.shape
+    """Whether the device kernels take this filter (bs or ph over contiguous seeds, fe they enumerate)."""
+    return sf.check_fe(index.l, fe) and filter_name in ("bs", "ph") and "-" not in index.shape
 
 
 class CudaNeighborhoodEngine:
@@ -86,6 +86,13 @@ class CudaNeighborhoodEngine:
         self.on_gpu = filters_on_gpu(index, fe, filter_name)  # cpu_stages says so, once per run
         self.ref_starts = np.ascontiguousarray(ref_starts, dtype=np.int64)
         self.d_ref_starts = cuda.to_device(self.ref_starts, stream=stream)
+        # --filter ph: the perfect hashes (the CPU engine made them if the index had none), whole on the
+        # device, before the index's segments are sized
+        self.ph_on = self.on_gpu and filter_name == "ph"
+        self.d_ph = share.get(index, "perfect hashes" if self.ph_on else "no perfect hashes", lambda: tuple(
+            cuda.to_device(np.ascontiguousarray(a), stream=0) for a in (
+                index.ph.arrays().values() if self.ph_on else (np.zeros(1, np.int64), np.zeros((1, 2), np.uint32),
+                                                                np.zeros(1, np.uint8), np.zeros(1, np.int64)))))
         # One device copy of the index for all the device's workers, and one decision on its segments (the
         # first worker's: later ones would see the device's memory taken by that copy).
         self.segments = share.get(index, "segments",
@@ -134,7 +141,8 @@ class CudaNeighborhoodEngine:
         grid = (nq * nwin + sf.THREADS - 1) // sf.THREADS
         for a_lo, a_hi, ss, nbs, nb_pos, _, nb0, p0 in self._each_segment():
             sf.count_kernel[grid, sf.THREADS, st](d_q, d_qoff, d_qerr, nwin, u, l, self.windows, self.step, self.fe,
-                                                  a_lo, a_hi, ss, nbs, nb_pos, nb0, p0, d_counts)
+                                                  a_lo, a_hi, ss, nbs, nb_pos, nb0, p0, self.ph_on, *self.d_ph,
+                                                  d_counts)
         counts = d_counts.copy_to_host(stream=st)
         sync(st)
         off = np.zeros(nq * nwin + 1, dtype=np.int64)  # exclusive scan (host: one pass over 8 bytes a window)
@@ -156,7 +164,7 @@ class CudaNeighborhoodEngine:
         for a_lo, a_hi, ss, nbs, nb_pos, pos, nb0, p0 in self._each_segment():
             sf.fill_kernel[grid, sf.THREADS, st](d_q, d_qoff, d_qerr, nwin, first * nwin, u, l, self.windows,
                                                  self.step, self.fe, a_lo, a_hi, ss, nbs, nb_pos, pos,
-                                                 self.d_ref_starts, nb0, p0, d_cursor, *win)
+                                                 self.d_ref_starts, nb0, p0, self.ph_on, *self.d_ph, d_cursor, *win)
         return merged_windows(st, first, last, cand_off[first:last + 1] - base, win)
 
 
@@ -171,7 +179,7 @@ def cpu_stages(kind: str, ix: object, options: EngineOptions) -> list[tuple[int,
                                   "filtering on the CPU")]
     if not filters_on_gpu(ix, options.fe, options.filter):
         what = f"spaced seeds ({ix.shape})" if "-" in ix.shape else f"--filter {options.filter}"
-        return [(logging.WARNING, f"the GPU filter is bs over contiguous seeds: {what} filters on the CPU")]
+        return [(logging.WARNING, f"the GPU filters are bs and ph over contiguous seeds: {what} filters on the CPU")]
     return []
 
 

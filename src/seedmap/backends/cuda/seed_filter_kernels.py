@@ -4,10 +4,11 @@ verification windows (start, end, min diag, max diag), ordered by query then sta
 
 One thread per (query, window): the window's seed block is looked up in the SeedBlocks resident on the
 device and every degenerated pattern (<= fe substitutions of the neighborhood part) is binary searched in
-it. No fixed per-read list: a count kernel, an exclusive scan, then a fill kernel writing each (query,
-window)'s candidates into its own slots; then per query a sort by start (heap sort in place: a repeat
-with thousands of hits costs time, never hits) and the merge of overlapping windows (count, scan, fill):
-the deduplication happens on the device, and only the merged windows come back.
+it, or (--filter ph) looked up in the block's BDZ perfect hash with the CPU filter's own code. No fixed
+per-read list: a count kernel, an exclusive scan, then a fill kernel writing each (query, window)'s
+candidates into its own slots; then per query a sort by start (heap sort in place: a repeat with
+thousands of hits costs time, never hits) and the merge of overlapping windows (count, scan, fill): the
+deduplication happens on the device, and only the merged windows come back.
 
 An index larger than the device budget is cut into segments of consecutive seed addresses (each window
 looks up one seed block, or a range of blocks for short windows, split cleanly at segment borders);
@@ -20,7 +21,9 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64, types
 
+from seedmap.backends.cuda.twins import device_twins
 from seedmap.filter.degenerate import max_patterns
+from seedmap.index import perfect_hash as ph
 
 MAX_FE = 8  # substitutions per window the kernel can enumerate (local array size)
 THREADS = 128
@@ -30,18 +33,23 @@ _U8 = types.Array(types.uint8, 1, "C")
 _U32 = types.Array(types.uint32, 1, "C")
 _I64 = types.Array(types.int64, 1, "C")
 _I64_2D = types.Array(types.int64, 2, "C")
+# The perfect hashes (--filter ph): on, then ph_off, ph_block, ph_g, ph_table (index/perfect_hash.py).
+_PH = (types.boolean, _I64, types.Array(types.uint32, 2, "C"), _U8, _I64)
+
+# The BDZ lookup of the CPU's perfect-hash filter, the same code on the device (twins.py).
+_find = device_twins(ph._mix, ph.hash_key, ph._reduce, ph.edge, ph._g, ph.find_in, ph.find).find
 
 
 def fill_signature(pos: types.Array) -> tuple:
     """fill_kernel's argument types for an index whose positions (pos) have this type."""
-    return (_U8, _I64, _I64) + (_I,) * 9 + (_I64, _U32, _I64, pos, _I64, _I, _I) + (_I64,) * 4
+    return (_U8, _I64, _I64) + (_I,) * 9 + (_I64, _U32, _I64, pos, _I64, _I, _I) + _PH + (_I64,) * 4
 
 
 # Every kernel of this module and the argument types CudaNeighborhoodEngine launches it with (compiled
 # ahead by engines.warm_up, checked against the real launches under the simulator, compiled for real GPUs
 # by tests/test_cuda_compile.py). The index's pos is uint32 (references < 4 Gbp) or int64.
 SIGNATURES = {
-    "count_kernel": [(_U8, _I64, _I64) + (_I,) * 8 + (_I64, _U32, _I64, _I, _I, _I64)],
+    "count_kernel": [(_U8, _I64, _I64) + (_I,) * 8 + (_I64, _U32, _I64, _I, _I) + _PH + (_I64,)],
     "fill_kernel": [fill_signature(_U32), fill_signature(_I64)],
     "sort_kernel": [(_I64,) * 4],
     "merge_kernel": [(_I64,) * 5 + (_I64_2D, types.boolean)],
@@ -105,12 +113,16 @@ def emit_range(lo: int, hi: int, o: int, m: int, e: int, pos: np.ndarray, ref_st
 @cuda.jit(device=True)
 def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: int, u: int, l: int, fe: int,
                  seg_lo: int, seg_hi: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
-                 pos: np.ndarray, ref_starts: np.ndarray, nb_base: int, pos_base: int, emit: bool, w: int,
+                 pos: np.ndarray, ref_starts: np.ndarray, nb_base: int, pos_base: int, ph_on: bool,
+                 ph_off: np.ndarray, ph_block: np.ndarray, ph_g: np.ndarray, ph_table: np.ndarray, emit: bool, w: int,
                  win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> int:
     """Candidates of window qcodes[qa + o : qa + o + length] in the segment of seed addresses
     [seg_lo, seg_hi): their number, or (emit) the next free slot after writing them from slot w.
-    seed_start/nbs/nb_pos/pos are the segment's slices; nb_base and pos_base their first global index."""
+    seed_start/nbs/nb_pos/pos are the segment's slices; nb_base and pos_base their first global index.
+    ph_on: a full-length pattern is looked up in its block's perfect hash (global tables) rather than
+    binary searched (the same neighborhood either way; windows shorter than u + l keep the search)."""
     count = 0
+    vs = cuda.local.array(3, int64)
     for i in range(length):
         if qcodes[qa + o + i] > 3:
             return w if emit else 0  # N never matches: this window cannot be the exact one
@@ -160,8 +172,12 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
                     new = (old + 1 + d % 3) & 3
                     d //= 3
                     value += (new - old) << bit
-                lo = lower_bound(nbs, b0, b1, value << shift)
-                hi = lower_bound(nbs, lo, b1, (value + 1) << shift)
+                if ph_on and r == l:
+                    lo = b0 + _find(value, a, ph_off, ph_block, ph_g, ph_table, vs)
+                    hi = lo + 1 if lo >= b0 else lo
+                else:
+                    lo = lower_bound(nbs, b0, b1, value << shift)
+                    hi = lower_bound(nbs, lo, b1, (value + 1) << shift)
                 if hi > lo:
                     plo = nb_pos[lo] - pos_base
                     phi = nb_pos[hi] - pos_base
@@ -183,7 +199,8 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
 @cuda.jit(cache=True)
 def count_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: int, u: int, l: int, windows: int,
                  step: int, fe: int, seg_lo: int, seg_hi: int, seed_start: np.ndarray, nbs: np.ndarray,
-                 nb_pos: np.ndarray, nb_base: int, pos_base: int, counts: np.ndarray) -> None:
+                 nb_pos: np.ndarray, nb_base: int, pos_base: int, ph_on: bool, ph_off: np.ndarray,
+                 ph_block: np.ndarray, ph_g: np.ndarray, ph_table: np.ndarray, counts: np.ndarray) -> None:
     """counts[q * nwin + w] += candidates of window w of query q in this segment."""
     t = cuda.grid(1)
     if t >= counts.size:
@@ -198,14 +215,17 @@ def count_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: i
     if o < 0:
         return
     counts[t] += visit_window(qcodes, qa, o, length, m, e, u, l, fe, seg_lo, seg_hi, seed_start, nbs, nb_pos,
-                              nb_pos, nb_pos, nb_base, pos_base, False, 0, counts, counts, counts)
+                              nb_pos, nb_pos, nb_base, pos_base, ph_on, ph_off, ph_block, ph_g, ph_table,
+                              False, 0, counts, counts, counts)
 
 
 @cuda.jit(cache=True)
 def fill_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: int, t_first: int, u: int, l: int,
                 windows: int, step: int, fe: int, seg_lo: int, seg_hi: int, seed_start: np.ndarray,
                 nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray, ref_starts: np.ndarray, nb_base: int,
-                pos_base: int, cursor: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
+                pos_base: int, ph_on: bool, ph_off: np.ndarray, ph_block: np.ndarray, ph_g: np.ndarray,
+                ph_table: np.ndarray, cursor: np.ndarray, win_s: np.ndarray, win_e: np.ndarray,
+                win_d: np.ndarray) -> None:
     """Window (t_first + t) writes its candidates of this segment from slot cursor[t] on (and moves it)."""
     t = cuda.grid(1)
     if t >= cursor.size:
@@ -221,7 +241,8 @@ def fill_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: in
     if o < 0:
         return
     cursor[t] = visit_window(qcodes, qa, o, length, m, e, u, l, fe, seg_lo, seg_hi, seed_start, nbs, nb_pos,
-                             pos, ref_starts, nb_base, pos_base, True, cursor[t], win_s, win_e, win_d)
+                             pos, ref_starts, nb_base, pos_base, ph_on, ph_off, ph_block, ph_g, ph_table, True,
+                             cursor[t], win_s, win_e, win_d)
 
 
 @cuda.jit(device=True, inline=True)
