@@ -267,6 +267,7 @@ def main() -> None:
     ap.add_argument("--gpu-batch-sizes", default="",
                     help="comma-separated --batch-size values, one end-to-end GPU run each (default: seedmap's)")
     ap.add_argument("--engines", default="neighborhood", help="comma-separated engines to run end to end")
+    ap.add_argument("--only-e2e", action="store_true", help="only the end-to-end runs (no kernel or FM rows)")
     ap.add_argument("--fm-reads", type=int, default=0, help="reads for the FM search timing (0: skip)")
     ap.add_argument("--tiny", action="store_true", help="tiny inputs (runs under NUMBA_ENABLE_CUDASIM=1)")
     opts = ap.parse_args()
@@ -286,9 +287,9 @@ def main() -> None:
             genome_len = 20_000_000
         sim = " (CUDA SIMULATOR: numbers are meaningless)" if numba.config.ENABLE_CUDASIM else ""
         print(f"device: {gpu_name()}{sim}; CPU threads: {opts.threads}; best of {opts.repeat}")
-        rows = verification_rows(opts.candidates, opts.repeat, genome_len)
-        rows += filter_rows(opts.reference, opts.filter_reads, opts.repeat)
-        if opts.fm_reads:
+        rows = [] if opts.only_e2e else verification_rows(opts.candidates, opts.repeat, genome_len)
+        rows += [] if opts.only_e2e else filter_rows(opts.reference, opts.filter_reads, opts.repeat)
+        if opts.fm_reads and not opts.only_e2e:
             rows += fm_rows(opts.reference, opts.fm_reads, opts.repeat)
         stages: dict[str, list[str]] = {}
         gpu_batches = [int(b) for b in opts.gpu_batch_sizes.split(",") if b] or [None]
