@@ -1,6 +1,8 @@
 """Compile every CUDA kernel of seedmap for a real GPU architecture, without a GPU: NVVM (numba-cuda[cu12]
 brings it as a wheel) turns each kernel into PTX for the signatures the code launches it with (each kernel
-module's SIGNATURES; tests/cuda_sim_cases.py checks them against the real launches).
+module's SIGNATURES; tests/cuda_sim_cases.py checks them against the real launches), and ptxas (the same
+wheels' cuda_nvcc) assembles the PTX into machine code: NVVM leaves calls of numba's C helpers (e.g. a
+reshape's) unresolved in the PTX, which only the assembler, or a GPU's loader, refuses.
 
 Run by tests/test_cuda_compile.py in a subprocess with the CUDA simulator off (NUMBA_ENABLE_CUDASIM is read
 when numba.cuda is imported): `python cuda_compile_check.py 9.0` prints one JSON object,
@@ -13,7 +15,11 @@ import importlib
 import json
 import pkgutil
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from types import SimpleNamespace
 
 
@@ -32,6 +38,30 @@ def nvvm_missing() -> str | None:
     except Exception as exc:
         return f"NVVM unavailable ({type(exc).__name__}: {exc}); pip install 'numba-cuda[cu12]'"
     return None
+
+
+def ptxas() -> str | None:
+    """The PTX assembler: numba-cuda[cu12]'s (the nvidia cuda_nvcc wheel), else one on PATH."""
+    try:
+        import nvidia.cuda_nvcc as nvcc
+
+        found = [Path(p) / "bin" / "ptxas" for p in nvcc.__path__]
+        found = [str(p) for p in found if p.exists()]
+        if found:
+            return found[0]
+    except ImportError:
+        pass
+    return shutil.which("ptxas")
+
+
+def assemble(assembler: str, ptx: str, cc: tuple[int, int]) -> str | None:
+    """ptxas's complaint about this PTX for sm_XY (None: it assembled)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        r = subprocess.run([assembler, f"-arch=sm_{cc[0]}{cc[1]}", "-o", str(Path(tmp) / "k.cubin"), str(src)],
+                           capture_output=True, text=True)
+    return None if r.returncode == 0 else (r.stderr or r.stdout).strip()[:1500]
 
 
 def kernels() -> list[tuple[str, object, list]]:
@@ -69,6 +99,9 @@ def main(cc_text: str) -> dict:
     fake = SimpleNamespace(compute_capability=cc)
     dispatcher.get_current_device = compiler.get_current_device = lambda: fake
     compiled, errors = [], []
+    assembler = ptxas()
+    if assembler is None:
+        errors.append("ptxas not found (numba-cuda[cu12] brings it): the PTX could not be assembled")
     for name, kernel, sigs in kernels():
         if kernel is None:
             errors.append(f"{name}: listed in SIGNATURES but not a CUDA kernel")
@@ -78,7 +111,11 @@ def main(cc_text: str) -> dict:
             continue
         for sig in sigs:
             try:
-                cuda.compile_ptx(kernel.py_func, sig, cc=cc)
+                ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc)
+                refused = assemble(assembler, ptx, cc) if assembler else None
+                if refused:
+                    errors.append(f"{name}{tuple(str(t) for t in sig)} for cc {cc_text}: ptxas: {refused}")
+                    continue
                 compiled.append(f"{name}{tuple(str(t) for t in sig)}")
             except Exception as exc:  # reported: the test fails on it
                 text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()

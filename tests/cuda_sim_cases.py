@@ -27,7 +27,14 @@ from test_bitvector_verify import mutate, read_from, window  # noqa: E402
 from test_bulk_verify import expected, make_case, run  # noqa: E402
 
 from seedmap.backends import cpu  # noqa: E402
-from seedmap.backends.cuda import device, fm_kernels, locate_kernels, seed_filter_kernels, verify_kernels  # noqa: E402
+from seedmap.backends.cuda import (  # noqa: E402
+    align_kernels,
+    device,
+    fm_kernels,
+    locate_kernels,
+    seed_filter_kernels,
+    verify_kernels,
+)
 from seedmap.backends.cuda import engines as cuda_engines  # noqa: E402
 from seedmap.backends.cuda.engines import CudaNeighborhoodEngine  # noqa: E402
 from seedmap.backends.cuda.fm_engine import CudaFmEngine  # noqa: E402
@@ -45,7 +52,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 # ------------------------------------------------------------------------- launch signatures, as declared
 
-KERNEL_MODULES = (verify_kernels, seed_filter_kernels, locate_kernels, fm_kernels)
+KERNEL_MODULES = (verify_kernels, seed_filter_kernels, locate_kernels, fm_kernels, align_kernels)
 LAUNCHED: set[tuple[str, tuple]] = set()
 
 
@@ -168,7 +175,7 @@ def test_reads_resident_between_calls():
 def small_blocks(monkeypatch):
     """Two threads per block: the simulator runs a block's threads as Python threads, which slow each
     other down about tenfold here (the end-to-end runs below keep the real block size)."""
-    for module in (locate_kernels, verify_kernels, seed_filter_kernels, fm_kernels):
+    for module in (locate_kernels, verify_kernels, seed_filter_kernels, fm_kernels, align_kernels):
         monkeypatch.setattr(module, "THREADS", 2)
 
 
@@ -256,6 +263,34 @@ def test_exact_search_and_no_windows(small_blocks):
     assert all(np.array_equal(g, w) for g, w in zip(locator(ref)(*args), cpu.verify(*args), strict=True))
     none = locator(ref)(c["qcodes"], c["qoff"], c["qerr"], c["win_q"][:0], c["win"][:0], ref.packed, ref.nmask)
     assert all(x.size == 0 for x in none)
+
+
+@pytest.mark.parametrize("seed,scratch_bytes", [(0, 256 << 20), (4, 20_000)])
+def test_traceback_matches_cpu(seed, scratch_bytes, small_blocks):
+    """CIGAR runs and MD strings of every verified location, byte for byte the CPU's (reads of 2 to 256 bp,
+    e up to 6, N on both sides, tandem repeats: gapped and ungapped alignments), in one launch and in many."""
+    from seedmap.backends.cuda.alignments import DeviceAligner
+    from seedmap.verify.align import align
+
+    ref, _, c = windows_case(seed, 14)
+    loc = cpu.verify(c["qcodes"], c["qoff"], c["qerr"], c["win_q"], c["win"], ref.packed, ref.nmask)
+    assert loc[0].size > 10 and (loc[3] > 0).any()
+    args = (c["qcodes"], c["qoff"], c["qerr"], *loc, ref.packed, ref.nmask)
+    want = align(*args)
+    got = DeviceAligner(DeviceVerifier(ref.packed, ref.nmask), scratch_bytes=scratch_bytes)(*args)
+    assert got.keys() == want.keys()
+    for name in want:
+        assert got[name].dtype == want[name].dtype and got[name].shape == want[name].shape, name
+    for name in ("cig_off", "md_off", "n_runs", "md_len"):
+        assert np.array_equal(got[name], want[name]), name
+    used = {"ops": ("cig_off", "n_runs"), "lens": ("cig_off", "n_runs"), "md": ("md_off", "md_len")}
+    for name, (off, size) in used.items():  # the slots each location filled (the rest is room, unset)
+        mask = np.zeros(want[name].size, dtype=bool)
+        for a, n in zip(want[off][:-1], want[size], strict=True):
+            mask[a:a + n] = True
+        assert np.array_equal(got[name][mask], want[name][mask]), name
+    runs = got["n_runs"]
+    assert (runs > 1).any()  # gapped alignments: the DP and its traceback ran, not only the ungapped path
 
 
 # ----------------------------------------------------------------------------------------- seed + filter
@@ -476,14 +511,16 @@ def test_fm_segments_and_int64_samples(small_blocks):
     assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
 
 
+DONE_ON_GPU = {"window_locations_kernel", "align_kernel"}  # every engine's windows verified and aligned there
+MAROSE = {"count_kernel", "fill_kernel", "sort_kernel", "merge_kernel"}
+
+
 @pytest.mark.parametrize("kind,options,want", [
-    ("neighborhood", {}, {"count_kernel", "fill_kernel", "sort_kernel", "merge_kernel", "window_locations_kernel"}),
-    ("neighborhood", {"filter": "ph"}, {"count_kernel", "fill_kernel", "sort_kernel", "merge_kernel",
-                                        "window_locations_kernel"}),
-    ("neighborhood", {"filter": "bpr"}, {"window_locations_kernel"}),  # filters on the CPU, verifies on the GPU
-    ("kmer", {}, {"bitvector_kernel", "window_locations_kernel"}),
-    ("fm", {"gpu_verify": BANDED}, {"search_kernel", "fill_kernel", "sort_kernel", "merge_kernel",
-                                    "window_locations_kernel"}),  # the search on the GPU: no bulk verification
+    ("neighborhood", {}, MAROSE | DONE_ON_GPU),
+    ("neighborhood", {"filter": "ph"}, MAROSE | DONE_ON_GPU),
+    ("neighborhood", {"filter": "bpr"}, DONE_ON_GPU),  # filters on the CPU
+    ("kmer", {}, {"bitvector_kernel"} | DONE_ON_GPU),
+    ("fm", {"gpu_verify": BANDED}, {"search_kernel", "fill_kernel", "sort_kernel", "merge_kernel"} | DONE_ON_GPU),
 ])
 def test_warm_up_loads_the_declared_signatures(kind, options, want):
     """What warm_up compiles and loads before the workers start: the run's kernels, as declared."""

@@ -40,4 +40,4 @@ def test_kernels_compile_for_real_gpus():
         assert {"verify_kernels.bitvector_kernel", "verify_kernels.banded_kernel", "seed_filter_kernels.count_kernel",
                 "seed_filter_kernels.fill_kernel", "seed_filter_kernels.sort_kernel",
                 "seed_filter_kernels.merge_kernel", "locate_kernels.window_locations_kernel",
-                "fm_kernels.search_kernel", "fm_kernels.fill_kernel"} <= names, cc
+                "fm_kernels.search_kernel", "fm_kernels.fill_kernel", "align_kernels.align_kernel"} <= names, cc

@@ -8,6 +8,7 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.io.reference import ref_code, unpack_into
+from seedmap.verify.align import align
 from seedmap.verify.bitvector import build_masks, window_locations
 
 BLOCK = 64  # windows per parallel task: scratch buffers are allocated once per block
@@ -146,3 +147,9 @@ def verifier_of(engine: object) -> Callable:
     """The window verifier of an engine's candidates: a GPU engine's own (verify_windows, this module's
     verify on its device), else this CPU one. Same arguments, same locations."""
     return getattr(engine, "verify_windows", verify)
+
+
+def aligner_of(engine: object) -> Callable:
+    """The traceback of an engine's locations: a GPU engine's own (align_locations, verify.align on its
+    device), else verify.align on the CPU. Same arguments, same CIGAR and MD."""
+    return getattr(engine, "align_locations", align)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from seedmap.backends.cpu import aligner_of
 from seedmap.io.reads import ReadBatch
 from seedmap.mapq import EDIT_RATIO, UNSEEN_WEIGHT
 from seedmap.paired.insert_size import InsertModel, estimate
@@ -18,7 +19,6 @@ from seedmap.paired.records import FLAG_PROPER, make_pair_records
 from seedmap.paired.rescue import rescue
 from seedmap.pipeline.options import MapOptions, PairOptions, errors_per_read
 from seedmap.pipeline.stages import BatchStats, SamFormatter, StageClock, locate
-from seedmap.verify.align import align
 
 
 @dataclass
@@ -97,7 +97,7 @@ def map_pair_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: Ma
                  popts.unpaired_penalty, EDIT_RATIO, UNSEEN_WEIGHT, chosen, proper, mapq,
                  np.empty(pl.read.size, dtype=np.float64))
     clock.lap("pairing")
-    aln = align(qcodes, qoff, budget, pl.query, pl.start, pl.end, pl.dist, ref.packed, ref.nmask)
+    aln = aligner_of(engine)(qcodes, qoff, budget, pl.query, pl.start, pl.end, pl.dist, ref.packed, ref.nmask)
     clock.lap("traceback")
     recs = make_pair_records(n, pl.start, pl.end, pl.dist, pl.rev, pl.ref_id, pl.read, chosen, proper, mapq,
                              opts.best_only, opts.max_hits)

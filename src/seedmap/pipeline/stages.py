@@ -23,7 +23,6 @@ from seedmap.io.sam import format_records
 from seedmap.pipeline.options import MapOptions, errors_per_read
 from seedmap.pipeline.strata import stratified_locate
 from seedmap.records import make_records
-from seedmap.verify.align import align
 
 
 class StageClock:
@@ -119,7 +118,8 @@ def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOpti
         loc = Locations(*stratified_locate(qcodes, qoff, qerr, batch.lengths > qerr, engine, ref, opts, clock))
     else:
         loc, (qcodes, qoff) = locate(batch, engine, ref, qerr, clock)
-    aln = align(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, ref.packed, ref.nmask)
+    aln = cpu.aligner_of(engine)(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, ref.packed,
+                                 ref.nmask)
     clock.lap("traceback")
     recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr,
                         opts.strata)

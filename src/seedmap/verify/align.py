@@ -51,11 +51,12 @@ def align_one(q: np.ndarray, t: np.ndarray, band: int, dist: int, ops: np.ndarra
             return _ungapped(q, t, mismatches, ops, lens, md)
     width = 2 * band + 1
     big = 1 << 28
-    dp = scratch[:(m + 1) * width].reshape((m + 1, width))  # dp[i, c - i + band]
+    dp = scratch[:(m + 1) * width]  # cell (i, c) at i * width + c - i + band (flat: no reshape on the GPU)
     dp[:] = big
     for c in range(0, min(n, band) + 1):
-        dp[0, c + band] = c
+        dp[c + band] = c
     for i in range(1, m + 1):
+        row, up = i * width, (i - 1) * width
         for b in range(width):
             c = i + b - band
             if c < 0 or c > n:
@@ -65,24 +66,24 @@ def align_one(q: np.ndarray, t: np.ndarray, band: int, dist: int, ops: np.ndarra
                 best = i
             else:
                 cost = 0 if (q[i - 1] == t[c - 1] and t[c - 1] < 4) else 1
-                best = dp[i - 1, b] + cost  # diagonal keeps the band index
-                if b > 0 and dp[i, b - 1] + 1 < best:  # deletion: (i, c - 1)
-                    best = dp[i, b - 1] + 1
-            if b + 1 < width and dp[i - 1, b + 1] + 1 < best:  # insertion: (i - 1, c)
-                best = dp[i - 1, b + 1] + 1
-            dp[i, b] = best
-    dist = dp[m, n - m + band]  # (the caller checks it equals the verified distance)
+                best = dp[up + b] + cost  # diagonal keeps the band index
+                if b > 0 and dp[row + b - 1] + 1 < best:  # deletion: (i, c - 1)
+                    best = dp[row + b - 1] + 1
+            if b + 1 < width and dp[up + b + 1] + 1 < best:  # insertion: (i - 1, c)
+                best = dp[up + b + 1] + 1
+            dp[row + b] = best
+    dist = dp[m * width + n - m + band]  # (the caller checks it equals the verified distance)
     # Traceback from (m, n); ops collected backwards.
     k = 0
     i, c = m, n
     while i > 0 or c > 0:
         b = c - i + band
-        cur = dp[i, b]
-        if i > 0 and c > 0 and cur == dp[i - 1, b] + (0 if (q[i - 1] == t[c - 1] and t[c - 1] < 4) else 1):
+        cur = dp[i * width + b]
+        if i > 0 and c > 0 and cur == dp[(i - 1) * width + b] + (0 if (q[i - 1] == t[c - 1] and t[c - 1] < 4) else 1):
             rev[k] = OP_M
             i -= 1
             c -= 1
-        elif c > 0 and b > 0 and cur == dp[i, b - 1] + 1:
+        elif c > 0 and b > 0 and cur == dp[i * width + b - 1] + 1:
             rev[k] = OP_D
             c -= 1
         else:
@@ -156,6 +157,39 @@ def md_capacity(m: np.ndarray, dist: np.ndarray) -> np.ndarray:
 BLOCK = 64  # locations per parallel task: scratch allocated once per block
 
 
+@njit(cache=True, nogil=True)
+def align_location(k: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
+                   loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+                   cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
+                   n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, scratch: np.ndarray, rev: np.ndarray,
+                   t: np.ndarray) -> None:
+    """Location k's CIGAR runs and MD string into its slots (cig_off, md_off); scratch, rev and t as
+    scratch_sizes gives them (nothing is allocated here: the GPU runs this very code, backends/cuda)."""
+    qi = loc_q[k]
+    q = qcodes[qoff[qi]:qoff[qi + 1]]
+    tk = t[:loc_e[k] - loc_s[k]]
+    unpack_into(packed, nmask, loc_s[k], tk)
+    a, b = cig_off[k], md_off[k]
+    d, r, ml = align_one(q, tk, qerr[qi >> 1], loc_d[k], ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]],
+                         md[b:md_off[k + 1]], scratch, rev)
+    n_runs[k] = r
+    md_len[k] = ml
+    dist[k] = d
+
+
+@njit(cache=True, nogil=True)
+def scratch_sizes(qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_e: np.ndarray,
+                  lo: int, hi: int) -> tuple[int, int]:
+    """(DP cells, reference span) that align_location needs for any of locations [lo, hi)."""
+    cells, span = 1, 1
+    for k in range(lo, hi):
+        qi = loc_q[k]
+        m = qoff[qi + 1] - qoff[qi]
+        cells = max(cells, (m + 1) * (2 * qerr[qi >> 1] + 1))
+        span = max(span, m + loc_e[k] - loc_s[k])
+    return cells, span
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _align_all(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
@@ -164,31 +198,18 @@ def _align_all(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np
     nl = loc_q.size
     for blk in prange((nl + BLOCK - 1) // BLOCK):
         lo, hi = blk * BLOCK, min(nl, (blk + 1) * BLOCK)
-        cells, span = 1, 1
-        for k in range(lo, hi):
-            qi = loc_q[k]
-            m = qoff[qi + 1] - qoff[qi]
-            cells = max(cells, (m + 1) * (2 * qerr[qi >> 1] + 1))
-            span = max(span, m + loc_e[k] - loc_s[k])
+        cells, span = scratch_sizes(qoff, qerr, loc_q, loc_s, loc_e, lo, hi)
         scratch = np.empty(cells, dtype=np.int32)
         rev = np.empty(span, dtype=np.uint8)
         t = np.empty(span, dtype=np.uint8)
         for k in range(lo, hi):
-            qi = loc_q[k]
-            q = qcodes[qoff[qi]:qoff[qi + 1]]
-            tk = t[:loc_e[k] - loc_s[k]]
-            unpack_into(packed, nmask, loc_s[k], tk)
-            a, b = cig_off[k], md_off[k]
-            d, r, ml = align_one(q, tk, qerr[qi >> 1], loc_d[k], ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]],
-                                 md[b:md_off[k + 1]], scratch, rev)
-            n_runs[k] = r
-            md_len[k] = ml
-            dist[k] = d
+            align_location(k, qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, cig_off, md_off, ops,
+                           lens, md, n_runs, md_len, dist, scratch, rev, t)
 
 
-def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
-          loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> dict:
-    """CIGAR runs and MD strings of all locations, in flat arrays with offsets."""
+def layout(qoff: np.ndarray, loc_q: np.ndarray, loc_d: np.ndarray) -> dict:
+    """Empty outputs of an alignment of the locations: CIGAR runs (ops, lens) and MD bytes, room for the
+    worst case of each location at cig_off / md_off; n_runs, md_len and dist per location."""
     m = (qoff[loc_q + 1] - qoff[loc_q]).astype(np.int64)
     cig_cap = 2 * loc_d.astype(np.int64) + 1
     md_cap = md_capacity(m, loc_d.astype(np.int64))
@@ -196,15 +217,23 @@ def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndar
     np.cumsum(cig_cap, out=cig_off[1:])
     md_off = np.zeros(loc_q.size + 1, dtype=np.int64)
     np.cumsum(md_cap, out=md_off[1:])
-    ops = np.empty(int(cig_off[-1]), dtype=np.uint8)
-    lens = np.empty(int(cig_off[-1]), dtype=np.int32)
-    md = np.empty(int(md_off[-1]), dtype=np.uint8)
-    n_runs = np.empty(loc_q.size, dtype=np.int64)
-    md_len = np.empty(loc_q.size, dtype=np.int64)
-    dist = np.empty(loc_q.size, dtype=np.int32)
-    _align_all(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, cig_off, md_off, ops, lens, md,
-               n_runs, md_len, dist)
-    if not np.array_equal(dist, loc_d):
+    return {"cig_off": cig_off, "ops": np.empty(int(cig_off[-1]), dtype=np.uint8),
+            "lens": np.empty(int(cig_off[-1]), dtype=np.int32), "n_runs": np.empty(loc_q.size, dtype=np.int64),
+            "md_off": md_off, "md": np.empty(int(md_off[-1]), dtype=np.uint8),
+            "md_len": np.empty(loc_q.size, dtype=np.int64), "dist": np.empty(loc_q.size, dtype=np.int32)}
+
+
+def checked(aln: dict, loc_d: np.ndarray) -> dict:
+    """The alignments, once their distances are the verified ones (an internal error otherwise)."""
+    if not np.array_equal(aln.pop("dist"), loc_d):
         raise AssertionError("internal error: traceback distance differs from verification distance")
-    return {"cig_off": cig_off, "ops": ops, "lens": lens, "n_runs": n_runs,
-            "md_off": md_off, "md": md, "md_len": md_len}
+    return aln
+
+
+def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
+          loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> dict:
+    """CIGAR runs and MD strings of all locations, in flat arrays with offsets."""
+    aln = layout(qoff, loc_q, loc_d)
+    _align_all(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, aln["cig_off"], aln["md_off"],
+               aln["ops"], aln["lens"], aln["md"], aln["n_runs"], aln["md_len"], aln["dist"])
+    return checked(aln, loc_d)

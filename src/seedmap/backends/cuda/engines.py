@@ -1,7 +1,7 @@
 """Engines on a CUDA device: the neighborhood engine's seed + filter and the fm engine's search
 (fm_engine.py) run on the GPU; the k-mer engine keeps its CPU seeding and verifies its candidates in bulk
-on the GPU; every engine's merged windows are verified on the GPU (locations.py). Same contract, same
-results as the CPU engines (engines/__init__.py)."""
+on the GPU; every engine's merged windows are verified on the GPU (locations.py) and its locations aligned
+there (alignments.py). Same contract, same results as the CPU engines (engines/__init__.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ import warnings
 import numpy as np
 from numba import config, cuda, from_dtype, types
 
+from seedmap.backends.cuda import align_kernels as ak
 from seedmap.backends.cuda import fm_kernels as fk
 from seedmap.backends.cuda import locate_kernels as lk
 from seedmap.backends.cuda import seed_filter_kernels as sf
 from seedmap.backends.cuda import verify_kernels as vk
+from seedmap.backends.cuda.alignments import DeviceAligner
 from seedmap.backends.cuda.fm_engine import CudaFmEngine
 from seedmap.backends.cuda.locations import DeviceLocator
 from seedmap.backends.cuda.merge import in_chunks, merged_windows, none
@@ -184,12 +186,14 @@ def cpu_stages(kind: str, ix: object, options: EngineOptions) -> list[tuple[int,
 
 
 class DeviceEngine:
-    """A run's engine on a CUDA device: the candidate engine (its attributes are this object's), and
-    verify_windows, the device's twin of backends.cpu.verify, which the stages take for its windows."""
+    """A run's engine on a CUDA device: the candidate engine (its attributes are this object's),
+    verify_windows, the device's twin of backends.cpu.verify, which the stages take for its windows, and
+    align_locations, the twin of verify.align.align, for their traceback (backends.cpu.aligner_of)."""
 
-    def __init__(self, engine: object, verify_windows: DeviceLocator) -> None:
+    def __init__(self, engine: object, verify_windows: DeviceLocator, align_locations: DeviceAligner) -> None:
         self.engine = engine
         self.verify_windows = verify_windows
+        self.align_locations = align_locations
 
     def __getattr__(self, name: str) -> object:
         try:
@@ -206,7 +210,8 @@ def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, s
     one `share` (the workers of one device) hold one copy of the reference and the index."""
     share = share if share is not None else DeviceShare()
     device = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream, share=share)
-    return DeviceEngine(_candidate_engine(kind, ix, ref, options, device, stream, share), DeviceLocator(device))
+    return DeviceEngine(_candidate_engine(kind, ix, ref, options, device, stream, share), DeviceLocator(device),
+                        DeviceAligner(device))
 
 
 def _candidate_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
@@ -232,6 +237,7 @@ def _candidate_engine(kind: str, ix: object, ref: Reference, options: EngineOpti
 def launched_kernels(kind: str, ix: object, options: EngineOptions) -> list[tuple[object, tuple]]:
     """(kernel, signature) of every launch make_engine's engine for this run can make."""
     located = [(lk.window_locations_kernel, sig) for sig in lk.SIGNATURES["window_locations_kernel"]]
+    located += [(ak.align_kernel, sig) for sig in ak.SIGNATURES["align_kernel"]]
     if kind == "neighborhood":
         ix = ix.first if isinstance(ix, SegmentedIndex) else ix
         if not filters_on_gpu(ix, options.fe, options.filter):

@@ -1,0 +1,54 @@
+"""The traceback stage on the GPU: the twin of verify.align.align (same arguments, same CIGAR and MD), with
+the reads and the reference already resident on the device (the verifier's copies)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from seedmap.backends.cuda import align_kernels as ak
+from seedmap.backends.cuda.verify_kernels import DeviceVerifier, sync
+from seedmap.verify.align import checked, layout, scratch_sizes
+
+SCRATCH_BYTES = 256 << 20  # per worker: at 100 bp and e = 5 a location takes 4.6 kB, about 58,000 a launch
+
+
+class DeviceAligner:
+    """Callable with verify.align.align's arguments; aligns on the stream of `device`."""
+
+    def __init__(self, device: DeviceVerifier, scratch_bytes: int = SCRATCH_BYTES) -> None:
+        self.device = device
+        self.scratch_bytes = scratch_bytes
+
+    def __call__(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
+                 loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
+                 nmask: np.ndarray) -> dict:
+        dev = self.device
+        if packed is not dev.packed:
+            raise ValueError("this aligner holds another reference")
+        aln = layout(qoff, loc_q, loc_d)
+        n = loc_q.size
+        if n == 0:
+            return checked(aln, loc_d)
+        st = dev.stream
+        qoff64, qerr64 = np.asarray(qoff, dtype=np.int64), np.asarray(qerr, dtype=np.int64)
+        locs = [np.ascontiguousarray(x, dtype=np.int64) for x in (loc_q, loc_s, loc_e, loc_d)]
+        cells, span = scratch_sizes(qoff64, qerr64, *locs[:3], 0, n)
+        per_launch = max(1, min(n, self.scratch_bytes // (4 * cells + 2 * span)))
+        d_reads = dev.resident_reads(qcodes, qoff, qerr)
+        d_locs = [cuda.to_device(x, stream=st) for x in locs]
+        d_off = [cuda.to_device(aln[name], stream=st) for name in ("cig_off", "md_off")]
+        outputs = ("ops", "lens", "md", "n_runs", "md_len", "dist")
+        d_out = [cuda.device_array(max(aln[name].size, 1), dtype=aln[name].dtype, stream=st) for name in outputs]
+        d_cells = cuda.device_array(per_launch * cells, dtype=np.int32, stream=st)
+        d_bytes = cuda.device_array(per_launch * 2 * span, dtype=np.uint8, stream=st)
+        for first in range(0, n, per_launch):
+            last = min(n, first + per_launch)
+            ak.align_kernel[(last - first + ak.THREADS - 1) // ak.THREADS, ak.THREADS, st](
+                *d_reads, *d_locs, dev.d_packed, dev.d_nmask, *d_off, *d_out, first, last, d_cells, d_bytes, cells,
+                span)
+        for name, d in zip(outputs, d_out, strict=True):
+            if aln[name].size:
+                d.copy_to_host(aln[name], stream=st)
+        sync(st)
+        return checked(aln, loc_d)
