@@ -157,7 +157,7 @@ def md_capacity(m: np.ndarray, dist: np.ndarray) -> np.ndarray:
 BLOCK = 64  # locations per parallel task: scratch allocated once per block
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # per location: a call with 21 array arguments cost 20%
 def align_location(k: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                    loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
                    cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
