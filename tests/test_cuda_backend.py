@@ -168,10 +168,11 @@ def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
 
 
 @pytest.mark.parametrize(("kind", "options", "want"), [
-    ("fm", EngineOptions(kind="fm"), [("INFO", "search scheme runs on the CPU")]),
+    ("fm", EngineOptions(kind="fm"), []),  # the search scheme runs on the GPU
     ("kmer", EngineOptions(kind="kmer"), []),
     ("neighborhood", EngineOptions(), []),
-    ("neighborhood", EngineOptions(filter="ph"), [("WARNING", "contiguous seeds: --filter ph filters on the CPU")]),
+    ("neighborhood", EngineOptions(filter="ph"), []),  # the perfect hashes are looked up on the GPU
+    ("neighborhood", EngineOptions(filter="bpr"), [("WARNING", "contiguous seeds: --filter bpr filters on the CPU")]),
     ("neighborhood", EngineOptions(fe=9), [("WARNING", "--fe 9: more substitutions than the GPU filter")]),
 ])
 def test_what_stays_on_the_cpu_is_logged_once(monkeypatch, caplog, kind, options, want):
