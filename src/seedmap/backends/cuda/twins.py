@@ -24,7 +24,11 @@ def device_twins(*functions: object) -> SimpleNamespace:
     scopes: list[dict] = []
     for f in functions:
         py = f.py_func
-        scope = dict(py.__globals__)  # filled in below, once every twin exists (numba reads it at compile time)
+        # Only the globals the code names (numba reads them at compile time; the simulator scans them at every
+        # call), the twins filled in below once all exist.
+        scope = {name: py.__globals__[name] for name in py.__code__.co_names if name in py.__globals__}
+        for name in ("__name__", "__builtins__"):  # the module's name: warnings and numba read it
+            scope[name] = py.__globals__[name]
         scopes.append(scope)
         clone = pytypes.FunctionType(py.__code__, scope, py.__name__, py.__defaults__, py.__closure__)
         made[id(f)] = cuda.jit(device=True)(clone)
