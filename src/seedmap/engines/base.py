@@ -3,7 +3,7 @@ then merge each query's overlapping windows (the dedupe stage)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -106,15 +106,11 @@ class CandidateEngine:
     def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
                           qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         counts, state = self._count(qcodes, qoff, qerr)
-        nq = counts.size
-        cand_off = np.zeros(nq + 1, dtype=np.int64)
+        cand_off = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=cand_off[1:])
         cand_len = counts.copy()
-        parts = []
-        first = 0
-        while first < nq:
-            last = int(np.searchsorted(cand_off, cand_off[first] + CANDIDATE_BUDGET, side="right")) - 1
-            last = min(max(last, first + 1), nq)
+
+        def chunk(first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
             size = int(cand_off[last] - cand_off[first])
             win_s = np.empty(size, dtype=np.int64)
             win_e = np.empty(size, dtype=np.int64)
@@ -122,8 +118,28 @@ class CandidateEngine:
             self._fill(qcodes, qoff, qerr, first, last, cand_off, state, win_s, win_e, win_d, cand_len)
             if self.bulk is not None and size:
                 self._bulk_filter(qcodes, qoff, qerr, first, last, cand_off, cand_len, win_s, win_e, win_d)
-            parts.append(merge_windows(first, last, cand_off, cand_len, win_s, win_e, win_d))
-            first = last
-        if not parts:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
-        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+            return merge_windows(first, last, cand_off, cand_len, win_s, win_e, win_d)
+
+        return in_chunks(cand_off, CANDIDATE_BUDGET, chunk)
+
+
+def no_windows() -> tuple[np.ndarray, np.ndarray]:
+    """No merged windows: (queries, rows) both empty."""
+    return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
+
+
+def in_chunks(cand_off: np.ndarray, budget: int,
+              chunk: Callable[[int, int], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """chunk(first, last)'s merged windows over query ranges whose raw candidates (cand_off: per query,
+    scanned) fit `budget` (a query with more is a range of its own), concatenated in query order."""
+    nq = cand_off.size - 1
+    parts = []
+    first = 0
+    while first < nq:
+        last = int(np.searchsorted(cand_off, cand_off[first] + budget, side="right")) - 1
+        last = min(max(last, first + 1), nq)
+        parts.append(chunk(first, last))
+        first = last
+    if not parts:
+        return no_windows()
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])

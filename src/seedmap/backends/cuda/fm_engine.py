@@ -7,10 +7,10 @@ import numpy as np
 from numba import cuda
 
 from seedmap.backends.cuda import fm_kernels as fk
-from seedmap.backends.cuda.merge import in_chunks, merged_windows, none
+from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import sync
-from seedmap.engines.base import CANDIDATE_BUDGET, CandidateEngine
+from seedmap.engines.base import CANDIDATE_BUDGET, CandidateEngine, in_chunks, no_windows
 from seedmap.engines.fm import DEFAULT_VERIFY_BELOW, SAVED_ROWS
 from seedmap.filter.fm_scheme import ROW, scratch_size
 from seedmap.index.fm import FmIndex
@@ -65,7 +65,7 @@ class CudaFmEngine(CandidateEngine):
                           qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         nq = qoff.size - 1
         if nq <= 0:
-            return none()
+            return no_windows()
         st = self.stream
         qoff = np.ascontiguousarray(qoff, dtype=np.int64)
         qerr = np.ascontiguousarray(qerr, dtype=np.int64)

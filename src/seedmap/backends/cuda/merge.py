@@ -1,38 +1,15 @@
 """The dedupe stage on the device, for every engine that fills raw candidate windows there: each query's
-windows sorted by start and overlapping ones merged (seed_filter_kernels' sort and merge kernels), in query
-chunks whose raw candidates fit a budget; only the merged windows come back."""
+windows sorted by start and overlapping ones merged (seed_filter_kernels' sort and merge kernels), one
+query chunk at a time (engines.base.in_chunks); only the merged windows come back."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 from numba import cuda
 
 from seedmap.backends.cuda import seed_filter_kernels as sf
 from seedmap.backends.cuda.verify_kernels import sync
-
-
-def none() -> tuple[np.ndarray, np.ndarray]:
-    """No windows: (queries, rows) both empty."""
-    return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
-
-
-def in_chunks(cand_off: np.ndarray, budget: int,
-              chunk: Callable[[int, int], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """chunk(first, last) over query ranges whose candidates (cand_off: per query, scanned) fit `budget`
-    (a query with more is a chunk of its own); the results concatenated."""
-    nq = cand_off.size - 1
-    parts = []
-    first = 0
-    while first < nq:
-        last = int(np.searchsorted(cand_off, cand_off[first] + budget, side="right")) - 1
-        last = min(max(last, first + 1), nq)
-        parts.append(chunk(first, last))
-        first = last
-    if not parts:
-        return none()
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+from seedmap.engines.base import no_windows
 
 
 def merged_windows(stream: object, first: int, last: int, seg_off: np.ndarray,
@@ -52,7 +29,7 @@ def merged_windows(stream: object, first: int, last: int, seg_off: np.ndarray,
     sync(st)
     total = int(out_off[-1])
     if total == 0:
-        return none()
+        return no_windows()
     d_out_off = cuda.to_device(out_off, stream=st)
     d_rows = cuda.device_array((total, 4), dtype=np.int64, stream=st)
     sf.merge_kernel[qgrid, sf.THREADS, st](d_seg, *win, d_out_off, d_rows, True)
