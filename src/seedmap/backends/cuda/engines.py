@@ -20,10 +20,10 @@ from seedmap.backends.cuda import verify_kernels as vk
 from seedmap.backends.cuda.alignments import DeviceAligner
 from seedmap.backends.cuda.fm_engine import CudaFmEngine
 from seedmap.backends.cuda.locations import DeviceLocator
-from seedmap.backends.cuda.merge import in_chunks, merged_windows, none
+from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import BANDED, DeviceVerifier, sync
-from seedmap.engines.base import CANDIDATE_BUDGET
+from seedmap.engines.base import CANDIDATE_BUDGET, in_chunks, no_windows
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
@@ -67,6 +67,10 @@ def filters_on_gpu(index: NeighborhoodIndex, fe: int, filter_name: str) -> bool:
     return sf.check_fe(index.l, fe) and filter_name in ("bs", "ph") and "-" not in index.shape
 
 
+# The kernels' perfect-hash arguments when they do not look up: ph_off, ph_block, ph_g, ph_table, one entry each.
+NO_PERFECT_HASH = (np.zeros(1, np.int64), np.zeros((1, 2), np.uint32), np.zeros(1, np.uint8), np.zeros(1, np.int64))
+
+
 class CudaNeighborhoodEngine:
     """MAROSE seed + filter on the device (seed_filter_kernels); the CPU engine's results, exactly."""
 
@@ -83,18 +87,17 @@ class CudaNeighborhoodEngine:
         # The workers' CPU engine, one for all (a ph filter's tables are built once).
         self.cpu = share.get(index, "cpu engine", lambda: make_cpu_engine(
             index, ref_starts, EngineOptions(windows=windows, step=step, fe=fe, filter=filter_name)))
-        # The device kernels are the bs filter over contiguous seeds; anything else filters on the CPU
-        # (same hits either way).
+        # The device kernels are the bs and ph filters over contiguous seeds; anything else filters on the
+        # CPU (same hits either way).
         self.on_gpu = filters_on_gpu(index, fe, filter_name)  # cpu_stages says so, once per run
         self.ref_starts = np.ascontiguousarray(ref_starts, dtype=np.int64)
         self.d_ref_starts = cuda.to_device(self.ref_starts, stream=stream)
         # --filter ph: the perfect hashes (the CPU engine made them if the index had none), whole on the
-        # device, before the index's segments are sized
+        # device, before the index's segments are sized; other filters pass the kernels placeholders
         self.ph_on = self.on_gpu and filter_name == "ph"
-        self.d_ph = share.get(index, "perfect hashes" if self.ph_on else "no perfect hashes", lambda: tuple(
-            cuda.to_device(np.ascontiguousarray(a), stream=0) for a in (
-                index.ph.arrays().values() if self.ph_on else (np.zeros(1, np.int64), np.zeros((1, 2), np.uint32),
-                                                                np.zeros(1, np.uint8), np.zeros(1, np.int64)))))
+        tables = index.ph.arrays().values() if self.ph_on else NO_PERFECT_HASH
+        self.d_ph = share.get(index, f"perfect hashes {self.ph_on}", lambda: tuple(
+            cuda.to_device(np.ascontiguousarray(a), stream=0) for a in tables))
         # One device copy of the index for all the device's workers, and one decision on its segments (the
         # first worker's: later ones would see the device's memory taken by that copy).
         self.segments = share.get(index, "segments",
@@ -130,7 +133,7 @@ class CudaNeighborhoodEngine:
             return self.cpu.candidate_windows(qcodes, qoff, qerr)
         nq = qoff.size - 1
         if nq <= 0:
-            return none()
+            return no_windows()
         st = self.stream
         u, l = self.index.u, self.index.l
         m = np.diff(np.asarray(qoff, dtype=np.int64))
@@ -238,16 +241,15 @@ def launched_kernels(kind: str, ix: object, options: EngineOptions) -> list[tupl
     """(kernel, signature) of every launch make_engine's engine for this run can make."""
     located = [(lk.window_locations_kernel, sig) for sig in lk.SIGNATURES["window_locations_kernel"]]
     located += [(ak.align_kernel, sig) for sig in ak.SIGNATURES["align_kernel"]]
+    ix = ix.first if isinstance(ix, SegmentedIndex) else ix  # genome segments: their parts' array types
     if kind == "neighborhood":
-        ix = ix.first if isinstance(ix, SegmentedIndex) else ix
         if not filters_on_gpu(ix, options.fe, options.filter):
             return located
         fill = sf.fill_signature(types.Array(from_dtype(np.dtype(ix.pos.dtype)), 1, "C"))
         return [(getattr(sf, name), sig) for name, sigs in sf.SIGNATURES.items()
                 for sig in ([fill] if name == "fill_kernel" else sigs)] + located
     if kind == "fm":
-        ssa = types.Array(from_dtype(np.dtype((ix.first if isinstance(ix, SegmentedIndex) else ix).fwd_ssa.dtype)),
-                          1, "C")
+        ssa = types.Array(from_dtype(np.dtype(ix.fwd_ssa.dtype)), 1, "C")
         merge = [(sf.sort_kernel, sig) for sig in sf.SIGNATURES["sort_kernel"]]
         merge += [(sf.merge_kernel, sig) for sig in sf.SIGNATURES["merge_kernel"]]
         return ([(fk.search_kernel, sig) for sig in fk.SIGNATURES["search_kernel"]]
