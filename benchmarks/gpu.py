@@ -93,6 +93,21 @@ def verification_rows(ncand: int, repeat: int, genome_len: int) -> list[list[str
     return rows
 
 
+def sample_queries(codes: np.ndarray, nreads: int, m: int, e: int, rng: np.random.Generator,
+                   substitutions: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(qcodes, qoff, qerr) of nreads reads of m bases from random reference places, each followed by its
+    reverse complement, with up to `substitutions` substitutions each (random places, may coincide)."""
+    pos = rng.integers(0, codes.size - m, nreads)
+    reads = codes[pos[:, None] + np.arange(m)[None, :]].copy()
+    rows = np.arange(nreads)
+    for _ in range(substitutions):
+        col = rng.integers(0, m, nreads)
+        reads[rows, col] = (reads[rows, col] + 1) % 4
+    qcodes = np.concatenate([reads, 3 - reads[:, ::-1]], axis=1).reshape(-1)  # read, reverse complement
+    qcodes = np.where(qcodes > 3, 4, qcodes).astype(np.uint8)
+    return qcodes, np.arange(2 * nreads + 1, dtype=np.int64) * m, np.full(nreads, e, dtype=np.int64)
+
+
 def filter_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
     from seedmap.backends.cuda.engines import CudaNeighborhoodEngine
     from seedmap.engines.neighborhood import NeighborhoodEngine
@@ -106,13 +121,7 @@ def filter_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
     rows = []
     for u, l, fe, m, e in [(10, 16, 0, 100, 5), (10, 6, 1, 50, 3)]:
         ix = neighborhood.build(ref, u, l)
-        rng = np.random.default_rng(2)
-        pos = rng.integers(0, codes.size - m, nreads)
-        reads = codes[pos[:, None] + np.arange(m)[None, :]]
-        qcodes = np.concatenate([reads, 3 - reads[:, ::-1]], axis=1).reshape(-1)  # read, reverse complement
-        qcodes = np.where(qcodes > 3, 4, qcodes).astype(np.uint8)
-        qoff = np.arange(2 * nreads + 1, dtype=np.int64) * m
-        qerr = np.full(nreads, e, dtype=np.int64)
+        qcodes, qoff, qerr = sample_queries(codes, nreads, m, e, np.random.default_rng(2))
         length, offsets = window_plan(m, e, u + l, 2 if fe else 0, 0)
         q2 = qcodes.reshape(-1, m).astype(np.int64)
         nbs = 0
@@ -152,16 +161,7 @@ def fm_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
     print(f"fm index built in {time.perf_counter() - t0:.1f} s", flush=True)
     rows = []
     for m, e in [(100, 5), (100, 3)]:
-        rng = np.random.default_rng(4)
-        pos = rng.integers(0, codes.size - m, nreads)
-        reads = codes[pos[:, None] + np.arange(m)[None, :]].copy()
-        for _ in range(e):  # e substitutions per read at random places
-            col = rng.integers(0, m, nreads)
-            reads[np.arange(nreads), col] = (reads[np.arange(nreads), col] + 1) % 4
-        qcodes = np.concatenate([reads, 3 - reads[:, ::-1]], axis=1).reshape(-1)
-        qcodes = np.where(qcodes > 3, 4, qcodes).astype(np.uint8)
-        qoff = np.arange(2 * nreads + 1, dtype=np.int64) * m
-        qerr = np.full(nreads, e, dtype=np.int64)
+        qcodes, qoff, qerr = sample_queries(codes, nreads, m, e, np.random.default_rng(4), substitutions=e)
         cpu, gpu = FmEngine(ix, ref.starts), CudaFmEngine(ix, ref.starts)
         want, got = cpu.candidate_windows(qcodes, qoff, qerr), gpu.candidate_windows(qcodes, qoff, qerr)
         if not (np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])):
