@@ -3,7 +3,8 @@ when the file name ends in .bam.
 
 A regular output file is atomic: written under a temporary name beside the target and renamed only when
 everything was written, so an error, Ctrl-C or SIGTERM never leaves a partial file (nor a temporary
-one) behind. A target that is not a regular file (a pipe, /dev/stdout, /dev/null) is written directly.
+one) behind; on a local disk it is written with direct I/O (io/direct.py). A target that is not a regular
+file (a pipe, /dev/stdout, /dev/null) is written directly.
 Every write error is an error naming the output, whatever the target.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from seedmap.errors import SeedmapError
+from seedmap.io.direct import open_direct
 
 
 def is_bam(path: str | None) -> bool:
@@ -122,7 +124,7 @@ def output_file(path: str | None) -> Iterator[_Named]:
             _close_quietly(fh)
         return
     with atomic_path(path) as (fd, _):
-        out = _Named(os.fdopen(fd, "wb", buffering=1 << 20), path)
+        out = _Named(open_direct(fd) or os.fdopen(fd, "wb", buffering=1 << 20), path)
         try:
             yield out
             out.close()
