@@ -64,6 +64,15 @@ def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv:
             score += h
             dcol[j] = score
         return
+    if nb == 2:  # reads of 65-128 bp, the common case: both words in registers
+        vp0, vn0, vp1, vn1 = ALL, ZERO, ALL, ZERO
+        for j in range(1, t.size + 1):
+            c = t[j - 1]
+            vp0, vn0, h = _advance(vp0, vn0, peq[8 + c], 0, B63)
+            vp1, vn1, h = _advance(vp1, vn1, peq[16 + c], h, hlast)
+            score += h
+            dcol[j] = score
+        return
     for b in range(nb):
         pv[b] = ALL
         mv[b] = ZERO
@@ -79,10 +88,23 @@ def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.nda
         return j - m
     nb = (m + 63) >> 6
     hlast = np.uint64(m - ((nb - 1) << 6) - 1)
+    score = m  # G(0) = m
+    if nb <= 2:  # in registers (a one-word read: the upper word is a dead copy of the lower)
+        vp0, vn0, vp1, vn1 = ALL, ZERO, ALL, ZERO
+        lo = 8 if nb == 1 else 16  # the masks of the word that holds the last row
+        for k in range(1, min(j, m + d) + 1):
+            c = t[j - k]
+            h = 1
+            if nb == 2:
+                vp0, vn0, h = _advance(vp0, vn0, rpeq[8 + c], 1, B63)
+            vp1, vn1, h = _advance(vp1, vn1, rpeq[lo + c], h, hlast)
+            score += h
+            if score == d:
+                return j - k
+        return -1
     for b in range(nb):
         pv[b] = ALL
         mv[b] = ZERO
-    score = m  # G(0) = m
     for k in range(1, min(j, m + d) + 1):
         score += _column(rpeq, pv, mv, nb, hlast, np.uint64(t[j - k]), 1)  # hin 1: row 0 is k in column k
         if score == d:  # G(k) >= D(j) = d everywhere, so the first k reaching d is the least
