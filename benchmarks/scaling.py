@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
                      f"{b.wall_s / yara_t.wall_s:.2f}" if tool == "seedmap" and yara_t else "",
                      ("same" if digests[key] == {base_digest} else "DIFFERENT") if tool == "seedmap" else ""])
     print(f"reference {ref.name} (48.2 Mbp, 20 records), {args.reads:,} x {args.length} bp mason reads, e = {args.e}, "
-          f"{cores} cores; best of {args.rounds} alternating rounds (page cache flushed before each run)")
+          f"{cores} cores; best of {args.rounds} alternating rounds (dirty pages written back before each run)")
     print(markdown_table(["tool", "-t", "best wall s", "every run s", "CPU s (best)", "reads/s", "peak MB",
                           "vs seedmap -t 1", "same round", "time / yara", "SAM vs -t 1"], rows))
     if 2 in threads:

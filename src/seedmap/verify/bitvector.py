@@ -89,15 +89,15 @@ def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.nda
     nb = (m + 63) >> 6
     hlast = np.uint64(m - ((nb - 1) << 6) - 1)
     score = m  # G(0) = m
-    if nb <= 2:  # in registers (a one-word read: the upper word is a dead copy of the lower)
+    if nb <= 2:  # in registers: (vp1, vn1) is the word holding the last row, (vp0, vn0) the one above it
         vp0, vn0, vp1, vn1 = ALL, ZERO, ALL, ZERO
-        lo = 8 if nb == 1 else 16  # the masks of the word that holds the last row
+        last = 8 * nb  # that word's masks in rpeq
         for k in range(1, min(j, m + d) + 1):
             c = t[j - k]
             h = 1
             if nb == 2:
                 vp0, vn0, h = _advance(vp0, vn0, rpeq[8 + c], 1, B63)
-            vp1, vn1, h = _advance(vp1, vn1, rpeq[lo + c], h, hlast)
+            vp1, vn1, h = _advance(vp1, vn1, rpeq[last + c], h, hlast)
             score += h
             if score == d:
                 return j - k
