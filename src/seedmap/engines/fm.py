@@ -14,6 +14,7 @@ from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
 
 SAVED_ROWS = 8  # accepted strings kept per query by the count pass; queries with more are searched again
+ANY_WINDOW = 1 << 30  # max_window: pieces are any length, so every plan is fully sensitive
 DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, two pieces long) go straight to verification
 
 
@@ -28,7 +29,7 @@ class FmEngine(CandidateEngine):
         super().__init__(ref_starts, bulk, packed, nmask)
         self.index = index
         self.small = verify_below
-        self.max_window = 1 << 30  # pieces are any length: every plan is fully sensitive
+        self.max_window = ANY_WINDOW
 
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
         ix = self.index

@@ -1,9 +1,9 @@
 """Traceback (CIGAR runs and MD strings of verified locations) on the GPU: verify/align.py's own code,
 one thread per location, made into device functions (twins.py), so the output is the CPU's byte for byte.
 
-Each thread gets its own contiguous slices of two scratch arrays (the banded DP matrix, int32; the
-reference window and the reversed operations, uint8): align_one views its DP cells as a matrix, which a
-strided column could not be. A launch covers as many locations as the scratch holds."""
+Each thread gets its own contiguous slices of two scratch arrays (the banded DP matrix, int32, indexed
+flat by align_one; the reference window and the reversed operations, uint8). A launch covers as many
+locations as the scratch holds."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import sync
 from seedmap.engines.base import CANDIDATE_BUDGET, CandidateEngine, in_chunks, no_windows
-from seedmap.engines.fm import DEFAULT_VERIFY_BELOW, SAVED_ROWS
+from seedmap.engines.fm import ANY_WINDOW, DEFAULT_VERIFY_BELOW, SAVED_ROWS
 from seedmap.filter.fm_scheme import ROW, scratch_size
 from seedmap.index.fm import FmIndex
 
@@ -30,7 +30,7 @@ class CudaFmEngine(CandidateEngine):
         super().__init__(ref_starts)
         self.index = index
         self.small = verify_below
-        self.max_window = 1 << 30  # as FmEngine: fully sensitive for any read length
+        self.max_window = ANY_WINDOW
         self.stream = stream
         self.candidate_budget = candidate_budget
         self.scratch_bytes = scratch_bytes
