@@ -183,12 +183,16 @@ def test_first_bad_mate_in_pair_order() -> None:
 @pytest.mark.parametrize("batch", [1, 7, 40])
 @pytest.mark.parametrize("last_newline", [True, False])
 def test_batches_cut_across_chunks_hold_the_input(tmp_path, monkeypatch, fastq, batch, last_newline):
-    """The reader cuts batches from views of dnaio's reused buffer: with chunks far smaller than a batch
-    (every batch spans several reads of the buffer), the batches hold exactly `batch` records each (the
-    last fewer), in order, byte for byte the input; mates stay paired."""
+    """The reader cuts batches from views of dnaio's reused buffer (or, plain single-end FASTQ, from
+    buffers it reads and grows itself): with chunks far smaller than a batch (every batch spans several
+    reads), the batches hold exactly `batch` records each (the last fewer), in order, byte for byte the
+    input; mates stay paired."""
     from seedmap.io import chunks
 
+    from seedmap.io import plain_fastq
+
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(plain_fastq, "FIRST_GUESS", 64)  # the plain FASTQ cutter grows its buffer
     rng = np.random.default_rng(batch)
     n = 101
     texts = []
@@ -210,3 +214,79 @@ def test_batches_cut_across_chunks_hold_the_input(tmp_path, monkeypatch, fastq, 
     for k in (0, 1):
         assert b"".join(b.blocks[k] for b in pairs) == texts[k].encode()
     assert [b.parse().size for b in pairs] == [2 * min(batch, n - i) for i in range(0, n, batch)]
+
+
+# ------------------------------------------------------------------- the plain FASTQ cutter's kernels
+
+
+NEWLINE_TEXT = st.binary(max_size=90).map(lambda b: bytes(c if c % 3 else 10 for c in b))  # many newlines
+
+
+@settings(max_examples=300, deadline=None)
+@given(NEWLINE_TEXT, st.integers(0, 90), st.integers(1, 30))
+def test_newline_kernels_agree_with_numpy(text: bytes, start: int, lines: int) -> None:
+    """Eight bytes at a time (any alignment, bytes >= 0x80 beside newlines) finds what numpy finds."""
+    from seedmap.io.fastq_kernel import _line_ends, after_lines, count_newlines
+
+    buf = np.frombuffer(text, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    assert count_newlines(buf) == ends.size
+    assert np.array_equal(_line_ends(buf), ends)
+    start = min(start, buf.size)
+    after = ends[ends >= start]
+    want = (int(after[lines - 1]) + 1, 0) if after.size >= lines else (-1, lines - after.size)
+    assert after_lines(np.frombuffer(bytearray(text), dtype=np.uint8), start, lines) == want
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(records(), max_size=12), st.integers(1, 5), st.sampled_from([8, 64, 1 << 20]))
+def test_plain_fastq_blocks_equal_the_general_cut(tmp_path_factory, recs, batch, guess) -> None:
+    """Whatever the records (broken ones too) and the first buffer size, the cutter's blocks are the
+    general path's batches, record counts included."""
+    from seedmap.io import chunks, plain_fastq
+
+    text = b"@" + b"".join(recs)  # the fast path's files start with '@'
+    path = tmp_path_factory.mktemp("cut") / "r.fq"
+    path.write_bytes(text)
+    old = plain_fastq.FIRST_GUESS
+    plain_fastq.FIRST_GUESS = guess
+    try:
+        with plain_fastq.open_plain_fastq(str(path)) as fh:
+            fast = [(bytes(b), n) for b, n in plain_fastq.fastq_blocks(fh, batch)]
+    finally:
+        plain_fastq.FIRST_GUESS = old
+    try:
+        with chunks.xopen(str(path), "rb") as fh:
+            split = chunks._Splitter(1, batch)
+            general = [(b[0], batch) for c in dnaio.read_chunks(fh, 1024) for b in split.add((c,))]
+            if split.count:
+                count = split.count
+                general.append((split.flush()[0], count))
+    except Exception:  # noqa: BLE001 - dnaio refuses a file that is only a broken record: so does parsing
+        assert len(fast) == 1
+        with pytest.raises(SeedmapError):
+            RawBatch(0, (fast[0][0],), ("r.fq",)).parse()
+        return
+    assert fast == general
+
+
+def test_plain_fastq_only_for_regular_uncompressed_fastq(tmp_path) -> None:
+    import gzip
+
+    from seedmap.io.plain_fastq import open_plain_fastq
+
+    fq = tmp_path / "r.fq"
+    fq.write_bytes(b"@r\nACGT\n+\nIIII\n")
+    gz = tmp_path / "r.fq.gz"
+    gz.write_bytes(gzip.compress(fq.read_bytes()))
+    fa = tmp_path / "r.fa"
+    fa.write_bytes(b">r\nACGT\n")
+    empty = tmp_path / "e.fq"
+    empty.write_bytes(b"")
+    misnamed = tmp_path / "plain.fq.gz"
+    misnamed.write_bytes(fq.read_bytes())
+    with open_plain_fastq(str(fq)) as fh:
+        assert fh.read() == fq.read_bytes()
+    for other in (gz, misnamed, fa, empty, tmp_path / "missing.fq", tmp_path):
+        assert open_plain_fastq(str(other)) is None
+    assert open_plain_fastq("-") is None

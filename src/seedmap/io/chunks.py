@@ -1,6 +1,7 @@
 """Reads as raw batches: the reader thread only decompresses and cuts the input at record boundaries;
 each worker parses its own batch, so parsing runs on every core instead of holding up one thread.
 
+A plain single-end FASTQ file is cut by io/plain_fastq.py, with fewer copies; everything else as follows.
 dnaio.read_chunks (read_paired_chunks for two files) yields blocks of whole records; numpy finds the
 record starts in each block (FASTQ: every fourth line, as dnaio's FASTQ is; FASTA: '>' at a line
 start), and a batch is exactly `batch_reads` records (pairs: the same records of both files, or 2 x
@@ -24,6 +25,7 @@ from seedmap.errors import SeedmapError
 from seedmap.io import fastq_kernel
 from seedmap.io.fastq_kernel import NEWLINE, FastqBlock, pair_reads, split_fastq
 from seedmap.io.pairs import pair_error, strip_mate, unreadable
+from seedmap.io.plain_fastq import fastq_blocks, open_plain_fastq
 from seedmap.io.reads import ReadBatch, invalid_character, make_batch, open_error_message
 
 CHUNK_BYTES = 4 << 20
@@ -36,7 +38,7 @@ class RawBatch:
     pairs) or two blocks with the same number of records (mates 1 and 2)."""
 
     first: int
-    blocks: tuple[bytes, ...]
+    blocks: tuple[bytes | bytearray, ...]
     paths: tuple[str, ...]
     paired: bool = False
 
@@ -136,23 +138,33 @@ def raw_batches(path: str, batch_reads: int) -> Iterator[RawBatch]:
     """Single-end batches. Raises SeedmapError on input that is unreadable or not FASTA/FASTQ from its
     first bytes, or that holds no reads."""
     first = 0
-    split = _Splitter(1, batch_reads)
     try:
-        with xopen(path, "rb") as fh:
-            for chunk in dnaio.read_chunks(fh, CHUNK_BYTES):
-                for blocks in split.add((chunk,)):
-                    yield RawBatch(first, blocks, (path,))
-                    first += batch_reads
+        for block, n in _single_blocks(path, batch_reads):
+            yield RawBatch(first, (block,), (path,))
+            first += n
     except SeedmapError:
         raise
     except Exception as exc:
         raise SeedmapError(open_error_message(path, exc)) from None
-    if split.count:
-        n = split.count
-        yield RawBatch(first, split.flush(), (path,))
-        first += n
     if first == 0:
         raise SeedmapError(f"{path}: no reads found")
+
+
+def _single_blocks(path: str, batch_reads: int) -> Iterator[tuple[bytes | bytearray, int]]:
+    """(block, records): a plain FASTQ file cut by io/plain_fastq.py, anything else from dnaio's chunks."""
+    plain = open_plain_fastq(path)
+    if plain is not None:
+        with plain:
+            yield from fastq_blocks(plain, batch_reads)
+        return
+    split = _Splitter(1, batch_reads)
+    with xopen(path, "rb") as fh:
+        for chunk in dnaio.read_chunks(fh, CHUNK_BYTES):
+            for blocks in split.add((chunk,)):
+                yield blocks[0], batch_reads
+    if split.count:
+        n = split.count
+        yield split.flush()[0], n
 
 
 def read_batches(path: str, batch_reads: int = 100_000) -> Iterator[ReadBatch]:

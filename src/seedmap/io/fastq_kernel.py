@@ -28,14 +28,48 @@ def _header_ok(buf: np.ndarray, a: int, b: int) -> bool:
     return True
 
 
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_NEWLINES = np.uint64(0x0A0A0A0A0A0A0A0A)
+_BYTE_ONES = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _newline_bits(word: np.uint64) -> np.uint64:
+    """Bit 7 of each byte of `word` (eight bytes of text) that is a newline, every other bit clear."""
+    x = word ^ _NEWLINES
+    return ~(((x & _LOW7) + _LOW7) | x) & ~_LOW7
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _words(buf: np.ndarray, start: int) -> np.ndarray:
+    """buf[start:] as whole 8-byte words (start a multiple of 8), the last bytes left over."""
+    return buf[start:start + (buf.size - start) // 8 * 8].view(np.uint64)
+
+
+@njit(cache=True, nogil=True)
+def count_newlines(buf: np.ndarray) -> int:
+    words = _words(buf, 0)
+    n = 0
+    for w in words:
+        n += int((_newline_bits(w) >> np.uint64(7)) * _BYTE_ONES >> np.uint64(56))
+    for k in range(8 * words.size, buf.size):
+        n += buf[k] == NEWLINE
+    return n
+
+
 @njit(cache=True, nogil=True)
 def _line_ends(buf: np.ndarray) -> np.ndarray:
+    """Offsets of every newline, counted and found eight bytes at a time (a word without one is skipped)."""
+    ends = np.empty(count_newlines(buf), dtype=np.int64)
+    words = _words(buf, 0)
     n = 0
-    for c in buf:
-        n += c == NEWLINE
-    ends = np.empty(n, dtype=np.int64)
-    n = 0
-    for k in range(buf.size):
+    for i in range(words.size):
+        if _newline_bits(words[i]):
+            for k in range(8 * i, 8 * i + 8):
+                if buf[k] == NEWLINE:
+                    ends[n] = k
+                    n += 1
+    for k in range(8 * words.size, buf.size):
         if buf[k] == NEWLINE:
             ends[n] = k
             n += 1
@@ -43,13 +77,39 @@ def _line_ends(buf: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def after_lines(buf: np.ndarray, start: int, lines: int) -> tuple[int, int]:
+    """(offset just past the `lines`-th newline from `start`, 0), or (-1, the newlines still missing) when
+    buf ends first. The reader's cut: eight bytes at a time, a word with too few newlines only counted."""
+    i = start
+    while i < buf.size and (i % 8 or buf.size - i < 8):
+        if buf[i] == NEWLINE:
+            lines -= 1
+            if lines == 0:
+                return i + 1, 0
+        i += 1
+    if i == buf.size:
+        return -1, lines
+    words = _words(buf, i)
+    for w in words:
+        c = int((_newline_bits(w) >> np.uint64(7)) * _BYTE_ONES >> np.uint64(56))
+        if c >= lines:
+            break
+        lines -= c
+        i += 8
+    while i < buf.size:
+        if buf[i] == NEWLINE:
+            lines -= 1
+            if lines == 0:
+                return i + 1, 0
+        i += 1
+    return -1, lines
+
+
+@njit(cache=True, nogil=True)
 def record_starts(buf: np.ndarray) -> np.ndarray:
     """Offsets where the four-line records of a block of whole FASTQ records start: 0, and the byte after
     every fourth newline but the block's last (the reader's hot loop: no temporary arrays)."""
-    n = 0
-    for c in buf:
-        n += c == NEWLINE
-    starts = np.empty(n // 4 + 1, dtype=np.int64)
+    starts = np.empty(count_newlines(buf) // 4 + 1, dtype=np.int64)
     starts[0] = 0
     lines = 0
     k = 1
@@ -140,6 +200,7 @@ def split_fastq(block: bytes) -> FastqBlock | None:
     """The reads of a block of whole FASTQ records ending in a newline; None where the block needs dnaio
     (see the module docstring)."""
     buf = np.frombuffer(block, dtype=np.uint8)
+    buf.setflags(write=False)  # one kernel signature for bytes and for the reader's bytearrays
     if buf.size == 0 or buf[-1] != NEWLINE or buf[0] != AT:
         return None
     nl = _line_ends(buf)

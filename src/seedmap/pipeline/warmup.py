@@ -9,6 +9,7 @@ this version of the code has been compiled here before, so the wait is announced
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
 import threading
@@ -21,6 +22,7 @@ import numpy as np
 
 from seedmap.io.alphabet import DECODE
 from seedmap.io.chunks import RawBatch, record_starts
+from seedmap.io.plain_fastq import fastq_blocks
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference, unpack_codes
 
@@ -66,7 +68,8 @@ def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
         records.append(dnaio.SequenceRecord("w4", _text(rng.integers(0, 4, m).astype(np.uint8)), "I" * m))
     mates = (records[0::2], records[1::2]) if paired else (records,)  # cut and parsed as a run's input
     blocks = tuple(b"".join(r.fastq_bytes() for r in x) for x in mates)
-    record_starts(blocks[0], fastq=True)  # the reader thread's kernel
+    record_starts(blocks[0], fastq=True)  # the reader thread's kernels: any input, and plain FASTQ
+    list(fastq_blocks(io.BytesIO(blocks[0]), 3))  # 4 or 5 records: a last block that is counted
     return RawBatch(0, blocks, ("<warm-up>",), paired).parse()
 
 
