@@ -187,9 +187,7 @@ def test_batches_cut_across_chunks_hold_the_input(tmp_path, monkeypatch, fastq, 
     buffers it reads and grows itself): with chunks far smaller than a batch (every batch spans several
     reads), the batches hold exactly `batch` records each (the last fewer), in order, byte for byte the
     input; mates stay paired."""
-    from seedmap.io import chunks
-
-    from seedmap.io import plain_fastq
+    from seedmap.io import chunks, plain_fastq
 
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 512)
     monkeypatch.setattr(plain_fastq, "FIRST_GUESS", 64)  # the plain FASTQ cutter grows its buffer
@@ -290,3 +288,23 @@ def test_plain_fastq_only_for_regular_uncompressed_fastq(tmp_path) -> None:
     for other in (gz, misnamed, fa, empty, tmp_path / "missing.fq", tmp_path):
         assert open_plain_fastq(str(other)) is None
     assert open_plain_fastq("-") is None
+
+
+@pytest.mark.parametrize("workers", [1, 2, 16])
+def test_tapered_blocks_hold_the_input_and_shrink_at_the_end(tmp_path, workers) -> None:
+    """With threads to feed, the last blocks are shorter (down to a 16th), every block holds exactly the
+    records it says, and together they are the file."""
+    from seedmap.io.plain_fastq import fastq_blocks, open_plain_fastq
+
+    rng = np.random.default_rng(workers)
+    text = "".join(f"@r{i}\n{'A' * m}\n+\n{'I' * m}\n" for i, m in enumerate(rng.integers(20, 120, 3000).tolist()))
+    path = tmp_path / "r.fq"
+    path.write_text(text)
+    with open_plain_fastq(str(path)) as fh:
+        blocks = [(bytes(b), n) for b, n in fastq_blocks(fh, 100, workers)]
+    assert b"".join(b for b, _ in blocks) == text.encode()
+    assert all(b.count(b"\n") == 4 * n for b, n in blocks)
+    sizes = [n for _, n in blocks]
+    assert sum(sizes) == 3000 and max(sizes) == 100 and sizes[0] == 100
+    assert sizes[-2] == 100 // 16  # the last blocks are short
+    assert all(a >= b for a, b in zip(sizes[:-1], sizes[1:], strict=True))  # they only shrink

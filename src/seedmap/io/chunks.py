@@ -134,12 +134,13 @@ class _Splitter:
         return out
 
 
-def raw_batches(path: str, batch_reads: int) -> Iterator[RawBatch]:
-    """Single-end batches. Raises SeedmapError on input that is unreadable or not FASTA/FASTQ from its
-    first bytes, or that holds no reads."""
+def raw_batches(path: str, batch_reads: int, workers: int = 0) -> Iterator[RawBatch]:
+    """Single-end batches; `workers` threads taking them get shorter ones near the end of a plain FASTQ
+    file. Raises SeedmapError on input that is unreadable or not FASTA/FASTQ from its first bytes, or that
+    holds no reads."""
     first = 0
     try:
-        for block, n in _single_blocks(path, batch_reads):
+        for block, n in _single_blocks(path, batch_reads, workers):
             yield RawBatch(first, (block,), (path,))
             first += n
     except SeedmapError:
@@ -150,12 +151,12 @@ def raw_batches(path: str, batch_reads: int) -> Iterator[RawBatch]:
         raise SeedmapError(f"{path}: no reads found")
 
 
-def _single_blocks(path: str, batch_reads: int) -> Iterator[tuple[bytes | bytearray, int]]:
+def _single_blocks(path: str, batch_reads: int, workers: int) -> Iterator[tuple[bytes | bytearray, int]]:
     """(block, records): a plain FASTQ file cut by io/plain_fastq.py, anything else from dnaio's chunks."""
     plain = open_plain_fastq(path)
     if plain is not None:
         with plain:
-            yield from fastq_blocks(plain, batch_reads)
+            yield from fastq_blocks(plain, batch_reads, workers)
         return
     split = _Splitter(1, batch_reads)
     with xopen(path, "rb") as fh:

@@ -55,14 +55,19 @@ def _fill(fh: BinaryIO, buf: bytearray, filled: int) -> int:
     return filled
 
 
-def fastq_blocks(fh: BinaryIO, records: int) -> Iterator[tuple[bytearray, int]]:
+def fastq_blocks(fh: BinaryIO, records: int, workers: int = 0) -> Iterator[tuple[bytearray, int]]:
     """(block, records in it): blocks of `records` whole records, the last one holding the rest of the file
-    (a newline added if it lacks one; fewer records, or a broken one the parser will report)."""
-    lines = 4 * records
+    (a newline added if it lacks one; fewer records, or a broken one the parser will report). With
+    `workers` (threads taking the blocks), blocks near the end of the file are smaller (see _tapered)."""
+    total = os.fstat(fh.fileno()).st_size if workers else 0
+    handed, seen = 0, 0  # bytes and records in the blocks yielded so far
     size = FIRST_GUESS
     buf, filled = bytearray(size), 0
+    n = records
     while True:
-        scanned, missing = 0, lines
+        if workers and seen:
+            n = _tapered(records, workers, total - handed, handed / seen)
+        scanned, missing = 0, 4 * n
         while True:
             end, missing = after_lines(np.frombuffer(buf, dtype=np.uint8)[:filled], scanned, missing)
             if end >= 0:
@@ -78,8 +83,17 @@ def fastq_blocks(fh: BinaryIO, records: int) -> Iterator[tuple[bytearray, int]]:
         rest = bytearray(max(size, filled - end))
         rest[:filled - end] = memoryview(buf)[end:filled]
         del buf[end:]
-        yield buf, records
+        yield buf, n
         buf, filled = rest, filled - end
+        handed, seen = handed + end, seen + n
+
+
+def _tapered(records: int, workers: int, left: float, per_record: float) -> int:
+    """Records in the next block: `records`, until fewer than 2 blocks per worker are left; then a 2 *
+    workers-th of what is left (no fewer than records / 16), so that the threads run out of work
+    together: the last blocks are short, and a thread idles at most a short block's time."""
+    share = int(left / per_record) // (2 * workers)
+    return max(1, min(records, max(share, records // 16)))
 
 
 def _last(buf: bytearray, filled: int) -> Iterator[tuple[bytearray, int]]:

@@ -27,7 +27,9 @@ class PairRun(SingleRun):
         super().__init__(opts, s)
         self.insert: InsertModel = opts.insert or InsertModel(*FALLBACK)  # the warm-up's, until estimated
 
-    def batches(self) -> Iterator[ReadBatch | RawBatch]:
+    def batches(self, workers: int) -> Iterator[ReadBatch | RawBatch]:
+        """Raw batches of pairs, the first ones parsed here for the insert size estimate (`workers`: the
+        threads taking them; pairs come in equal batches)."""
         o = self.opts
         batches = raw_pair_batches(o.reads, o.reads2, o.batch_size)  # parsed by the workers
         _, head, rest = head_and_rest(batches, ESTIMATE_PAIRS)  # parsed here, for the estimate

@@ -97,7 +97,8 @@ def run_map(opts: RunOptions) -> None:
     warm_up(s.ref, opts.paired, opts.engine.kind, run.warm, opts.map.stratified, s.fmt.bam)
     t2 = time.perf_counter()
     timings.add("warm-up (compile or load kernels)", t2 - t1)
-    batches = run.batches()  # paired runs estimate the insert size here
+    workers = per_device * len(choice.ids) if per_device else budget.workers
+    batches = run.batches(workers)  # paired runs estimate the insert size here
     if opts.paired:
         timings.add("insert size estimate", time.perf_counter() - t2)
     totals: dict[str, int] = {}
@@ -135,9 +136,9 @@ class SingleRun:
     def __init__(self, opts: RunOptions, s: Setup) -> None:
         self.opts, self.s = opts, s
 
-    def batches(self) -> Iterator[RawBatch]:
-        """Raw batches: the workers parse them."""
-        return raw_batches(self.opts.reads, self.opts.batch_size)
+    def batches(self, workers: int) -> Iterator[RawBatch]:
+        """Raw batches for `workers` threads: they parse them."""
+        return raw_batches(self.opts.reads, self.opts.batch_size, workers)
 
     def parsed(self, item: RawBatch | ReadBatch) -> ReadBatch:
         batch = item.parse() if isinstance(item, RawBatch) else item
