@@ -1,7 +1,7 @@
 """Reads as raw batches: the reader thread only decompresses and cuts the input at record boundaries;
 each worker parses its own batch, so parsing runs on every core instead of holding up one thread.
 
-A plain single-end FASTQ file is cut by io/plain_fastq.py, with fewer copies; everything else as follows.
+Plain FASTQ files are cut by io/plain_fastq.py, with fewer copies; everything else as follows.
 dnaio.read_chunks (read_paired_chunks for two files) yields blocks of whole records; numpy finds the
 record starts in each block (FASTQ: every fourth line, as dnaio's FASTQ is; FASTA: '>' at a line
 start), and a batch is exactly `batch_reads` records (pairs: the same records of both files, or 2 x
@@ -16,6 +16,7 @@ import io
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
+from itertools import zip_longest
 
 import dnaio
 import numpy as np
@@ -30,6 +31,7 @@ from seedmap.io.reads import ReadBatch, invalid_character, make_batch, open_erro
 
 CHUNK_BYTES = 4 << 20
 GT = 62
+NOT_PAIRED = "reads are not paired (the two files hold different numbers of reads)"
 
 
 @dataclass
@@ -112,7 +114,7 @@ class _Splitter:
         starts = [self._starts(k, b) for k, b in enumerate(blocks)]
         n = starts[0].size
         if any(x.size != n for x in starts):  # paired chunks hold equal numbers of records
-            raise SeedmapError("reads are not paired (the two files hold different numbers of reads)")
+            raise SeedmapError(NOT_PAIRED)
         bounds = [np.append(s[:n], len(b)).tolist() for s, b in zip(starts, blocks, strict=True)]
         views = [memoryview(b) for b in blocks]  # slices without copies; each batch is joined once
         i = 0
@@ -177,25 +179,42 @@ def raw_pair_batches(path1: str, path2: str | None, batch_pairs: int) -> Iterato
     """Batches of batch_pairs pairs from two files, or one interleaved file when path2 is None."""
     paths = (path1,) if path2 is None else (path1, path2)
     label = ", ".join(paths)
-    split = _Splitter(len(paths), batch_pairs * (2 if path2 is None else 1))
     first = 0
     try:
-        with ExitStack() as stack:
-            files = [stack.enter_context(xopen(p, "rb")) for p in paths]
-            chunks = (((c,) for c in dnaio.read_chunks(files[0], CHUNK_BYTES)) if path2 is None
-                      else dnaio.read_paired_chunks(files[0], files[1], CHUNK_BYTES))
-            for pair in chunks:
-                for blocks in split.add(tuple(pair)):
-                    yield RawBatch(first, blocks, paths, paired=True)
-                    first += 2 * batch_pairs
+        for blocks, reads in _pair_blocks(paths, batch_pairs):
+            yield RawBatch(first, blocks, paths, paired=True)
+            first += reads
     except SeedmapError as exc:
         raise SeedmapError(f"{label}: {exc}") from None
     except Exception as exc:
         why = pair_error(label, exc) or next(filter(None, (unreadable(p) for p in paths)), "")
         raise SeedmapError(why or open_error_message(path1, exc)) from None
-    if split.count:
-        n = split.count * (2 if path2 is not None else 1)
-        yield RawBatch(first, split.flush(), paths, paired=True)
-        first += n
     if first == 0:
         raise SeedmapError(f"{label}: no read pairs found")
+
+
+def _pair_blocks(paths: tuple[str, ...], batch_pairs: int) -> Iterator[tuple[tuple[bytes | bytearray, ...], int]]:
+    """(one block per file, reads in them): plain FASTQ files cut by io/plain_fastq.py, the same number of
+    records from each; anything else from dnaio's chunks."""
+    records = batch_pairs * (2 if len(paths) == 1 else 1)  # per file
+    with ExitStack() as stack:
+        plain = [open_plain_fastq(p) for p in paths]
+        for fh in plain:
+            if fh is not None:
+                stack.enter_context(fh)
+        if all(fh is not None for fh in plain):
+            for parts in zip_longest(*(fastq_blocks(fh, records) for fh in plain)):
+                if None in parts or len({n for _, n in parts}) > 1:
+                    raise SeedmapError(NOT_PAIRED)
+                yield tuple(b for b, _ in parts), parts[0][1] * len(paths)
+            return
+        files = [stack.enter_context(xopen(p, "rb")) for p in paths]
+        chunks = (((c,) for c in dnaio.read_chunks(files[0], CHUNK_BYTES)) if len(paths) == 1
+                  else dnaio.read_paired_chunks(files[0], files[1], CHUNK_BYTES))
+        split = _Splitter(len(paths), records)
+        for pair in chunks:
+            for blocks in split.add(tuple(pair)):
+                yield blocks, records * len(paths)
+        if split.count:
+            n = split.count * len(paths)
+            yield split.flush(), n
