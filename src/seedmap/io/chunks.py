@@ -142,8 +142,8 @@ def raw_batches(path: str, batch_reads: int, workers: int = 0) -> Iterator[RawBa
     holds no reads."""
     first = 0
     try:
-        for block, n in _single_blocks(path, batch_reads, workers):
-            yield RawBatch(first, (block,), (path,))
+        for blocks, n in _record_blocks((path,), batch_reads, workers):
+            yield RawBatch(first, blocks, (path,))
             first += n
     except SeedmapError:
         raise
@@ -151,23 +151,6 @@ def raw_batches(path: str, batch_reads: int, workers: int = 0) -> Iterator[RawBa
         raise SeedmapError(open_error_message(path, exc)) from None
     if first == 0:
         raise SeedmapError(f"{path}: no reads found")
-
-
-def _single_blocks(path: str, batch_reads: int, workers: int) -> Iterator[tuple[bytes | bytearray, int]]:
-    """(block, records): a plain FASTQ file cut by io/plain_fastq.py, anything else from dnaio's chunks."""
-    plain = open_plain_fastq(path)
-    if plain is not None:
-        with plain:
-            yield from fastq_blocks(plain, batch_reads, workers)
-        return
-    split = _Splitter(1, batch_reads)
-    with xopen(path, "rb") as fh:
-        for chunk in dnaio.read_chunks(fh, CHUNK_BYTES):
-            for blocks in split.add((chunk,)):
-                yield blocks[0], batch_reads
-    if split.count:
-        n = split.count
-        yield split.flush()[0], n
 
 
 def read_batches(path: str, batch_reads: int = 100_000) -> Iterator[ReadBatch]:
@@ -181,9 +164,9 @@ def raw_pair_batches(path1: str, path2: str | None, batch_pairs: int) -> Iterato
     label = ", ".join(paths)
     first = 0
     try:
-        for blocks, reads in _pair_blocks(paths, batch_pairs):
+        for blocks, n in _record_blocks(paths, batch_pairs * (2 if path2 is None else 1)):
             yield RawBatch(first, blocks, paths, paired=True)
-            first += reads
+            first += n * len(paths)
     except SeedmapError as exc:
         raise SeedmapError(f"{label}: {exc}") from None
     except Exception as exc:
@@ -193,20 +176,22 @@ def raw_pair_batches(path1: str, path2: str | None, batch_pairs: int) -> Iterato
         raise SeedmapError(f"{label}: no read pairs found")
 
 
-def _pair_blocks(paths: tuple[str, ...], batch_pairs: int) -> Iterator[tuple[tuple[bytes | bytearray, ...], int]]:
-    """(one block per file, reads in them): plain FASTQ files cut by io/plain_fastq.py, the same number of
-    records from each; anything else from dnaio's chunks."""
-    records = batch_pairs * (2 if len(paths) == 1 else 1)  # per file
+def _record_blocks(paths: tuple[str, ...], records: int,
+                   workers: int = 0) -> Iterator[tuple[tuple[bytes | bytearray, ...], int]]:
+    """(one block per file, records in each): `records` from every file, the last blocks fewer. Plain FASTQ
+    files are cut by io/plain_fastq.py (tapered for `workers` threads: one file only, as two must cut at the
+    same record), anything else from dnaio's chunks."""
     with ExitStack() as stack:
         plain = [open_plain_fastq(p) for p in paths]
         for fh in plain:
             if fh is not None:
                 stack.enter_context(fh)
         if all(fh is not None for fh in plain):
-            for parts in zip_longest(*(fastq_blocks(fh, records) for fh in plain)):
+            taper = workers if len(paths) == 1 else 0
+            for parts in zip_longest(*(fastq_blocks(fh, records, taper) for fh in plain)):
                 if None in parts or len({n for _, n in parts}) > 1:
                     raise SeedmapError(NOT_PAIRED)
-                yield tuple(b for b, _ in parts), parts[0][1] * len(paths)
+                yield tuple(b for b, _ in parts), parts[0][1]
             return
         files = [stack.enter_context(xopen(p, "rb")) for p in paths]
         chunks = (((c,) for c in dnaio.read_chunks(files[0], CHUNK_BYTES)) if len(paths) == 1
@@ -214,7 +199,7 @@ def _pair_blocks(paths: tuple[str, ...], batch_pairs: int) -> Iterator[tuple[tup
         split = _Splitter(len(paths), records)
         for pair in chunks:
             for blocks in split.add(tuple(pair)):
-                yield blocks, records * len(paths)
+                yield blocks, records
         if split.count:
-            n = split.count * len(paths)
+            n = split.count
             yield split.flush(), n

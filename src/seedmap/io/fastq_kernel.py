@@ -41,6 +41,12 @@ def _newline_bits(word: np.uint64) -> np.uint64:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _newlines_in(word: np.uint64) -> int:
+    """How many of the eight bytes of `word` are newlines."""
+    return int((_newline_bits(word) >> np.uint64(7)) * _BYTE_ONES >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _words(buf: np.ndarray, start: int) -> np.ndarray:
     """buf[start:] as whole 8-byte words (start a multiple of 8), the last bytes left over."""
     return buf[start:start + (buf.size - start) // 8 * 8].view(np.uint64)
@@ -51,7 +57,7 @@ def count_newlines(buf: np.ndarray) -> int:
     words = _words(buf, 0)
     n = 0
     for w in words:
-        n += int((_newline_bits(w) >> np.uint64(7)) * _BYTE_ONES >> np.uint64(56))
+        n += _newlines_in(w)
     for k in range(8 * words.size, buf.size):
         n += buf[k] == NEWLINE
     return n
@@ -91,7 +97,7 @@ def after_lines(buf: np.ndarray, start: int, lines: int) -> tuple[int, int]:
         return -1, lines
     words = _words(buf, i)
     for w in words:
-        c = int((_newline_bits(w) >> np.uint64(7)) * _BYTE_ONES >> np.uint64(56))
+        c = _newlines_in(w)
         if c >= lines:
             break
         lines -= c
