@@ -7,11 +7,13 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit, prange
 
+from seedmap.intrinsics import prefetch
 from seedmap.io.reference import ref_code, unpack_into
 from seedmap.verify.align import align
 from seedmap.verify.bitvector import build_masks, window_locations
 
 BLOCK = 64  # windows per parallel task: scratch buffers are allocated once per block
+AHEAD = 4  # windows ahead whose reference is prefetched
 SLOTS = 4  # locations kept per window on the first pass; windows with more are verified again
 
 
@@ -45,6 +47,11 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
                 build_masks(qcodes, a, m, peq, rpeq, rq)
                 cur = qi
             ws = win[w, 0]
+            if w + AHEAD < hi:  # the reference of a window a few ahead: random lines of a 12+ MB array
+                ahead = win[w + AHEAD, 0]
+                prefetch(packed, ahead >> 2)
+                prefetch(packed, (ahead >> 2) + 32)
+                prefetch(nmask, ahead >> 3)
             wt = t[:win[w, 1] - ws]
             unpack_into(packed, nmask, ws, wt)
             s0, s1 = slot_off[w], slot_off[w + 1]

@@ -5,6 +5,11 @@ count_candidates counts each query's candidates (and keeps the index ranges it f
 fill_windows writes their verification windows into room sized from those counts, so no per-read list
 can overflow and repetitive reads keep all their hits. Queries go in tasks of CHUNK, each allocating its
 scratch once (per window it cost more than the search).
+
+The index is far larger than the caches, so nearly every lookup misses several times (seed_start, the
+block in nbs, nb_pos, pos). A task's lookups go in sweeps: all keys (prefetching seed_start), all
+blocks (prefetching nbs), then the searches, so the misses of one sweep are fetched together instead of
+one after another: the count pass took a quarter of the time, the whole run a fifth less.
 """
 
 from __future__ import annotations
@@ -13,9 +18,19 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.filter.degenerate import max_patterns
-from seedmap.filter.neighborhood_bs import SCRATCH, _emit, _sort_windows, _window_ranges
+from seedmap.filter.neighborhood_bs import (
+    SCRATCH,
+    _emit,
+    _sort_windows,
+    _window_ranges,
+    block_ranges,
+    lookup_key,
+    to_positions,
+    word_at,
+)
 from seedmap.filter.neighborhood_ph import SCRATCH_PH, window_ranges_ph
-from seedmap.filter.plan import window_plan
+from seedmap.filter.plan import plan_offset, plan_shape, window_plan
+from seedmap.intrinsics import prefetch
 
 CHUNK = 64  # queries per parallel task
 
@@ -37,6 +52,84 @@ def new_scratch(ph: tuple | None, cap: int) -> np.ndarray:
     return np.empty((SCRATCH if ph is None else SCRATCH_PH) * cap, dtype=np.int64)
 
 
+@njit(cache=True, nogil=True)
+def _chunk_lookups(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q0: int, q1: int, care: np.ndarray,
+                   lmax: int, windows: int, step: int, seed_start: np.ndarray) -> np.ndarray:
+    """Every lookup of queries [q0, q1), in order, as rows (query, offset, length, r, a0, a1, word) with
+    r, a0 and a1 from lookup_key (r = -1: the window holds an N) and the word of its r neighborhood bases,
+    each one's seed_start entry prefetched: the first of the sweeps (this one, _open_blocks, the searches)."""
+    total = 0
+    for qi in range(q0, q1):
+        m = qoff[qi + 1] - qoff[qi]
+        e = qerr[qi >> 1]
+        if m > e:
+            total += plan_shape(m, e, lmax, windows, step)[1]
+    rows = np.empty((total, 7), dtype=np.int64)
+    span = care[care.size - 1] + 1
+    t = 0
+    for qi in range(q0, q1):
+        q = qcodes[qoff[qi]:qoff[qi + 1]]
+        m = q.size
+        e = qerr[qi >> 1]
+        if m <= e:
+            continue
+        length, k = plan_shape(m, e, lmax, windows, step)
+        for i in range(k):
+            o = plan_offset(m, length, k, step, i)
+            a0, a1, r = lookup_key(q, o, length, care)
+            rows[t, 0] = qi
+            rows[t, 1] = o
+            rows[t, 2] = length
+            rows[t, 3] = r
+            rows[t, 4] = a0
+            rows[t, 5] = a1
+            rows[t, 6] = word_at(q, o + span, max(r, 0))
+            if r >= 0:
+                prefetch(seed_start, a0)
+            t += 1
+    return rows
+
+
+@njit(cache=True, nogil=True)
+def _open_blocks(rows: np.ndarray, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
+                 ph: tuple | None) -> None:
+    """Replace each lookup's seed_start indexes by its seed block [b0, b1) and prefetch where its search
+    starts: the middle of the block for a binary search, the block's positions for a perfect hash or a
+    lookup with no neighborhood part."""
+    for t in range(rows.shape[0]):
+        if rows[t, 3] < 0:
+            continue
+        b0 = seed_start[rows[t, 4]]
+        b1 = seed_start[rows[t, 5]]
+        rows[t, 4] = b0
+        rows[t, 5] = b1
+        if ph is None and rows[t, 3] > 0:
+            prefetch(nbs, b0)
+            prefetch(nbs, (b0 + b1) >> 1)
+            prefetch(nbs, b1 - 1)
+        else:
+            prefetch(nb_pos, b0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _search(qcodes: np.ndarray, qoff: np.ndarray, rows: np.ndarray, t: int, care: np.ndarray, l: int, fe: int,
+            seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, ph: tuple | None, out: np.ndarray,
+            scratch: np.ndarray) -> int:
+    """Position ranges of opened lookup t (rows of _chunk_lookups after _open_blocks), as _lookup gives
+    them: the binary search starts from the block and word already read (no slice of the query: a view
+    per lookup cost a third of the search); the perfect hash looks the window up whole."""
+    r = rows[t, 3]
+    if r < 0:
+        return 0
+    if ph is not None:
+        qi = rows[t, 0]
+        return _lookup(qcodes[qoff[qi]:qoff[qi + 1]], rows[t, 1], rows[t, 2], care, l, fe, seed_start, nbs, nb_pos,
+                       ph, out, scratch)
+    n = block_ranges(rows[t, 6], r, l, fe, rows[t, 4], rows[t, 5], nbs, out, scratch)
+    to_positions(out, n, nb_pos)
+    return n
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, care: np.ndarray, l: int, windows: int,
                      step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
@@ -49,30 +142,28 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
     counts = np.zeros(nq, dtype=np.int64)
     cap = max_patterns(l, fe)
     room = saved.shape[1]
+    lmax = care[care.size - 1] + 1 + l
     for chunk in prange((nq + CHUNK - 1) // CHUNK):
+        q0, q1 = chunk * CHUNK, min(nq, (chunk + 1) * CHUNK)
         ranges = np.empty((cap, 2), dtype=np.int64)
         scratch = new_scratch(ph, cap)
-        for qi in range(chunk * CHUNK, min(nq, (chunk + 1) * CHUNK)):
-            q = qcodes[qoff[qi]:qoff[qi + 1]]
-            m = q.size
-            e = qerr[qi >> 1]
-            n_saved[qi] = 0
-            if m <= e:
-                continue
-            length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
-            c = 0
-            k = 0
-            for o in offsets:
-                n = _lookup(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ph, ranges, scratch)
-                for i in range(n):
-                    c += ranges[i, 1] - ranges[i, 0]
-                    if k < room:
-                        saved[qi, k, 0] = o
-                        saved[qi, k, 1] = ranges[i, 0]
-                        saved[qi, k, 2] = ranges[i, 1]
-                    k += 1
-            n_saved[qi] = k if k <= room else -1
-            counts[qi] = c
+        rows = _chunk_lookups(qcodes, qoff, qerr, q0, q1, care, lmax, windows, step, seed_start)
+        _open_blocks(rows, seed_start, nbs, nb_pos, ph)
+        n_saved[q0:q1] = 0  # ranges found so far; -1 at the end where they did not fit
+        for t in range(rows.shape[0]):
+            qi = rows[t, 0]
+            n = _search(qcodes, qoff, rows, t, care, l, fe, seed_start, nbs, nb_pos, ph, ranges, scratch)
+            for i in range(n):
+                counts[qi] += ranges[i, 1] - ranges[i, 0]
+                k = n_saved[qi]
+                if k < room:
+                    saved[qi, k, 0] = rows[t, 1]
+                    saved[qi, k, 1] = ranges[i, 0]
+                    saved[qi, k, 2] = ranges[i, 1]
+                n_saved[qi] = k + 1
+        for qi in range(q0, q1):
+            if n_saved[qi] > room:
+                n_saved[qi] = -1
     return counts
 
 
@@ -89,7 +180,11 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
     for chunk in prange((q_last - q_first + CHUNK - 1) // CHUNK):
         ranges = np.empty((cap, 2), dtype=np.int64)
         scratch = new_scratch(ph, cap)
-        for qi in range(q_first + chunk * CHUNK, min(q_last, q_first + (chunk + 1) * CHUNK)):
+        q0, q1 = q_first + chunk * CHUNK, min(q_last, q_first + (chunk + 1) * CHUNK)
+        for qi in range(q0, q1):  # where the saved ranges' positions are: one sweep of misses, as in count
+            for k in range(max(n_saved[qi], 0)):
+                prefetch(pos, saved[qi, k, 1])
+        for qi in range(q0, q1):
             q = qcodes[qoff[qi]:qoff[qi + 1]]
             m = q.size
             e = qerr[qi >> 1]

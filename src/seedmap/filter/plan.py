@@ -49,19 +49,34 @@ NONE = "none"
 
 
 @njit(cache=True, nogil=True)
-def window_plan(m: int, e: int, lmax: int, windows: int, step: int) -> tuple[int, np.ndarray]:
-    """(window length, window offsets) for a read of length m. windows = 0 means e + 1."""
+def plan_shape(m: int, e: int, lmax: int, windows: int, step: int) -> tuple[int, int]:
+    """(window length, number of windows) of window_plan(m, e, lmax, windows, step), allocating nothing."""
     k = windows if windows > 0 else e + 1
     length = min(lmax, m // k)
     if length <= 0:
-        return 0, np.zeros(0, dtype=np.int64)
+        return 0, 0
     if step > 0:
-        return length, np.arange(0, m - length + 1, step).astype(np.int64)
-    offsets = np.empty(k, dtype=np.int64)
+        return length, (m - length) // step + 1
+    return length, k
+
+
+@njit(cache=True, nogil=True)
+def plan_offset(m: int, length: int, k: int, step: int, i: int) -> int:
+    """Offset of window i of a plan of shape (length, k) for a read of length m."""
+    if step > 0:
+        return i * step
+    # Spread the slack between windows; they stay disjoint.
     slack = m - k * length
+    return i * length + (slack * i // (k - 1) if k > 1 else slack // 2)
+
+
+@njit(cache=True, nogil=True)
+def window_plan(m: int, e: int, lmax: int, windows: int, step: int) -> tuple[int, np.ndarray]:
+    """(window length, window offsets) for a read of length m. windows = 0 means e + 1."""
+    length, k = plan_shape(m, e, lmax, windows, step)
+    offsets = np.empty(k, dtype=np.int64)
     for i in range(k):
-        # Spread the slack between windows; they stay disjoint.
-        offsets[i] = i * length + (slack * i // (k - 1) if k > 1 else slack // 2)
+        offsets[i] = plan_offset(m, length, k, step, i)
     return length, offsets
 
 

@@ -40,10 +40,10 @@ scheduling), with the reference windows of the next candidates prefetched.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, parallel_chunksize, prange, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit, parallel_chunksize, prange
+
+from seedmap.intrinsics import popcount as _popcount
+from seedmap.intrinsics import prefetch as _prefetch
 
 # Kernels taking arrays are compiled with _nrt=False: they allocate nothing, and without reference
 # counting a call costs no atomic increments on arrays shared between threads (the reference); small
@@ -65,38 +65,6 @@ DECODE4 = np.array([sum(((b >> (2 * k)) & 3) << (8 * k) for k in range(4)) for b
 
 AUTO = 0  # banded where the band fits one word, else Myers
 MYERS = 1  # Myers everywhere (reference path, benchmarks)
-
-
-@intrinsic
-def _popcount(typingctx: object, x: types.Type) -> tuple:
-    """Number of set bits of a uint64 (llvm.ctpop: one instruction on x86-64 with popcnt)."""
-    if x != types.uint64:
-        return None
-
-    def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> ir.Value:
-        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
-        return builder.call(fn, args)
-
-    return types.uint64(types.uint64), codegen
-
-
-@intrinsic
-def _prefetch(typingctx: object, arr: types.Type, idx: types.Type) -> tuple:
-    """Hint the cache to load arr[idx] (llvm.prefetch: no effect on results, never faults)."""
-    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
-        return None
-
-    def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> object:
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]], wraparound=False,
-                                       boundscheck=False)
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32]),
-                                            "llvm.prefetch.p0")
-        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])  # read, keep in all cache levels, data
-        return context.get_dummy_value()
-
-    return types.none(arr, idx), codegen
 
 
 @njit(cache=True, nogil=True, _nrt=False)

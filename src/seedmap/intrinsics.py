@@ -1,0 +1,43 @@
+"""LLVM intrinsics for the CPU kernels: one instruction each where numba has no spelling for it."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def popcount(typingctx: object, x: types.Type) -> tuple:
+    """Number of set bits of a uint64 (llvm.ctpop: one instruction on x86-64 with popcnt)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> ir.Value:
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
+        return builder.call(fn, args)
+
+    return types.uint64(types.uint64), codegen
+
+
+@intrinsic
+def prefetch(typingctx: object, arr: types.Type, idx: types.Type) -> tuple:
+    """Hint the cache to load arr[idx] (llvm.prefetch: no effect on results, never faults, so idx need not
+    be in bounds). Lookups into a large index are cache misses one after another; asking for the lines of
+    a group of lookups first lets the memory system fetch them together."""
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        return None
+
+    def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> object:
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]], wraparound=False,
+                                       boundscheck=False)
+        i8p = ir.IntType(8).as_pointer()  # one declaration serves arrays of every element type
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])  # read, keep in all levels, data
+        return context.get_dummy_value()
+
+    return types.none(arr, idx), codegen

@@ -1,0 +1,79 @@
+"""The count pass looks a chunk's windows up in sweeps (keys, then seed blocks, then searches) so that cache
+misses overlap. It must give exactly what looking each window up on its own gives: the same counts, the
+same saved ranges in the same order, the same 'did not fit' marks. The reference here is the unstaged
+lookup, one window after another, over every plan, index shape, fe, both lookups (binary search and
+perfect hash), reads with N and reads too short for a window."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import batch_of, genome_with_n, mutate, repetitive_genome, sample_reads
+
+from seedmap.filter.degenerate import max_patterns
+from seedmap.filter.neighborhood_passes import _lookup, count_candidates, new_scratch
+from seedmap.filter.plan import window_plan
+from seedmap.index import neighborhood
+from seedmap.io.reference import Reference
+from seedmap.pipeline import errors_per_read
+
+
+def one_at_a_time(qcodes, qoff, qerr, care, l, windows, step, fe, ix, ph, room):
+    """Counts, saved ranges and n_saved from _lookup called window by window (the unstaged lookup)."""
+    nq = qoff.size - 1
+    counts = np.zeros(nq, dtype=np.int64)
+    saved = [[] for _ in range(nq)]
+    cap = max_patterns(l, fe)
+    out = np.empty((cap, 2), dtype=np.int64)
+    scratch = new_scratch(ph, cap)
+    for qi in range(nq):
+        q = qcodes[qoff[qi]:qoff[qi + 1]]
+        e = int(qerr[qi >> 1])
+        if q.size <= e:
+            continue
+        length, offsets = window_plan(q.size, e, int(care[-1]) + 1 + l, windows, step)
+        for o in offsets:
+            n = _lookup(q, o, length, care, l, fe, ix.seed_start, ix.nbs, ix.nb_pos, ph, out, scratch)
+            for i in range(n):
+                counts[qi] += out[i, 1] - out[i, 0]
+                saved[qi].append((o, out[i, 0], out[i, 1]))
+    n_saved = np.array([len(s) if len(s) <= room else -1 for s in saved], dtype=np.int64)
+    return counts, saved, n_saved
+
+
+def reads_with_n(rng, seqs, n):
+    reads = sample_reads(rng, seqs, n, (3, 140), 3)
+    for r in reads[::5]:  # an N in every fifth read, somewhere
+        r[int(rng.integers(0, r.size))] = 4
+    reads.append(np.full(30, 4, dtype=np.uint8))
+    return reads
+
+
+@pytest.mark.parametrize("u,l,shape", [(4, 8, ""), (6, 16, ""), (10, 16, ""), (3, 0, ""), (0, 8, "##-#-##")])
+@pytest.mark.parametrize("fe,windows,step,room", [(0, 0, 0, 4), (1, 0, 0, 12), (2, 2, 0, 3), (0, 0, 3, 1),
+                                                  (0, 0, 0, 1)])
+@pytest.mark.parametrize("perfect_hash", [False, True])
+def test_staged_count_equals_one_lookup_at_a_time(rng, u, l, shape, fe, windows, step, room, perfect_hash):
+    if fe > l:
+        pytest.skip("more substitutions than neighborhood bases")
+    seqs = repetitive_genome(rng) + [genome_with_n(rng, 2000)]
+    ref = Reference.from_codes(["r1", "r2", "tiny", "n"], seqs)
+    ix = neighborhood.build(ref, u, l, shape, ph=perfect_hash)
+    ph = (ix.ph.ph_off, ix.ph.ph_block, ix.ph.ph_g, ix.ph.ph_table) if perfect_hash else None
+    reads = reads_with_n(rng, seqs, 120) + [mutate(rng, seqs[0][:90].copy(), 1)]
+    batch = batch_of(reads)
+    qerr = errors_per_read(batch.lengths, 3)
+    qcodes, qoff = batch.queries()
+    care = np.ascontiguousarray(ix.care)
+    nq = qoff.size - 1
+    saved = np.full((nq, room, 3), -7, dtype=np.int64)
+    n_saved = np.full(nq, -7, dtype=np.int64)
+    counts = count_candidates(qcodes, qoff, qerr, care, ix.l, windows, step, fe, ix.seed_start, ix.nbs, ix.nb_pos,
+                              ph, saved, n_saved)
+    want_counts, want_saved, want_n = one_at_a_time(qcodes, qoff, qerr, care, ix.l, windows, step, fe, ix, ph, room)
+    assert np.array_equal(counts, want_counts)
+    assert np.array_equal(n_saved, want_n)
+    for qi in range(nq):
+        k = min(len(want_saved[qi]), room)
+        assert [tuple(r) for r in saved[qi, :k].tolist()] == want_saved[qi][:k]
+    assert counts.sum() > 0 and (n_saved == -1).any() == (max(map(len, want_saved)) > room)
