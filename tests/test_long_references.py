@@ -129,7 +129,7 @@ def test_map_past_2_31_and_2_32(large, kind: str):
     fmt = SamFormatter(ref)
     text, stats = map_batch(batch, engine, fmt, MapOptions(errors=0.05))
     assert stats.mapped == len(reads)
-    records = [line.split("\t") for line in text.decode().splitlines()]
+    records = [line.split("\t") for line in bytes(text).decode().splitlines()]
     assert len(records) == len(reads)
     for i, rec in enumerate(records):
         s = int(np.searchsorted(ref.starts, at[i], side="right") - 1)

@@ -64,7 +64,7 @@ def run_pairs(ref: Reference, pairs: list, e: int, popts: PairOptions, model: In
     engine = NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
     text, _ = map_pair_batch(pair_batch(pairs), engine, SamFormatter(ref), MapOptions(errors=e, **opts), popts,
                              model)
-    return [line.split("\t") for line in text.decode().splitlines()]
+    return [line.split("\t") for line in bytes(text).decode().splitlines()]
 
 
 def ref_span(cigar: str) -> int:
@@ -232,6 +232,7 @@ def test_pysam_reads_pairs(rng, tmp_path):
     engine = NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
     text, _ = map_pair_batch(pair_batch(pairs), engine, SamFormatter(ref), MapOptions(errors=3), PairOptions(),
                              MODEL)
+    text = bytes(text)
     path = tmp_path / "p.sam"
     path.write_bytes(header(ref, "seedmap test").encode() + text)
     with pysam.AlignmentFile(str(path), "r") as sam:

@@ -22,7 +22,7 @@ def run(ref: Reference, reads: list[np.ndarray], opts: MapOptions, quals: bool =
         secondary_seq: bool = False) -> list[list[str]]:
     engine = NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
     text, _ = map_batch(batch_of(reads, quals), engine, SamFormatter(ref, secondary_seq=secondary_seq), opts)
-    return [line.split("\t") for line in text.decode().splitlines()]
+    return [line.split("\t") for line in bytes(text).decode().splitlines()]
 
 
 def reference_from_alignment(seq: str, cigar: str, md: str) -> tuple[str, int]:
@@ -136,7 +136,7 @@ def test_pysam_reads_output(rng, tmp_path):
     engine = NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
     text, _ = map_batch(batch_of(reads), engine, SamFormatter(ref), MapOptions(errors=3))
     path = tmp_path / "out.sam"
-    path.write_bytes(header(ref, "seedmap test").encode() + text)
+    path.write_bytes(header(ref, "seedmap test").encode() + bytes(text))
     with pysam.AlignmentFile(str(path), "r") as sam:
         n = secondary = 0
         for rec in sam:

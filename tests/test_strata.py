@@ -47,7 +47,7 @@ def both_ways(ref: Reference, engine, reads: list[np.ndarray], opts: MapOptions)
     fmt = SamFormatter(ref)
     early, _ = map_batch(batch, engine, fmt, opts)
     full, _ = map_batch(batch, engine, fmt, MapOptions(**{**vars(opts), "early_stop": False}))
-    return early, full
+    return bytes(early), bytes(full)
 
 
 @pytest.mark.parametrize("kind", ENGINES)

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+import numpy as np
+
 from seedmap.errors import SeedmapError
 from seedmap.io.direct import open_direct
 
@@ -87,7 +89,7 @@ class _Named:
     def error(self, exc: OSError) -> SeedmapError:
         return SeedmapError(f"{self.label}: {exc.strerror or exc}")
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | np.ndarray) -> None:
         try:
             self.fh.write(data)
         except OSError as exc:
@@ -157,7 +159,7 @@ class Sink:
 
         self.records(bam_header(text, self.ref.names, self.ref.lengths))
 
-    def records(self, data: bytes) -> None:
+    def records(self, data: bytes | np.ndarray) -> None:
         if self.bgzf is None:
             self.out.write(data)
             return

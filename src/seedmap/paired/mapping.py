@@ -67,7 +67,7 @@ def estimate_insert(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: M
 
 
 def map_pair_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOptions, popts: PairOptions,
-                   model: InsertModel, clock: StageClock | None = None) -> tuple[bytes, PairStats]:
+                   model: InsertModel, clock: StageClock | None = None) -> tuple[np.ndarray, PairStats]:
     clock = clock or StageClock()
     ref = fmt.ref
     n = batch.size

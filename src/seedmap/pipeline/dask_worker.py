@@ -197,7 +197,7 @@ class _RunState:
         with self.cpu():
             warm_up(s.ref, opts.paired, opts.engine.kind, self.run.warm, opts.map.stratified, s.fmt.bam)
 
-    def map(self, raw: RawBatch) -> tuple[bytes, object, dict[str, float]]:
+    def map(self, raw: RawBatch) -> tuple[np.ndarray, object, dict[str, float]]:
         from seedmap.pipeline.timings import RunTimings
 
         timings = RunTimings()

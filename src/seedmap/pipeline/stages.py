@@ -86,7 +86,9 @@ class SamFormatter:
 
     def records(self, recs: object, batch: ReadBatch, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict,
                 mate_loc: np.ndarray | None = None, mate_mapq: np.ndarray | None = None,
-                tlen: np.ndarray | None = None) -> bytes:
+                tlen: np.ndarray | None = None) -> np.ndarray:
+        """The batch's output bytes as the kernel's own uint8 array: copying them into a bytes object
+        held the GIL (numpy's tobytes), a serial step of every worker thread. Writers take any buffer."""
         args = (recs.read, recs.loc, recs.flag, recs.mapq, recs.nh, batch.names, batch.name_offsets, batch.codes,
                 batch.offsets, batch.quals, batch.has_quals, loc_s, loc_d, self.starts, self.names, self.name_off,
                 aln["cig_off"], aln["ops"], aln["lens"], aln["n_runs"], aln["md_off"], aln["md"], aln["md_len"],
@@ -94,9 +96,11 @@ class SamFormatter:
         if self.bam:
             from seedmap.io.bam_encode import encode_records
 
-            return encode_records(*args, rg=self.rg).tobytes()
-        text = format_records(*args).tobytes()
-        return text.replace(b"\n", self.rg_tag) if self.rg_tag else text
+            return encode_records(*args, rg=self.rg)
+        text = format_records(*args)
+        if self.rg_tag:
+            return np.frombuffer(text.tobytes().replace(b"\n", self.rg_tag), dtype=np.uint8)
+        return text
 
 
 @dataclass
@@ -108,7 +112,7 @@ class BatchStats:
 
 
 def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOptions,
-              clock: StageClock | None = None) -> tuple[bytes, BatchStats]:
+              clock: StageClock | None = None) -> tuple[np.ndarray, BatchStats]:
     clock = clock or StageClock()
     ref = fmt.ref
     qerr = errors_per_read(batch.lengths, opts.errors, opts.min_length)
