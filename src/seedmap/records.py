@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from seedmap.mapq import single_end_mapq
 
@@ -30,12 +31,16 @@ class Records:
     nh: np.ndarray
 
 
+@njit(cache=True, nogil=True)
 def _rank_within(groups: np.ndarray) -> np.ndarray:
-    """0, 1, 2, ... within runs of equal values of a sorted array."""
-    if groups.size == 0:
-        return groups.copy()
-    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
-    return np.arange(groups.size) - np.repeat(starts, np.diff(np.r_[starts, groups.size]))
+    """0, 1, 2, ... within runs of equal values of a sorted array (a kernel: numpy's repeat holds the GIL,
+    which the worker threads share)."""
+    rank = np.empty(groups.size, dtype=np.int64)
+    r = 0
+    for i in range(groups.size):
+        r = r + 1 if i > 0 and groups[i] == groups[i - 1] else 0
+        rank[i] = r
+    return rank
 
 
 def searched_depth(n_reads: int, read: np.ndarray, dist: np.ndarray, rank: np.ndarray, budget: np.ndarray,

@@ -9,6 +9,7 @@ from numba import njit, prange
 
 from seedmap.intrinsics import prefetch
 from seedmap.io.reference import ref_code, unpack_into
+from seedmap.ranges import expand_ranges
 from seedmap.verify.align import align
 from seedmap.verify.bitvector import build_masks, window_locations
 
@@ -139,15 +140,16 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
         # Splice: overflowing windows take their full lists from the second pass.
         kept = np.minimum(count, cap)
         kept[over] = 0
-        keep = np.arange(slot_off[-1]) - np.repeat(slot_off[:-1], cap) < np.repeat(kept, cap)
-        q = np.concatenate([np.repeat(win_q, cap)[keep], np.repeat(win_q[over], count[over])])
-        s = np.concatenate([loc_start[keep], s2])
-        e = np.concatenate([loc_end[keep], e2])
-        d = np.concatenate([loc_dist[keep], d2])
+        slot, of = expand_ranges(slot_off, kept)
+        q = np.concatenate([win_q[of], np.repeat(win_q[over], count[over])])
+        s = np.concatenate([loc_start[slot], s2])
+        e = np.concatenate([loc_end[slot], e2])
+        d = np.concatenate([loc_dist[slot], d2])
         order = np.lexsort((s, q))
         return q[order], s[order], e[order], d[order]
-    keep = np.arange(slot_off[-1]) - np.repeat(slot_off[:-1], cap) < np.repeat(count, cap)
-    return np.repeat(win_q, cap)[keep], loc_start[keep], loc_end[keep], loc_dist[keep]
+    slot, of = expand_ranges(slot_off, count)
+    return win_q[of], loc_start[slot], loc_end[slot], loc_dist[slot]
+
 
 
 def verifier_of(engine: object) -> Callable:

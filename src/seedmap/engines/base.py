@@ -11,6 +11,7 @@ from numba import njit, prange
 
 from seedmap.filter import plan
 from seedmap.filter.neighborhood_bs import merge_windows
+from seedmap.ranges import expand_ranges
 
 # Raw candidates materialised at once (24 bytes each); more are processed in query chunks.
 CANDIDATE_BUDGET = 8_000_000
@@ -86,8 +87,8 @@ class CandidateEngine:
         if not lens.any():
             return
         rel = cand_off[first:last] - cand_off[first]
-        idx = np.repeat(rel, lens) + (np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens))
-        cand_q = np.repeat(np.arange(first, last), lens)
+        idx, cand_q = expand_ranges(rel, lens)
+        cand_q += first
         # Seeds of one location mostly give the same diagonal: each (query, diagonal, window) is verified
         # once (windows are sorted by start, so equal ones are neighbours; the copies are dropped). The
         # window is part of the key: near a sequence boundary one diagonal can have a window in each sequence.
