@@ -76,6 +76,22 @@ def test_locations_equal_the_oracle(seed, m, e, repetitive, n_rate):
     assert found(q, t, e) == expected(q, t, e)
 
 
+@given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from(BLOCK_EDGES), e=st.integers(0, 6),
+       repetitive=st.booleans(), n_rate=st.sampled_from([0.0, 0.0, 0.02]))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_candidate_sized_windows_equal_the_oracle(seed, m, e, repetitive, n_rate):
+    """Windows as the filter makes them, the read's length and a few diagonals: where the band of
+    diagonals [-e, n - m + e + 1] fits a word, the one-word banded kernel gives the distances."""
+    rng = np.random.default_rng(seed)
+    n = max(1, m - e + int(rng.integers(0, 64 - e)))  # up to m + 63 - 2e: the widest band that fits, and one more
+    t = window(rng, m, repetitive, n_rate)
+    t = np.concatenate([t, t])[:n]
+    q = read_from(rng, t, m, e, n_rate)
+    if q.size <= e:
+        return
+    assert found(q, t, e) == expected(q, t, e)
+
+
 @pytest.mark.parametrize("m", [40, 100, 150])
 def test_tandem_repeat_gives_several_locations(rng, m):
     """A homopolymer-rich tandem repeat: the read fits at several shifts, so a window holds several runs

@@ -39,6 +39,7 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
         mv = np.empty(nwords, dtype=np.uint64)
         t = np.empty(width, dtype=np.uint8)
         dcol = np.empty(width + 1, dtype=np.int64)
+        fb = np.empty(8, dtype=np.uint64)
         cur = -1
         for w in range(lo, hi):
             qi = win_q[w]
@@ -56,7 +57,7 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
             wt = t[:win[w, 1] - ws]
             unpack_into(packed, nmask, ws, wt)
             s0, s1 = slot_off[w], slot_off[w + 1]
-            k = window_locations(peq, rpeq, m, qerr[qi >> 1], wt, pv, mv, dcol, loc_start[s0:s1], loc_end[s0:s1],
+            k = window_locations(peq, rpeq, m, qerr[qi >> 1], wt, pv, mv, dcol, fb, loc_start[s0:s1], loc_end[s0:s1],
                                  loc_dist[s0:s1])
             for i in range(min(k, s1 - s0)):
                 loc_start[s0 + i] += ws

@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seedmap.verify.bulk import ALL, B63, ZERO, _advance, _build_peq
+from seedmap.intrinsics import popcount
+from seedmap.verify.bulk import ALL, B63, ONE, ZERO, _advance, _band_fill, _band_init, _band_step, _build_peq
 
 
 @njit(cache=True, nogil=True)
@@ -82,6 +83,45 @@ def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv:
 
 
 @njit(cache=True, nogil=True)
+def band_fits(m: int, e: int, n: int) -> bool:
+    """Whether banded_distances covers a window of n columns: its band of diagonals [-e, n - m + e + 1]
+    fits one word."""
+    return m > e and n >= m - e and n - m + 2 * e + 2 <= 64
+
+
+@njit(cache=True, nogil=True)
+def banded_distances(fb: np.ndarray, peq: np.ndarray, m: int, e: int, t: np.ndarray, dcol: np.ndarray) -> None:
+    """dcol[j] = D(m, j) wherever it is <= e, and some value > e elsewhere (band_fits(m, e, len(t))).
+
+    Every alignment of cost <= e inside the window lies on diagonals [-e, n - m + e + 1] (it starts on a
+    diagonal >= 0 and ends on one <= n - m, with at most e indels), so the one-word band of verify.bulk
+    (_band_step: rows and columns as documented in bulk._band_run) gives those distances exactly; a
+    100 bp read costs one word a column instead of two. Columns before m - e cannot end such an
+    alignment (it would need more than e deletions of read bases)."""
+    n = t.size
+    dhi = n - m + e + 1
+    wd = dhi + e + 1
+    maskw = ALL >> np.uint64(64 - wd)
+    jm = m - e  # first column whose row m is in the band
+    for j in range(jm):
+        dcol[j] = e + 1
+    vp = _band_init(e, n, m)
+    vn = ZERO
+    st = 0  # the band's top cell: 0 while its row is virtual
+    j = 1
+    while j <= n:
+        _band_fill(fb, peq, j, dhi)
+        je = min(j + 65 - wd, n + 1)  # columns sharing one set of shifted masks
+        for jj in range(j, je):
+            vp, vn, xv = _band_step((fb[t[jj - 1]] >> np.uint64(jj - j)) & maskw, vp, vn)
+            st += 1 - np.int64(xv & ONE)
+            if jj >= jm:
+                mk = (ONE << np.uint64(m - jj + dhi)) - ONE
+                dcol[jj] = st + np.int64(popcount(vp & mk)) - np.int64(popcount(vn & mk))
+        j = je
+
+
+@njit(cache=True, nogil=True)
 def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.ndarray, mv: np.ndarray) -> int:
     """S(j) for an end j of t with D(j) = d (step 2 of the module docstring)."""
     if d == 0:
@@ -114,13 +154,16 @@ def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.nda
 
 @njit(cache=True, nogil=True)
 def window_locations(peq: np.ndarray, rpeq: np.ndarray, m: int, e: int, t: np.ndarray, pv: np.ndarray,
-                     mv: np.ndarray, dcol: np.ndarray, loc_start: np.ndarray, loc_end: np.ndarray,
+                     mv: np.ndarray, dcol: np.ndarray, fb: np.ndarray, loc_start: np.ndarray, loc_end: np.ndarray,
                      loc_dist: np.ndarray) -> int:
     """Locations of the read (masks peq, rpeq; m > e) in t: (start, end, distance) in window columns,
     by increasing end. Writes at most len(loc_start) of them; returns how many there are.
-    Scratch: pv, mv of (m + 63) // 64 words, dcol of len(t) + 1."""
+    Scratch: pv, mv of (m + 63) // 64 words, dcol of len(t) + 1, fb of 8 words."""
     n = t.size
-    column_distances(peq, m, t, pv, mv, dcol)
+    if band_fits(m, e, n):
+        banded_distances(fb, peq, m, e, t, dcol)
+    else:
+        column_distances(peq, m, t, pv, mv, dcol)
     cap = loc_start.size
     k = 0
     j = 1
@@ -164,5 +207,5 @@ def locations(q: np.ndarray, t: np.ndarray, e: int) -> tuple[np.ndarray, np.ndar
     s = np.empty(cap, dtype=np.int64)
     en = np.empty(cap, dtype=np.int64)
     d = np.empty(cap, dtype=np.int32)
-    k = window_locations(peq, rpeq, m, e, t, pv, mv, dcol, s, en, d)
+    k = window_locations(peq, rpeq, m, e, t, pv, mv, dcol, np.empty(8, dtype=np.uint64), s, en, d)
     return s[:k], en[:k], d[:k]
