@@ -7,7 +7,9 @@ start of an end is S(j), the largest start among its optimal alignments. The wor
 only the ends that can be chosen need a start:
 
 1. D(m, j) for every column, by Myers' column-wise bit vectors (blocks of 64 rows, every block every
-   column: a 100 bp read is two words, about 110 column steps per window).
+   column: a 100 bp read is two words, about 110 column steps per window); or, where the window's
+   diagonals that an alignment of cost <= e can use fit one word (band_fits: a candidate window of a
+   short read), by verify.bulk's one-word band: exact wherever D(m, j) <= e, which is all step 2 reads.
 2. For each run, S(j) of its ends at the run's least distance only (usually one), by a second pass:
    the reversed read against the text read leftwards from j with the start anchored (row 0 grows by one
    per column), so its last row is G(k) = edit(read, t[j - k:j]); S(j) = j - (least k with G(k) = D(j)).
