@@ -152,7 +152,6 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
     return win_q[of], loc_start[slot], loc_end[slot], loc_dist[slot]
 
 
-
 def verifier_of(engine: object) -> Callable:
     """The window verifier of an engine's candidates: a GPU engine's own (verify_windows, this module's
     verify on its device), else this CPU one. Same arguments, same locations."""

@@ -27,7 +27,18 @@ import numpy as np
 from numba import njit
 
 from seedmap.intrinsics import popcount
-from seedmap.verify.bulk import ALL, B63, ONE, ZERO, _advance, _band_fill, _band_init, _band_step, _build_peq
+from seedmap.verify.bulk import (
+    ALL,
+    B63,
+    ONE,
+    ZERO,
+    _advance,
+    _band_fill,
+    _band_init,
+    _band_step,
+    _build_peq,
+    band_fits,
+)
 
 
 @njit(cache=True, nogil=True)
@@ -85,15 +96,9 @@ def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv:
 
 
 @njit(cache=True, nogil=True)
-def band_fits(m: int, e: int, n: int) -> bool:
-    """Whether banded_distances covers a window of n columns: its band of diagonals [-e, n - m + e + 1]
-    fits one word."""
-    return m > e and n >= m - e and n - m + 2 * e + 2 <= 64
-
-
-@njit(cache=True, nogil=True)
 def banded_distances(fb: np.ndarray, peq: np.ndarray, m: int, e: int, t: np.ndarray, dcol: np.ndarray) -> None:
-    """dcol[j] = D(m, j) wherever it is <= e, and some value > e elsewhere (band_fits(m, e, len(t))).
+    """dcol[j] = D(m, j) wherever it is <= e, and some value > e elsewhere (bulk.band_fits(m, e, len(t)) and
+    len(t) >= m - e).
 
     Every alignment of cost <= e inside the window lies on diagonals [-e, n - m + e + 1] (it starts on a
     diagonal >= 0 and ends on one <= n - m, with at most e indels), so the one-word band of verify.bulk
@@ -162,7 +167,7 @@ def window_locations(peq: np.ndarray, rpeq: np.ndarray, m: int, e: int, t: np.nd
     by increasing end. Writes at most len(loc_start) of them; returns how many there are.
     Scratch: pv, mv of (m + 63) // 64 words, dcol of len(t) + 1, fb of 8 words."""
     n = t.size
-    if band_fits(m, e, n):
+    if n >= m - e and band_fits(m, e, n):  # narrower windows hold no alignment of cost <= e
         banded_distances(fb, peq, m, e, t, dcol)
     else:
         column_distances(peq, m, t, pv, mv, dcol)

@@ -208,6 +208,13 @@ def _band_run(fb: np.ndarray, peq: np.ndarray, t8: np.ndarray, o: int, m: int, e
 
 
 @njit(cache=True, nogil=True, inline="always")
+def band_fits(m: int, e: int, n: int) -> bool:
+    """Whether the band of a window of n columns (diagonals [-e, n - m + e + 1], W = n - m + 2e + 2 rows)
+    fits one word, for a read longer than its budget."""
+    return m > e and n - m + 2 * e + 2 <= 64
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _band_init(e: int, n: int, m: int) -> np.uint64:
     """vp of column 0 (D(i, 0) = i), aligned to column 1."""
     return (ALL >> np.uint64(63 - e)) << np.uint64(n - m + e + 1)
@@ -412,7 +419,7 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
                 _build_peq(qcodes, a, m, peq)
                 cur = qi
             ws, n = _window(np.int64(cand_diag[k]), m, e, np.int64(cand_seq_start[k]), np.int64(cand_seq_end[k]))
-            if m <= e or method == MYERS or n - m + 2 * e + 2 > 64:
+            if method == MYERS or not band_fits(m, e, n):
                 oa = _decode(packed, nmask, ws, n, ta32, ta8) if n > 0 else 0
                 out[k] = _myers(peq, m, e, n, ta8, oa, pv, mv, sc)
             elif n < m - e:
