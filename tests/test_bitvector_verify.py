@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import group, hits_one
+from oracle import _last_row, group, hits_one
 
-from seedmap.verify.bitvector import locations
+from seedmap.verify.bitvector import build_masks, locations, start_of
 
 BLOCK_EDGES = [1, 2, 31, 63, 64, 65, 100, 127, 128, 129, 200]
 
@@ -119,3 +119,31 @@ def test_n_never_matches():
     qn[5] = 4
     assert found(qn, t, 0) == []
     assert found(qn, t, 1) == expected(qn, t, 1) != []
+
+
+@given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from(BLOCK_EDGES), d=st.integers(1, 40),
+       repetitive=st.booleans(), n_rate=st.sampled_from([0.0, 0.0, 0.05]))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_start_of_every_end(seed, m, d, repetitive, n_rate):
+    """S(j) of every end j whose distance D(j) is d or less, against the oracle's reversed global DP:
+    on the one-word band (d <= 31) and on Myers' blocks beyond, for ends close to the window's start
+    (fewer than m + d columns to the left) and with N on either side."""
+    rng = np.random.default_rng(seed)
+    if m <= d:
+        return
+    t = window(rng, m, repetitive, n_rate)
+    q = read_from(rng, t, m, d, n_rate)
+    m = q.size
+    if m <= d:
+        return
+    nw = (m + 63) >> 6
+    peq = np.empty(8 * (nw + 2), dtype=np.uint64)
+    rpeq = np.empty(8 * (nw + 2), dtype=np.uint64)
+    build_masks(q, 0, m, peq, rpeq, np.empty(m, dtype=np.uint8))
+    pv, mv, fb = (np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64), np.empty(8, dtype=np.uint64))
+    row = _last_row(q, t, free_start=True)
+    ends = np.flatnonzero((row <= d) & (np.arange(t.size + 1) > 0))
+    for j in ends.tolist():
+        g = _last_row(q[::-1], t[:j][::-1], free_start=False)
+        want = j - int(np.flatnonzero(g == row[j])[0])
+        assert start_of(rpeq, m, t, j, int(row[j]), pv, mv, fb) == want, (j, int(row[j]))

@@ -13,7 +13,9 @@ only the ends that can be chosen need a start:
 2. For each run, S(j) of its ends at the run's least distance only (usually one), by a second pass:
    the reversed read against the text read leftwards from j with the start anchored (row 0 grows by one
    per column), so its last row is G(k) = edit(read, t[j - k:j]); S(j) = j - (least k with G(k) = D(j)).
-   An exact end (D = 0) starts at j - m.
+   An exact end (D = 0) starts at j - m. An alignment of cost d anchored at the corner stays on the
+   diagonals [-d, d], so where 2d + 2 <= 64 the pass is verify.bulk's one-word band step on those
+   diagonals (banded_start); beyond, Myers' blocks over every row.
 
 The whole window is searched (semiglobal.scan_hits also takes a diagonal band). On the candidate
 windows both agree: every alignment of cost <= e ending in a window lies on its candidates' diagonals
@@ -44,11 +46,14 @@ from seedmap.verify.bulk import (
 @njit(cache=True, nogil=True)
 def build_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray, rpeq: np.ndarray, rq: np.ndarray) -> None:
     """Match masks (bulk._build_peq's layout) of the read qcodes[a:a + m] in peq and of it reversed in
-    rpeq; rq is scratch of at least m codes."""
+    rpeq; rq is scratch of at least m codes. rpeq's virtual rows (word 0) match nothing: the start pass
+    is anchored, its rows above row 1 are not a free start (banded_start)."""
     _build_peq(qcodes, a, m, peq)
     for i in range(m):
         rq[i] = qcodes[a + m - 1 - i]
     _build_peq(rq, 0, m, rpeq)
+    for c in range(8):
+        rpeq[c] = ZERO
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -128,11 +133,49 @@ def banded_distances(fb: np.ndarray, peq: np.ndarray, m: int, e: int, t: np.ndar
         j = je
 
 
+@njit(cache=True, nogil=True, inline="always")
+def banded_start(fb: np.ndarray, rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int) -> int:
+    """S(j) for an end j of t with D(j) = d, 0 < d <= 31 (m > d), on the diagonals [-d, d + 1] of the
+    anchored matrix G(i, k) = edit(reversed read[:i], t[j - k:j] reversed).
+
+    The band step, its layout (bit b of column k is row k - dhi + b) and the mask funnel are
+    verify.bulk's (_band_run); only the boundary differs. Rows above row 0 are virtual, match nothing
+    (rpeq's word 0 is zero) and hold G(-r, k) = k + r, which makes row 0 hold k as anchoring requires
+    and keeps the band's top cell at dhi while it is virtual: column 0 starts with -1 deltas down to row 0
+    and +1 below. A cell whose value is <= d has an optimal path on diagonals [-d, d], inside the band,
+    and is exact; every other cell is computed above its true value, so above d: the first column whose
+    row m reads d is the least k with G(k) = d."""
+    dhi = d + 1
+    wd = dhi + d + 1
+    maskw = ALL >> np.uint64(64 - wd)
+    vp = (ALL >> np.uint64(63 - d)) << np.uint64(dhi)  # rows 1..d + 1, aligned to column 1
+    vn = (ONE << np.uint64(dhi)) - ONE  # rows 1 - dhi..0
+    st = dhi  # the top cell, row k - dhi
+    kmax = min(j, m + d)
+    km = m - d  # first column whose row m is in the band
+    k = 1
+    while k <= kmax:
+        _band_fill(fb, rpeq, k, dhi)
+        ke = min(k + 65 - wd, kmax + 1)  # columns sharing one set of shifted masks
+        for kk in range(k, ke):
+            vp, vn, xv = _band_step((fb[t[j - kk]] >> np.uint64(kk - k)) & maskw, vp, vn)
+            st += 1 - np.int64(xv & ONE)
+            if kk >= km:
+                mk = (ONE << np.uint64(m - kk + dhi)) - ONE
+                if st + np.int64(popcount(vp & mk)) - np.int64(popcount(vn & mk)) == d:
+                    return j - kk
+        k = ke
+    return -1  # unreachable when d = D(j)
+
+
 @njit(cache=True, nogil=True)
-def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.ndarray, mv: np.ndarray) -> int:
-    """S(j) for an end j of t with D(j) = d (step 2 of the module docstring)."""
+def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.ndarray, mv: np.ndarray,
+             fb: np.ndarray) -> int:
+    """S(j) for an end j of t with D(j) = d (step 2 of the module docstring); fb: 8 words of scratch."""
     if d == 0:
         return j - m
+    if 2 * d + 2 <= 64:
+        return banded_start(fb, rpeq, m, t, j, d)
     nb = (m + 63) >> 6
     hlast = np.uint64(m - ((nb - 1) << 6) - 1)
     score = m  # G(0) = m
@@ -187,7 +230,7 @@ def window_locations(peq: np.ndarray, rpeq: np.ndarray, m: int, e: int, t: np.nd
         best_start = 0
         for jj in range(first, j):  # the run first..j-1: its ends at the least distance compete
             if dcol[jj] == least:
-                s = start_of(rpeq, m, t, jj, least, pv, mv)
+                s = start_of(rpeq, m, t, jj, least, pv, mv, fb)
                 if best_end < 0 or abs(jj - s - m) < abs(best_end - best_start - m):
                     best_end = jj
                     best_start = s
