@@ -1,11 +1,14 @@
 """Alignment of verified locations: banded global traceback of read vs ref[start:end) -> CIGAR, MD.
 
 The location's start is the largest start among optimal alignments ending at its end, so a global
-alignment of exactly `dist` edits exists; every path of cost <= e stays within e diagonals of the main
-one, so a band of 2e + 1 cells per row is enough. When the ungapped alignment of the read against
-ref[start:end) has exactly `dist` mismatches, that alignment is reported (no DP: the usual case);
-otherwise the traceback prefers match/mismatch, then deletion, then insertion. Either way the CIGAR is a
-deterministic function of read, reference and location.
+alignment of exactly `dist` edits exists, and a band of dist diagonals on either side of the main one
+(2 dist + 1 cells a row) holds every cell the traceback reads: a cell of value v <= dist is reached at
+that cost on diagonals within v, so it is exact in the band, and a cell worth more is never taken (its
+value plus a step exceeds any cell on an optimal path); the CIGAR is the one any wider band gives.
+When the ungapped alignment of the read against ref[start:end) has exactly `dist` mismatches, that
+alignment is reported (no DP: the usual case); otherwise the traceback prefers match/mismatch, then
+deletion, then insertion. Either way the CIGAR is a deterministic function of read, reference and
+location.
 """
 
 from __future__ import annotations
@@ -158,11 +161,10 @@ BLOCK = 64  # locations per parallel task: scratch allocated once per block
 
 
 @njit(cache=True, nogil=True, inline="always")  # per location: a call with 21 array arguments cost 20%
-def align_location(k: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
-                   loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
-                   cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
-                   n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, scratch: np.ndarray, rev: np.ndarray,
-                   t: np.ndarray) -> None:
+def align_location(k: int, qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
+                   loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray, cig_off: np.ndarray,
+                   md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray, n_runs: np.ndarray,
+                   md_len: np.ndarray, dist: np.ndarray, scratch: np.ndarray, rev: np.ndarray, t: np.ndarray) -> None:
     """Location k's CIGAR runs and MD string into its slots (cig_off, md_off); scratch, rev and t as
     scratch_sizes gives them (nothing is allocated here: the GPU runs this very code, backends/cuda)."""
     qi = loc_q[k]
@@ -170,7 +172,7 @@ def align_location(k: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarra
     tk = t[:loc_e[k] - loc_s[k]]
     unpack_into(packed, nmask, loc_s[k], tk)
     a, b = cig_off[k], md_off[k]
-    d, r, ml = align_one(q, tk, qerr[qi >> 1], loc_d[k], ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]],
+    d, r, ml = align_one(q, tk, loc_d[k], loc_d[k], ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]],
                          md[b:md_off[k + 1]], scratch, rev)
     n_runs[k] = r
     md_len[k] = ml
@@ -178,33 +180,33 @@ def align_location(k: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarra
 
 
 @njit(cache=True, nogil=True)
-def scratch_sizes(qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_e: np.ndarray,
+def scratch_sizes(qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray,
                   lo: int, hi: int) -> tuple[int, int]:
     """(DP cells, reference span) that align_location needs for any of locations [lo, hi)."""
     cells, span = 1, 1
     for k in range(lo, hi):
         qi = loc_q[k]
         m = qoff[qi + 1] - qoff[qi]
-        cells = max(cells, (m + 1) * (2 * qerr[qi >> 1] + 1))
+        cells = max(cells, (m + 1) * (2 * loc_d[k] + 1))
         span = max(span, m + loc_e[k] - loc_s[k])
     return cells, span
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _align_all(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
-               loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
-               cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
-               n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray) -> None:
+def _align_all(qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_e: np.ndarray,
+               loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray, cig_off: np.ndarray, md_off: np.ndarray,
+               ops: np.ndarray, lens: np.ndarray, md: np.ndarray, n_runs: np.ndarray, md_len: np.ndarray,
+               dist: np.ndarray) -> None:
     nl = loc_q.size
     for blk in prange((nl + BLOCK - 1) // BLOCK):
         lo, hi = blk * BLOCK, min(nl, (blk + 1) * BLOCK)
-        cells, span = scratch_sizes(qoff, qerr, loc_q, loc_s, loc_e, lo, hi)
+        cells, span = scratch_sizes(qoff, loc_q, loc_s, loc_e, loc_d, lo, hi)
         scratch = np.empty(cells, dtype=np.int32)
         rev = np.empty(span, dtype=np.uint8)
         t = np.empty(span, dtype=np.uint8)
         for k in range(lo, hi):
-            align_location(k, qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, cig_off, md_off, ops,
-                           lens, md, n_runs, md_len, dist, scratch, rev, t)
+            align_location(k, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, packed, nmask, cig_off, md_off, ops, lens,
+                           md, n_runs, md_len, dist, scratch, rev, t)
 
 
 def layout(qoff: np.ndarray, loc_q: np.ndarray, loc_d: np.ndarray) -> dict:
@@ -232,8 +234,9 @@ def checked(aln: dict, loc_d: np.ndarray) -> dict:
 
 def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
           loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> dict:
-    """CIGAR runs and MD strings of all locations, in flat arrays with offsets."""
+    """CIGAR runs and MD strings of all locations, in flat arrays with offsets. (qerr belongs to the stage's
+    interface, which the GPU's twin shares; the band of a location is its own distance.)"""
     aln = layout(qoff, loc_q, loc_d)
-    _align_all(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, aln["cig_off"], aln["md_off"],
+    _align_all(qcodes, qoff, loc_q, loc_s, loc_e, loc_d, packed, nmask, aln["cig_off"], aln["md_off"],
                aln["ops"], aln["lens"], aln["md"], aln["n_runs"], aln["md_len"], aln["dist"])
     return checked(aln, loc_d)

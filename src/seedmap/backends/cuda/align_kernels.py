@@ -26,14 +26,14 @@ _I64 = types.Array(types.int64, 1, "C")
 
 # The kernel and the argument types DeviceAligner launches it with (see seed_filter_kernels.SIGNATURES).
 SIGNATURES = {
-    "align_kernel": [(_U8, _I64, _I64) + (_I64,) * 4 + (_U8, _U8, _I64, _I64, _U8, _I32, _U8, _I64, _I64, _I32)
+    "align_kernel": [(_U8, _I64) + (_I64,) * 4 + (_U8, _U8, _I64, _I64, _U8, _I32, _U8, _I64, _I64, _I32)
                      + (_I, _I, _I32, _U8, _I, _I)],
 }
 
 
 @cuda.jit(cache=True)
-def align_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
-                 loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray, cig_off: np.ndarray,
+def align_kernel(qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_e: np.ndarray,
+                 loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray, cig_off: np.ndarray,
                  md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray, n_runs: np.ndarray,
                  md_len: np.ndarray, dist: np.ndarray, first: int, last: int, cells_buf: np.ndarray,
                  bytes_buf: np.ndarray, cells: int, span: int) -> None:
@@ -44,6 +44,6 @@ def align_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: 
     if k >= last:
         return
     b = 2 * span * t
-    align_location(k, qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, cig_off, md_off, ops, lens, md,
+    align_location(k, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, packed, nmask, cig_off, md_off, ops, lens, md,
                    n_runs, md_len, dist, cells_buf[cells * t:cells * (t + 1)], bytes_buf[b:b + span],
                    bytes_buf[b + span:b + 2 * span])

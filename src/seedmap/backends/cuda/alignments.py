@@ -10,7 +10,7 @@ from seedmap.backends.cuda import align_kernels as ak
 from seedmap.backends.cuda.verify_kernels import DeviceVerifier, sync
 from seedmap.verify.align import checked, layout, scratch_sizes
 
-SCRATCH_BYTES = 256 << 20  # per worker: at 100 bp and e = 5 a location takes 4.6 kB, about 58,000 a launch
+SCRATCH_BYTES = 256 << 20  # per worker: a 100 bp location at distance 5 takes 4.6 kB, about 58,000 a launch
 
 
 class DeviceAligner:
@@ -31,11 +31,10 @@ class DeviceAligner:
         if n == 0:
             return checked(aln, loc_d)
         st = dev.stream
-        qoff64, qerr64 = np.asarray(qoff, dtype=np.int64), np.asarray(qerr, dtype=np.int64)
         locs = [np.ascontiguousarray(x, dtype=np.int64) for x in (loc_q, loc_s, loc_e, loc_d)]
-        cells, span = scratch_sizes(qoff64, qerr64, *locs[:3], 0, n)
+        cells, span = scratch_sizes(np.asarray(qoff, dtype=np.int64), *locs, 0, n)
         per_launch = max(1, min(n, self.scratch_bytes // (4 * cells + 2 * span)))
-        d_reads = dev.resident_reads(qcodes, qoff, qerr)
+        d_codes, d_qoff, _ = dev.resident_reads(qcodes, qoff, qerr)  # the verifier's copies
         d_locs = [cuda.to_device(x, stream=st) for x in locs]
         d_off = [cuda.to_device(aln[name], stream=st) for name in ("cig_off", "md_off")]
         outputs = ("ops", "lens", "md", "n_runs", "md_len", "dist")
@@ -45,8 +44,8 @@ class DeviceAligner:
         for first in range(0, n, per_launch):
             last = min(n, first + per_launch)
             ak.align_kernel[(last - first + ak.THREADS - 1) // ak.THREADS, ak.THREADS, st](
-                *d_reads, *d_locs, dev.d_packed, dev.d_nmask, *d_off, *d_out, first, last, d_cells, d_bytes, cells,
-                span)
+                d_codes, d_qoff, *d_locs, dev.d_packed, dev.d_nmask, *d_off, *d_out, first, last, d_cells, d_bytes,
+                cells, span)
         for name, d in zip(outputs, d_out, strict=True):
             if aln[name].size:
                 d.copy_to_host(aln[name], stream=st)

@@ -1,0 +1,43 @@
+"""The traceback's band (verify/align.py): a location at distance d aligned within d diagonals gives the
+CIGAR and MD that any wider band gives, ties included, and the verified distance itself.
+
+Reads are copied from random or tandem-repeat windows with up to 8 edits (indels too, so the DP and its
+tie-breaking run, not only the ungapped path); N on either side; the text is the read's own span, so the
+global distance is the location's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracle import _last_row
+from test_bitvector_verify import mutate, window
+
+from seedmap.verify.align import align_one
+
+
+def traceback(q: np.ndarray, t: np.ndarray, band: int, dist: int) -> tuple:
+    m, n = q.size, t.size
+    cap = 2 * dist + 1
+    ops, lens = np.empty(cap, dtype=np.uint8), np.empty(cap, dtype=np.int32)
+    md = np.empty(8 * (dist + 1) + 3 * dist + 8, dtype=np.uint8)
+    scratch = np.empty((m + 1) * (2 * band + 1), dtype=np.int32)
+    d, runs, md_len = align_one(q, t, band, dist, ops, lens, md, scratch, np.empty(m + n, dtype=np.uint8))
+    return d, ops[:runs].tolist(), lens[:runs].tolist(), bytes(md[:md_len])
+
+
+@given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([5, 20, 64, 100, 150]), edits=st.integers(0, 8),
+       repetitive=st.booleans(), n_rate=st.sampled_from([0.0, 0.0, 0.03]), wider=st.integers(1, 6))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_band_of_the_distance_gives_the_wider_bands_alignment(seed, m, edits, repetitive, n_rate, wider):
+    rng = np.random.default_rng(seed)
+    t = window(rng, m, repetitive, n_rate)[:m]
+    q = np.minimum(mutate(rng, t.copy(), edits), 3)
+    q[rng.random(q.size) < n_rate] = 4
+    d = int(_last_row(q, t, free_start=False)[-1])
+    if d >= q.size or abs(q.size - t.size) > d:
+        return
+    narrow = traceback(q, t, d, d)
+    assert narrow[0] == d
+    assert narrow == traceback(q, t, d + wider, d)
