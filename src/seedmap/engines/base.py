@@ -11,10 +11,44 @@ from numba import njit, prange
 
 from seedmap.filter import plan
 from seedmap.filter.neighborhood_bs import merge_windows
-from seedmap.ranges import expand_ranges
 
 # Raw candidates materialised at once (24 bytes each); more are processed in query chunks.
 CANDIDATE_BUDGET = 8_000_000
+
+
+@njit(cache=True, nogil=True)
+def _bulk_candidates(first: int, last: int, cand_off: np.ndarray, cand_len: np.ndarray, bulk_min: int,
+                     win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> tuple:
+    """The candidates to verify in bulk: those of queries [first, last) with more than bulk_min, each
+    (query, diagonal, window) once. Seeds of one location mostly give the same diagonal, and windows are
+    sorted by start, so copies are neighbours and only the first is kept; the window is part of the key:
+    near a sequence boundary one diagonal can have a window in each sequence. Returns their indices
+    into the chunk's arrays, queries, diagonals, window starts and ends, and `ok`: False for every
+    candidate of those queries, True for the rest (queries left out keep all their candidates)."""
+    base = cand_off[first]
+    total = 0
+    for qi in range(first, last):
+        if cand_len[qi] > bulk_min:
+            total += cand_len[qi]
+    idx = np.empty(total, dtype=np.int64)
+    cand_q = np.empty(total, dtype=np.int64)
+    ok = np.ones(win_s.size, dtype=np.bool_)
+    n = 0
+    for qi in range(first, last):
+        if cand_len[qi] <= bulk_min:
+            continue
+        lo = cand_off[qi] - base
+        for k in range(lo, lo + cand_len[qi]):
+            ok[k] = False
+            if n and cand_q[n - 1] == qi:
+                p = idx[n - 1]
+                if win_d[k] == win_d[p] and win_s[k] == win_s[p] and win_e[k] == win_e[p]:
+                    continue
+            idx[n] = k
+            cand_q[n] = qi
+            n += 1
+    idx = idx[:n]
+    return idx, cand_q[:n], win_d[idx], win_s[idx], win_e[idx], ok
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -82,25 +116,12 @@ class CandidateEngine:
     def _bulk_filter(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
                      cand_off: np.ndarray, cand_len: np.ndarray, win_s: np.ndarray, win_e: np.ndarray,
                      win_d: np.ndarray) -> None:
-        lens = cand_len[first:last]
-        lens = np.where(lens > self.bulk_min, lens, 0)
-        if not lens.any():
+        idx, cand_q, diag, ws, we, ok = _bulk_candidates(first, last, cand_off, cand_len, self.bulk_min, win_s,
+                                                         win_e, win_d)
+        if not idx.size:
             return
-        rel = cand_off[first:last] - cand_off[first]
-        idx, cand_q = expand_ranges(rel, lens)
-        cand_q += first
-        # Seeds of one location mostly give the same diagonal: each (query, diagonal, window) is verified
-        # once (windows are sorted by start, so equal ones are neighbours; the copies are dropped). The
-        # window is part of the key: near a sequence boundary one diagonal can have a window in each sequence.
-        diag = win_d[idx]
-        once = np.ones(idx.size, dtype=np.bool_)
-        once[1:] = ((cand_q[1:] != cand_q[:-1]) | (diag[1:] != diag[:-1]) | (win_s[idx][1:] != win_s[idx][:-1])
-                    | (win_e[idx][1:] != win_e[idx][:-1]))
-        ok = np.ones(win_s.size, dtype=np.bool_)  # queries left out keep all their candidates
-        ok[idx] = False
-        idx, cand_q = idx[once], cand_q[once]
         # A candidate's window, clipped to its sequence, is exactly [win_s, win_e).
-        dist = self.bulk(qcodes, qoff, qerr, cand_q, win_d[idx], win_s[idx], win_e[idx], self.packed, self.nmask)
+        dist = self.bulk(qcodes, qoff, qerr, cand_q, diag, ws, we, self.packed, self.nmask)
         ok[idx] = dist <= qerr[cand_q >> 1]
         _keep_verified(first, last, cand_off, cand_len, ok, win_s, win_e, win_d)
 
