@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from seedmap.engines.base import _bulk_candidates
 from seedmap.ranges import expand_ranges
-from seedmap.records import _rank_within
+from seedmap.records import _rank_within, _record_order
 
 
 @settings(max_examples=200, deadline=None)
@@ -62,3 +62,18 @@ def test_bulk_candidates_is_the_numpy_dedupe(queries, bulk_min, first):
     assert np.array_equal(idx, want_idx) and np.array_equal(cand_q, want_q) and np.array_equal(ok, want_ok)
     assert np.array_equal(diag, win_d[want_idx]) and np.array_equal(ws, win_s[want_idx])
     assert np.array_equal(we, win_e[want_idx])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 1), st.integers(0, 40), st.integers(0, 3)), max_size=120),
+       st.integers(0, 2))
+def test_record_order_is_lexsort(locs, extra_reads):
+    """The records' order (records.py): by read, distance, start, strand, equal keys in input order, as
+    np.lexsort gives it; reads with many locations (merge sort) and few (insertion) alike."""
+    read = np.array([r for r, _, _, _ in locs], dtype=np.int64)
+    strand = np.array([t for _, t, _, _ in locs], dtype=np.int64)
+    start = np.array([s * 1_000_003 for _, _, s, _ in locs], dtype=np.int64)
+    dist = np.array([d for _, _, _, d in locs], dtype=np.int32)
+    n_reads = 6 + extra_reads
+    got = _record_order(n_reads, read, strand, start, dist)
+    assert np.array_equal(got, np.lexsort((strand, start, dist, read)))

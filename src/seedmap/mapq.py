@@ -31,21 +31,40 @@ def phred_of_rest(rest: float) -> int:
     return min(MAX_MAPQ, int(np.floor(q + 0.5)))
 
 
+@njit(cache=True, nogil=True)
+def _tally(read: np.ndarray, dist: np.ndarray, rank: np.ndarray, n_reads: int,
+           weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per read: its best distance (that of rank 0), the weights weight[d - best] of its other locations
+    summed in location order (as np.bincount sums them), and how many locations it has at the best
+    distance and in all."""
+    best = np.zeros(n_reads, dtype=np.int64)
+    for i in range(read.size):
+        if rank[i] == 0:
+            best[read[i]] = dist[i]
+    others = np.zeros(n_reads, dtype=np.float64)
+    n_best = np.zeros(n_reads, dtype=np.int64)
+    n_loc = np.zeros(n_reads, dtype=np.int64)
+    for i in range(read.size):
+        r = read[i]
+        delta = dist[i] - best[r]
+        if rank[i] != 0:
+            others[r] += weight[delta]
+        n_best[r] += delta == 0
+        n_loc[r] += 1
+    return best, others, n_best, n_loc
+
+
 def single_end_mapq(read: np.ndarray, dist: np.ndarray, rank: np.ndarray, budget: np.ndarray,
                     n_reads: int) -> np.ndarray:
     """MAPQ of each read's best location (rank 0), per read (0 for reads without locations).
     read/dist/rank: all locations, rank 0 = the best; budget: edits searched per read."""
-    best = np.zeros(n_reads, dtype=np.int64)
-    first = rank == 0
-    best[read[first]] = dist[first]
-    delta = (dist - best[read]).astype(np.float64)
-    others = np.bincount(read[~first], weights=EDIT_RATIO ** delta[~first], minlength=n_reads)
-    n_best = np.bincount(read[dist == best[read]], minlength=n_reads)
+    weight = EDIT_RATIO ** np.arange(int(dist.max(initial=0)) + 1, dtype=np.float64)  # of an edit gap
+    best, others, n_best, n_loc = _tally(read, dist, rank, n_reads, weight)
     unseen = UNSEEN_WEIGHT * EDIT_RATIO ** (budget + 1 - best).astype(np.float64)
     rest = others + unseen
     with np.errstate(divide="ignore"):
         q = -10.0 * np.log10(rest / (1.0 + rest))
     mapq = np.minimum(MAX_MAPQ, np.floor(q + 0.5)).astype(np.int64)
     mapq[n_best > 1] = 0
-    mapq[np.bincount(read, minlength=n_reads) == 0] = 0
+    mapq[n_loc == 0] = 0
     return mapq

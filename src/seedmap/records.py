@@ -43,6 +43,44 @@ def _rank_within(groups: np.ndarray) -> np.ndarray:
     return rank
 
 
+SHORT = 16  # a read's locations up to this many are sorted by insertion, more by a merge sort
+
+
+@njit(cache=True, nogil=True)
+def _record_order(n_reads: int, read: np.ndarray, strand: np.ndarray, start: np.ndarray,
+                  dist: np.ndarray) -> np.ndarray:
+    """np.lexsort((strand, start, dist, read)) in linear time for a batch's few locations per read: a
+    counting sort by read, then each read's locations by (dist, start, strand), both stable (equal keys
+    keep their order), as lexsort is."""
+    first = np.zeros(n_reads + 1, dtype=np.int64)
+    for i in range(read.size):
+        first[read[i] + 1] += 1
+    for r in range(n_reads):
+        first[r + 1] += first[r]
+    order = np.empty(read.size, dtype=np.int64)
+    fill = first[:-1].copy()
+    for i in range(read.size):
+        order[fill[read[i]]] = i
+        fill[read[i]] += 1
+    for r in range(n_reads):
+        lo, hi = first[r], first[r + 1]
+        if hi - lo <= SHORT:
+            for a in range(lo + 1, hi):
+                x = order[a]
+                b = a - 1
+                while b >= lo and (dist[order[b]], start[order[b]], strand[order[b]]) > (dist[x], start[x], strand[x]):
+                    order[b + 1] = order[b]
+                    b -= 1
+                order[b + 1] = x
+        else:
+            seg = order[lo:hi]
+            key = np.empty(hi - lo, dtype=np.int64)  # dist above start above strand: distinct keys keep lexsort's order
+            for a in range(hi - lo):
+                key[a] = (np.int64(dist[seg[a]]) << 46) | (start[seg[a]] << 1) | strand[seg[a]]
+            order[lo:hi] = seg[np.argsort(key, kind="mergesort")]
+    return order
+
+
 def searched_depth(n_reads: int, read: np.ndarray, dist: np.ndarray, rank: np.ndarray, budget: np.ndarray,
                    best_only: bool, max_hits: int, strata: int) -> np.ndarray:
     """The deepest stratum --best / -n search per read (see pipeline/strata.py): `strata` beyond the best
@@ -63,7 +101,7 @@ def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.n
     MAPQ sees only the strata they search (searched_depth), whatever else the locations hold."""
     read = loc_q >> 1
     strand = loc_q & 1
-    order = np.lexsort((strand, loc_s, loc_d, read))
+    order = _record_order(n_reads, read, strand, loc_s, loc_d)
     read, dist = read[order], loc_d[order]
     rank = _rank_within(read)
     if budget is None:
@@ -73,26 +111,50 @@ def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.n
         inside = dist <= budget[read]
         order, read, dist, rank = order[inside], read[inside], dist[inside], rank[inside]
     se_mapq = single_end_mapq(read, dist, rank, budget, n_reads)  # over all (searched) locations, before any cap
-    best = np.zeros(n_reads, dtype=np.int64)
-    best[read[rank == 0]] = dist[rank == 0]
-    keep = np.ones(read.size, dtype=bool)
-    if best_only:
-        keep &= dist == best[read]
-    if max_hits > 0:
-        keep &= rank < max_hits
-    order, read, rank = order[keep], read[keep], rank[keep]
-    nh = np.bincount(read, minlength=n_reads)
-    mapq = np.zeros(read.size, dtype=np.int64)
-    prim = rank == 0
-    mapq[prim] = se_mapq[read[prim]]
-    flag = np.where(strand[order] == 1, FLAG_REVERSE, 0) | np.where(prim, 0, FLAG_SECONDARY)
-    unmapped = np.flatnonzero(nh == 0)
-    all_read = np.concatenate([read, unmapped])
-    out = np.argsort(all_read, kind="stable")  # mapped records keep their rank order
-    return Records(
-        read=all_read[out],
-        loc=np.concatenate([order, np.full(unmapped.size, -1)])[out],
-        flag=np.concatenate([flag, np.full(unmapped.size, FLAG_UNMAPPED)])[out],
-        mapq=np.concatenate([mapq, np.zeros(unmapped.size, dtype=np.int64)])[out],
-        nh=np.concatenate([nh[read], np.zeros(unmapped.size, dtype=np.int64)])[out],
-    )
+    if best_only or max_hits > 0:
+        best = np.zeros(n_reads, dtype=np.int64)
+        best[read[rank == 0]] = dist[rank == 0]
+        keep = np.ones(read.size, dtype=bool)
+        if best_only:
+            keep &= dist == best[read]
+        if max_hits > 0:
+            keep &= rank < max_hits
+        order, read, rank = order[keep], read[keep], rank[keep]
+    return Records(*_assemble(n_reads, order, read, rank, strand, se_mapq))
+
+
+@njit(cache=True, nogil=True)
+def _assemble(n_reads: int, order: np.ndarray, read: np.ndarray, rank: np.ndarray, strand: np.ndarray,
+              se_mapq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The records' columns (read, loc, flag, mapq, nh): each read's locations in rank order (order, read,
+    rank: sorted by read; strand: per location), the first primary with the read's MAPQ, the others
+    secondary with 0; a read without any, one unmapped record (loc -1) in its place."""
+    nh = np.zeros(n_reads, dtype=np.int64)
+    for i in range(read.size):
+        nh[read[i]] += 1
+    unmapped = 0
+    for r in range(n_reads):
+        unmapped += nh[r] == 0
+    size = read.size + unmapped
+    out_read = np.empty(size, dtype=np.int64)
+    out_loc = np.empty(size, dtype=np.int64)
+    out_flag = np.empty(size, dtype=np.int64)
+    out_mapq = np.empty(size, dtype=np.int64)
+    out_nh = np.empty(size, dtype=np.int64)
+    i = 0
+    k = 0
+    for r in range(n_reads):
+        if nh[r] == 0:
+            out_read[k], out_loc[k], out_flag[k], out_mapq[k], out_nh[k] = r, -1, FLAG_UNMAPPED, 0, 0
+            k += 1
+            continue
+        for _ in range(nh[r]):
+            primary = rank[i] == 0
+            out_read[k] = r
+            out_loc[k] = order[i]
+            out_flag[k] = (FLAG_REVERSE if strand[order[i]] == 1 else 0) | (0 if primary else FLAG_SECONDARY)
+            out_mapq[k] = se_mapq[r] if primary else 0
+            out_nh[k] = nh[r]
+            i += 1
+            k += 1
+    return out_read, out_loc, out_flag, out_mapq, out_nh
