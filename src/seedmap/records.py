@@ -51,7 +51,8 @@ def _record_order(n_reads: int, read: np.ndarray, strand: np.ndarray, start: np.
                   dist: np.ndarray) -> np.ndarray:
     """np.lexsort((strand, start, dist, read)) in linear time for a batch's few locations per read: a
     counting sort by read, then each read's locations by (dist, start, strand), both stable (equal keys
-    keep their order), as lexsort is."""
+    keep their order), as lexsort is. A read with many locations sorts one key per location, distance
+    above start above strand: exact for starts below 2^45 and distances below 2^17."""
     first = np.zeros(n_reads + 1, dtype=np.int64)
     for i in range(read.size):
         first[read[i] + 1] += 1
@@ -74,7 +75,7 @@ def _record_order(n_reads: int, read: np.ndarray, strand: np.ndarray, start: np.
                 order[b + 1] = x
         else:
             seg = order[lo:hi]
-            key = np.empty(hi - lo, dtype=np.int64)  # dist above start above strand: distinct keys keep lexsort's order
+            key = np.empty(hi - lo, dtype=np.int64)
             for a in range(hi - lo):
                 key[a] = (np.int64(dist[seg[a]]) << 46) | (start[seg[a]] << 1) | strand[seg[a]]
             order[lo:hi] = seg[np.argsort(key, kind="mergesort")]
