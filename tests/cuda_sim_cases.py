@@ -275,14 +275,15 @@ def test_traceback_matches_cpu(seed, scratch_bytes, small_blocks):
     ref, _, c = windows_case(seed, 14)
     loc = cpu.verify(c["qcodes"], c["qoff"], c["qerr"], c["win_q"], c["win"], ref.packed, ref.nmask)
     assert loc[0].size > 10 and (loc[3] > 0).any()
-    args = (c["qcodes"], c["qoff"], c["qerr"], *loc, ref.packed, ref.nmask)
+    args = (c["qcodes"], c["qoff"], c["qerr"], *loc, ref.packed, ref.nmask, ref.starts)
     want = align(*args)
     got = DeviceAligner(DeviceVerifier(ref.packed, ref.nmask), scratch_bytes=scratch_bytes)(*args)
     assert got.keys() == want.keys()
     for name in want:
         assert got[name].dtype == want[name].dtype and got[name].shape == want[name].shape, name
-    for name in ("cig_off", "md_off", "n_runs", "md_len"):
+    for name in ("cig_off", "md_off", "n_runs", "md_len", "start", "end"):
         assert np.array_equal(got[name], want[name]), name
+    assert (want["start"] < loc[1]).any() or (want["end"] > loc[2]).any()  # a read end's gap turned around
     used = {"ops": ("cig_off", "n_runs"), "lens": ("cig_off", "n_runs"), "md": ("md_off", "md_len")}
     for name, (off, size) in used.items():  # the slots each location filled (the rest is room, unset)
         mask = np.zeros(want[name].size, dtype=bool)

@@ -68,3 +68,46 @@ def oracle_locations(read: np.ndarray, ref_codes: np.ndarray, ref_starts: np.nda
             chosen = hits if ends_only else group(hits, read.size)
             result.update((strand, a + st, a + en, d) for st, en, d in chosen)
     return result
+
+
+GAP = 1 << 20  # cost of fewest_gaps: edits * GAP + gaps
+
+
+def fewest_gaps(q: np.ndarray, t: np.ndarray, x: int) -> np.ndarray:
+    """Least edits * GAP + gaps (runs of insertions or deletions) of q against t from any start column in
+    [0, x] to each end column: plain Gotoh over the whole matrix, row by row (horizontal gaps by a running
+    minimum)."""
+    w = t.size
+    cols = np.arange(w + 1)
+    inf = np.int64(1) << 50
+    h = np.where(cols <= x, 0, inf).astype(np.int64)
+    v = np.full(w + 1, inf)
+    for i in range(1, q.size + 1):
+        cost = ((t != q[i - 1]) | (t > 3) | (q[i - 1] > 3)).astype(np.int64) * GAP
+        v = np.minimum(h + GAP + 1, v + GAP)  # insertion: from the row above, same column
+        diag = np.full(w + 1, inf)
+        diag[1:] = h[:-1] + cost
+        best = np.minimum(v, diag)
+        # a deletion run into c from some j < c: best[j] + GAP + 1 + (c - j - 1) * GAP
+        run = np.minimum.accumulate(best - cols * GAP)
+        dele = np.full(w + 1, inf)
+        dele[1:] = run[:-1] + cols[1:] * GAP + 1
+        h = np.minimum(best, dele)
+    return h
+
+
+def aligned_interval(q: np.ndarray, codes: np.ndarray, ref_starts: np.ndarray, start: int, end: int,
+                     d: int) -> tuple[int, int]:
+    """The reference interval of the alignment reported for location (start, end, d) of read q: starts in
+    [start - d, start] and ends from `end` on through its run (every end of cost d), within its sequence;
+    the fewest gaps, then the leftmost end, then the latest start (a leading or trailing insertion is a
+    substitution one base further out, at the same edit distance and one gap fewer)."""
+    seq = int(np.searchsorted(ref_starts, start, side="right")) - 1
+    lo, hi = max(start - d, int(ref_starts[seq])), min(end + d, int(ref_starts[seq + 1]))
+    costs = fewest_gaps(q, codes[lo:hi], start - lo)[end - lo:]
+    run = costs[:int(np.argmax(np.append(costs // GAP != d, True)))]
+    best_end = end + int(np.argmin(run))
+    for a in range(start, lo - 1, -1):
+        if fewest_gaps(q, codes[a:best_end], 0)[-1] == run.min():
+            return a, best_end
+    raise AssertionError("no start reaches the end's cost")

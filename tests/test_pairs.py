@@ -11,7 +11,7 @@ import numpy as np
 import pysam
 import pytest
 from conftest import COMP, decode, mutate, random_genome, repetitive_genome
-from oracle import oracle_locations
+from oracle import aligned_interval, oracle_locations
 
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.index import neighborhood
@@ -113,19 +113,22 @@ def test_pairs_against_oracle(rng, orientation, genome):
         located = []
         for mate, read in ((0, a), (1, b)):
             expect = {(s, st, en, d) for s, st, en, d in oracle_locations(read, codes, ref.starts, e)}
+            # each location's record: over the alignment's own interval (oracle.aligned_interval)
+            aligned = {(s, *aligned_interval(COMP[read[::-1]] if s else read, codes, ref.starts, st, en, d), d):
+                       (s, st, en, d) for s, st, en, d in expect}
             fs = by_mate[(p, mate)]
             prims = [f for f in fs if not int(f[1]) & 256]
             assert len(prims) == 1
             got = {(int(int(f[1]) & 16 != 0), offset[f[2]] + int(f[3]) - 1, int(tags(f)["NM"]))
                    for f in fs if not int(f[1]) & 4}
-            assert got == {(s, st, d) for s, st, _, d in expect}, (p, mate)
+            assert got == {(s, st, d) for s, st, _, d in aligned}, (p, mate)
             prim = prims[0]
             if int(prim[1]) & 4:
                 located.append(None)
             else:
                 st = offset[prim[2]] + int(prim[3]) - 1
-                located.append((int(int(prim[1]) & 16 != 0), st, st + ref_span(prim[5]), ref_index[prim[2]],
-                                int(tags(prim)["NM"]), expect))
+                rec = (int(int(prim[1]) & 16 != 0), st, st + ref_span(prim[5]), int(tags(prim)["NM"]))
+                located.append((*aligned[rec][:3], ref_index[prim[2]], rec[3], expect, rec[1], rec[2]))
         pa, pb = located
         for mine, other in ((by_mate[(p, 0)], pb), (by_mate[(p, 1)], pa)):
             for f in mine:
@@ -134,10 +137,10 @@ def test_pairs_against_oracle(rng, orientation, genome):
                 if other is None:
                     continue
                 assert bool(flag & 32) == bool(other[0])
-                assert int(f[7]) == other[1] - offset[ref.names[other[3]]] + 1
+                assert int(f[7]) == other[6] - offset[ref.names[other[3]]] + 1
                 rname = f[2] if not flag & 4 else None
                 assert f[6] == ("=" if rname == ref.names[other[3]] or flag & 4 else ref.names[other[3]])
-                assert "MC" in tags(f) and ref_span(tags(f)["MC"]) == other[2] - other[1]
+                assert "MC" in tags(f) and ref_span(tags(f)["MC"]) == other[7] - other[6]
         # The proper flag and the choice of the primary pair, by brute force over the oracle's locations.
         prim_flags = [int(f[1]) for mate in (0, 1) for f in by_mate[(p, mate)] if not int(f[1]) & 256]
         if pa is None or pb is None:
@@ -161,14 +164,14 @@ def test_pairs_against_oracle(rng, orientation, genome):
         else:
             assert not is_proper
             assert pa[4] + pb[4] == single
-        # TLEN on primaries: the fragment span, + for the leftmost mate.
+        # TLEN on primaries: the fragment span of the alignments, + for the leftmost mate.
         prim_a = [f for f in by_mate[(p, 0)] if not int(f[1]) & 256][0]
         prim_b = [f for f in by_mate[(p, 1)] if not int(f[1]) & 256][0]
         if pa[3] == pb[3]:
-            span = max(pa[2], pb[2]) - min(pa[1], pb[1])
+            span = max(pa[7], pb[7]) - min(pa[6], pb[6])
             assert abs(int(prim_a[8])) == span == abs(int(prim_b[8]))
             assert int(prim_a[8]) == -int(prim_b[8]) or span == 0
-            assert (int(prim_a[8]) > 0) == (pa[1] < pb[1] or (pa[1] == pb[1]))
+            assert (int(prim_a[8]) > 0) == (pa[6] < pb[6] or (pa[6] == pb[6]))
         else:
             assert prim_a[8] == prim_b[8] == "0"
     assert n_proper > 10

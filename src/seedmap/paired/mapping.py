@@ -97,7 +97,9 @@ def map_pair_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: Ma
                  popts.unpaired_penalty, EDIT_RATIO, UNSEEN_WEIGHT, chosen, proper, mapq,
                  np.empty(pl.read.size, dtype=np.float64))
     clock.lap("pairing")
-    aln = aligner_of(engine)(qcodes, qoff, budget, pl.query, pl.start, pl.end, pl.dist, ref.packed, ref.nmask)
+    aln = aligner_of(engine)(qcodes, qoff, budget, pl.query, pl.start, pl.end, pl.dist, ref.packed, ref.nmask,
+                             ref.starts)
+    pl.start, pl.end = aln.pop("start"), aln.pop("end")  # each alignment's interval: POS and TLEN
     clock.lap("traceback")
     recs = make_pair_records(n, pl.start, pl.end, pl.dist, pl.rev, pl.ref_id, pl.read, chosen, proper, mapq,
                              opts.best_only, opts.max_hits)

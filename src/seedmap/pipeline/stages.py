@@ -123,7 +123,8 @@ def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOpti
     else:
         loc, (qcodes, qoff) = locate(batch, engine, ref, qerr, clock)
     aln = cpu.aligner_of(engine)(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, ref.packed,
-                                 ref.nmask)
+                                 ref.nmask, ref.starts)
+    loc.start, loc.end = aln.pop("start"), aln.pop("end")  # each alignment's interval: the records' POS
     clock.lap("traceback")
     recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr,
                         opts.strata)

@@ -1,14 +1,18 @@
-"""Alignment of verified locations: banded global traceback of read vs ref[start:end) -> CIGAR, MD.
+"""Alignment of verified locations: banded traceback of read vs the reference ending at the location's end
+-> CIGAR, MD and the alignment's start (the record's POS).
 
 The location's start is the largest start among optimal alignments ending at its end, so a global
-alignment of exactly `dist` edits exists, and a band of dist diagonals on either side of the main one
-(2 dist + 1 cells a row) holds every cell the traceback reads: a cell of value v <= dist is reached at
-that cost on diagonals within v, so it is exact in the band, and a cell worth more is never taken (its
+alignment of exactly `dist` edits exists; its leading insertions, if any, are as many mismatches from
+as many bases further left at the same cost, which is what bwa and yara report (`100M` at p, not `1I99M`
+at p + 1). So the alignment may start anywhere from `dist` bases before the location's start (never
+before its sequence) to the start itself. A band of the diagonals [-dist, x + dist] (x free start
+columns) holds every cell the traceback reads: a cell of value v <= dist is reached at that cost within
+v diagonals of its free start, so it is exact in the band, and a cell worth more is never taken (its
 value plus a step exceeds any cell on an optimal path); the CIGAR is the one any wider band gives.
-When the ungapped alignment of the read against ref[start:end) has exactly `dist` mismatches, that
+When the ungapped alignment of the read ending at the location's end has exactly `dist` mismatches, that
 alignment is reported (no DP: the usual case); otherwise the traceback prefers match/mismatch, then
-deletion, then insertion. Either way the CIGAR is a deterministic function of read, reference and
-location.
+deletion, then insertion, so it starts with a match wherever a free start allows. Either way the CIGAR
+is a deterministic function of read, reference and location.
 """
 
 from __future__ import annotations
@@ -39,68 +43,119 @@ def _write_int(buf: np.ndarray, p: int, value: int) -> int:
     return p + digits
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _mismatch(q: np.ndarray, t: np.ndarray, i: int, c: int) -> int:
+    """1 unless read base i - 1 matches text base c - 1 (N never matches)."""
+    return 0 if (q[i - 1] == t[c - 1] and t[c - 1] < 4) else 1
+
+
 @njit(cache=True, nogil=True)
-def align_one(q: np.ndarray, t: np.ndarray, band: int, dist: int, ops: np.ndarray, lens: np.ndarray,
-              md: np.ndarray, scratch: np.ndarray, rev: np.ndarray) -> tuple[int, int, int]:
-    """Global alignment within the band, of cost `dist` (the verified distance). Returns (edit distance,
-    number of CIGAR runs, MD length). scratch: (m + 1) * (2 * band + 1) int32; rev: m + len(t) uint8."""
-    m, n = q.size, t.size
-    if m == n:
+def align_one(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int, ops: np.ndarray,
+              lens: np.ndarray, md: np.ndarray, scratch: np.ndarray, rev: np.ndarray) -> tuple[int, int, int, int, int]:
+    """Alignment of the read q at edit distance `dist` (the verified one) that starts at one of t's first
+    x + 1 columns and ends at column n = len(t) - y (the location's end) or one of the y after it: the
+    fewest gaps (runs of insertions or deletions) among such alignments, then the leftmost end, then the
+    latest start. Returns (edit distance at n, number of CIGAR runs, MD length, start column, end column).
+    scratch: 3 * (m + 1) * (x + 2 * band + 1) int64; rev: m + len(t) uint8.
+
+    Among alignments of equal edit distance, bwa and yara report the one with fewest gaps: `100M` at p,
+    not `1I99M` at p + 1 nor `99M1I` at p (k insertions at a read end are k substitutions k bases
+    further out). The ungapped alignment ending at n has none, so it comes first when it costs `dist`;
+    otherwise a Gotoh DP (H: any last step, D: a deletion, I: an insertion) of the cost
+    (edits * (band + 1) + gaps) * (x + 1) + (x - start column), which orders alignments by edits, gaps,
+    then start (a gap costs at least one edit, so gaps <= edits <= band on every cell read), over the
+    diagonals [-band, x + band]: a path of v <= band edits stays within v diagonals of its free start in
+    [0, x], so every cell on one is exact in the band, and the traceback reads no other. Ties go to
+    match/mismatch, then deletion, then insertion, from the end: gaps are placed leftmost."""
+    m, nt = q.size, t.size
+    n = nt - y
+    if 0 <= n - m <= x:
         mismatches = 0
         for i in range(m):
-            if q[i] != t[i] or t[i] > 3:
+            if q[i] != t[n - m + i] or t[n - m + i] > 3:
                 mismatches += 1
         if mismatches == dist:
-            return _ungapped(q, t, mismatches, ops, lens, md)
-    width = 2 * band + 1
-    big = 1 << 28
-    dp = scratch[:(m + 1) * width]  # cell (i, c) at i * width + c - i + band (flat: no reshape on the GPU)
-    dp[:] = big
-    for c in range(0, min(n, band) + 1):
-        dp[c + band] = c
+            d, r, ml = _ungapped(q, t[n - m:n], mismatches, ops, lens, md)
+            return d, r, ml, n - m, n
+    width = x + 2 * band + 1
+    cells = (m + 1) * width
+    gap = x + 1  # a gap; below it, how much earlier than the latest free start an alignment starts
+    edit = (band + 1) * gap
+    big = 1 << 60
+    h = scratch[:cells]  # cell (i, c) at i * width + c - i + band (flat: no reshape on the GPU)
+    dl = scratch[cells:2 * cells]
+    il = scratch[2 * cells:3 * cells]
+    h[:] = big
+    dl[:] = big
+    il[:] = big
+    for c in range(0, min(nt, x + band) + 1):
+        if c <= x:
+            h[c + band] = x - c  # a free start
+        else:  # never optimal: a leading deletion
+            dl[c + band] = (c - x) * edit + gap
+            h[c + band] = dl[c + band]
     for i in range(1, m + 1):
         row, up = i * width, (i - 1) * width
         for b in range(width):
             c = i + b - band
-            if c < 0 or c > n:
+            if c < 0 or c > nt:
                 continue
-            best = big
-            if c == 0:
-                best = i
-            else:
-                cost = 0 if (q[i - 1] == t[c - 1] and t[c - 1] < 4) else 1
-                best = dp[up + b] + cost  # diagonal keeps the band index
-                if b > 0 and dp[row + b - 1] + 1 < best:  # deletion: (i, c - 1)
-                    best = dp[row + b - 1] + 1
-            if b + 1 < width and dp[up + b + 1] + 1 < best:  # insertion: (i - 1, c)
-                best = dp[up + b + 1] + 1
-            dp[row + b] = best
-    dist = dp[m * width + n - m + band]  # (the caller checks it equals the verified distance)
-    # Traceback from (m, n); ops collected backwards.
+            ins = big
+            if b + 1 < width:  # from (i - 1, c)
+                ins = min(h[up + b + 1] + edit + gap, il[up + b + 1] + edit, big)
+            il[row + b] = ins
+            best = ins
+            if c > 0:
+                dg = min(h[up + b] + _mismatch(q, t, i, c) * edit, big)  # the diagonal keeps the band index
+                dele = big
+                if b > 0:  # from (i, c - 1)
+                    dele = min(h[row + b - 1] + edit + gap, dl[row + b - 1] + edit, big)
+                dl[row + b] = dele
+                best = min(best, dg, dele)
+            h[row + b] = best
+    last = m * width - m + band  # cell (m, c) at last + c
+    dist = h[last + n] // edit  # (the caller checks it equals the verified distance)
+    end = n
+    for c in range(n + 1, min(nt, m + x + band) + 1):  # an end further on with fewer gaps, in the same run
+        if h[last + c] // edit != dist:
+            break
+        if h[last + c] // gap < h[last + end] // gap:
+            end = c
+    # Traceback from (m, end) to a free start in row 0, in state 0 (H), 1 (D) or 2 (I); ops backwards.
     k = 0
-    i, c = m, n
-    while i > 0 or c > 0:
+    i, c = m, end
+    state = 0
+    while i > 0 or c > x:
         b = c - i + band
-        cur = dp[i * width + b]
-        if i > 0 and c > 0 and cur == dp[(i - 1) * width + b] + (0 if (q[i - 1] == t[c - 1] and t[c - 1] < 4) else 1):
-            rev[k] = OP_M
-            i -= 1
-            c -= 1
-        elif c > 0 and b > 0 and cur == dp[i * width + b - 1] + 1:
+        cur = i * width + b
+        if state == 0:
+            if i > 0 and c > 0 and h[cur] == h[cur - width] + _mismatch(q, t, i, c) * edit:
+                rev[k] = OP_M
+                i -= 1
+                c -= 1
+                k += 1
+                continue
+            state = 1 if c > 0 and h[cur] == dl[cur] else 2
+        if state == 1:
             rev[k] = OP_D
+            if dl[cur] == h[cur - 1] + edit + gap:  # the gap opens here
+                state = 0
             c -= 1
         else:
             rev[k] = OP_I
+            if il[cur] == h[cur - width + 1] + edit + gap:
+                state = 0
             i -= 1
         k += 1
+    first = c
     # Run-length CIGAR and MD, forwards.
     runs = 0
     md_len = 0
     matched = 0
     qi = 0
-    ti = 0
-    for x in range(k - 1, -1, -1):
-        op = rev[x]
+    ti = first
+    for y in range(k - 1, -1, -1):
+        op = rev[y]
         if runs > 0 and ops[runs - 1] == op:
             lens[runs - 1] += 1
         else:
@@ -120,7 +175,7 @@ def align_one(q: np.ndarray, t: np.ndarray, band: int, dist: int, ops: np.ndarra
         elif op == OP_I:
             qi += 1
         else:
-            if x == k - 1 or rev[x + 1] != OP_D:  # first base of a deletion run
+            if y == k - 1 or rev[y + 1] != OP_D:  # first base of a deletion run
                 md_len = _write_int(md, md_len, matched)
                 md[md_len] = 94  # '^'
                 md_len += 1
@@ -129,7 +184,7 @@ def align_one(q: np.ndarray, t: np.ndarray, band: int, dist: int, ops: np.ndarra
             md_len += 1
             ti += 1
     md_len = _write_int(md, md_len, matched)
-    return dist, runs, md_len
+    return dist, runs, md_len, first, end
 
 
 @njit(cache=True, nogil=True)
@@ -162,56 +217,74 @@ BLOCK = 64  # locations per parallel task: scratch allocated once per block
 
 @njit(cache=True, nogil=True, inline="always")  # per location: a call with 21 array arguments cost 20%
 def align_location(k: int, qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
-                   loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray, cig_off: np.ndarray,
-                   md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray, n_runs: np.ndarray,
-                   md_len: np.ndarray, dist: np.ndarray, scratch: np.ndarray, rev: np.ndarray, t: np.ndarray) -> None:
-    """Location k's CIGAR runs and MD string into its slots (cig_off, md_off); scratch, rev and t as
-    scratch_sizes gives them (nothing is allocated here: the GPU runs this very code, backends/cuda)."""
+                   loc_e: np.ndarray, loc_d: np.ndarray, loc_lo: np.ndarray, loc_hi: np.ndarray, packed: np.ndarray,
+                   nmask: np.ndarray, cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
+                   md: np.ndarray, n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, start: np.ndarray,
+                   end: np.ndarray, scratch: np.ndarray, rev: np.ndarray, t: np.ndarray) -> None:
+    """Location k's CIGAR runs and MD string into its slots (cig_off, md_off), and the reference interval
+    of that alignment (loc_lo[k] <= start <= loc_s[k], loc_e[k] <= end <= loc_hi[k]); scratch, rev and t
+    as scratch_sizes gives them (nothing is allocated here: the GPU runs this very code, backends/cuda)."""
     qi = loc_q[k]
     q = qcodes[qoff[qi]:qoff[qi + 1]]
-    tk = t[:loc_e[k] - loc_s[k]]
-    unpack_into(packed, nmask, loc_s[k], tk)
+    lo = loc_lo[k]
+    tk = t[:loc_hi[k] - lo]
+    unpack_into(packed, nmask, lo, tk)
     a, b = cig_off[k], md_off[k]
-    d, r, ml = align_one(q, tk, loc_d[k], loc_d[k], ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]],
-                         md[b:md_off[k + 1]], scratch, rev)
+    d, r, ml, first, last = align_one(q, tk, loc_s[k] - lo, loc_hi[k] - loc_e[k], loc_d[k], loc_d[k],
+                                      ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]], md[b:md_off[k + 1]], scratch,
+                                      rev)
     n_runs[k] = r
     md_len[k] = ml
     dist[k] = d
+    start[k] = lo + first
+    end[k] = lo + last
 
 
 @njit(cache=True, nogil=True)
-def scratch_sizes(qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray,
-                  lo: int, hi: int) -> tuple[int, int]:
+def scratch_sizes(qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.ndarray, loc_lo: np.ndarray,
+                  loc_hi: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
     """(DP cells, reference span) that align_location needs for any of locations [lo, hi)."""
     cells, span = 1, 1
     for k in range(lo, hi):
         qi = loc_q[k]
         m = qoff[qi + 1] - qoff[qi]
-        cells = max(cells, (m + 1) * (2 * loc_d[k] + 1))
-        span = max(span, m + loc_e[k] - loc_s[k])
+        cells = max(cells, 3 * (m + 1) * (loc_s[k] - loc_lo[k] + 2 * loc_d[k] + 1))
+        span = max(span, m + loc_hi[k] - loc_lo[k])
     return cells, span
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _align_all(qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_e: np.ndarray,
-               loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray, cig_off: np.ndarray, md_off: np.ndarray,
-               ops: np.ndarray, lens: np.ndarray, md: np.ndarray, n_runs: np.ndarray, md_len: np.ndarray,
-               dist: np.ndarray) -> None:
+               loc_d: np.ndarray, loc_lo: np.ndarray, loc_hi: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+               cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
+               n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
     nl = loc_q.size
     for blk in prange((nl + BLOCK - 1) // BLOCK):
         lo, hi = blk * BLOCK, min(nl, (blk + 1) * BLOCK)
-        cells, span = scratch_sizes(qoff, loc_q, loc_s, loc_e, loc_d, lo, hi)
-        scratch = np.empty(cells, dtype=np.int32)
+        cells, span = scratch_sizes(qoff, loc_q, loc_s, loc_d, loc_lo, loc_hi, lo, hi)
+        scratch = np.empty(cells, dtype=np.int64)
         rev = np.empty(span, dtype=np.uint8)
         t = np.empty(span, dtype=np.uint8)
         for k in range(lo, hi):
-            align_location(k, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, packed, nmask, cig_off, md_off, ops, lens,
-                           md, n_runs, md_len, dist, scratch, rev, t)
+            align_location(k, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, cig_off,
+                           md_off, ops, lens, md, n_runs, md_len, dist, start, end, scratch, rev, t)
+
+
+def free_bounds(loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray,
+                seq_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The leftmost start and rightmost end each location's alignment may take: d bases beyond its own
+    (k insertions at a read end are k mismatches k bases further out, at the same cost), never beyond its
+    sequence."""
+    seq = np.searchsorted(seq_starts, loc_s, side="right") - 1
+    lo = np.maximum(loc_s - loc_d, seq_starts[seq]).astype(np.int64)
+    hi = np.minimum(loc_e + loc_d, seq_starts[seq + 1]).astype(np.int64)
+    return lo, hi
 
 
 def layout(qoff: np.ndarray, loc_q: np.ndarray, loc_d: np.ndarray) -> dict:
     """Empty outputs of an alignment of the locations: CIGAR runs (ops, lens) and MD bytes, room for the
-    worst case of each location at cig_off / md_off; n_runs, md_len and dist per location."""
+    worst case of each location at cig_off / md_off; n_runs, md_len, dist and the alignment's start and
+    end per location."""
     m = (qoff[loc_q + 1] - qoff[loc_q]).astype(np.int64)
     cig_cap = 2 * loc_d.astype(np.int64) + 1
     md_cap = md_capacity(m, loc_d.astype(np.int64))
@@ -222,7 +295,8 @@ def layout(qoff: np.ndarray, loc_q: np.ndarray, loc_d: np.ndarray) -> dict:
     return {"cig_off": cig_off, "ops": np.empty(int(cig_off[-1]), dtype=np.uint8),
             "lens": np.empty(int(cig_off[-1]), dtype=np.int32), "n_runs": np.empty(loc_q.size, dtype=np.int64),
             "md_off": md_off, "md": np.empty(int(md_off[-1]), dtype=np.uint8),
-            "md_len": np.empty(loc_q.size, dtype=np.int64), "dist": np.empty(loc_q.size, dtype=np.int32)}
+            "md_len": np.empty(loc_q.size, dtype=np.int64), "dist": np.empty(loc_q.size, dtype=np.int32),
+            "start": np.empty(loc_q.size, dtype=np.int64), "end": np.empty(loc_q.size, dtype=np.int64)}
 
 
 def checked(aln: dict, loc_d: np.ndarray) -> dict:
@@ -233,10 +307,15 @@ def checked(aln: dict, loc_d: np.ndarray) -> dict:
 
 
 def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
-          loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> dict:
-    """CIGAR runs and MD strings of all locations, in flat arrays with offsets. (qerr belongs to the stage's
-    interface, which the GPU's twin shares; the band of a location is its own distance.)"""
+          loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+          seq_starts: np.ndarray) -> dict:
+    """CIGAR runs and MD strings of all locations, in flat arrays with offsets, and each alignment's
+    reference interval ("start", "end": the location's own, or up to d bases further out where that avoids
+    an insertion at a read end; the record's POS). (qerr belongs to the stage's interface, which the GPU's
+    twin shares; the band of a location is its own distance.)"""
     aln = layout(qoff, loc_q, loc_d)
-    _align_all(qcodes, qoff, loc_q, loc_s, loc_e, loc_d, packed, nmask, aln["cig_off"], aln["md_off"],
-               aln["ops"], aln["lens"], aln["md"], aln["n_runs"], aln["md_len"], aln["dist"])
+    loc_lo, loc_hi = free_bounds(loc_s, loc_e, loc_d, seq_starts)
+    _align_all(qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, aln["cig_off"],
+               aln["md_off"], aln["ops"], aln["lens"], aln["md"], aln["n_runs"], aln["md_len"], aln["dist"],
+               aln["start"], aln["end"])
     return checked(aln, loc_d)

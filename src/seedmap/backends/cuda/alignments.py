@@ -8,9 +8,9 @@ from numba import cuda
 
 from seedmap.backends.cuda import align_kernels as ak
 from seedmap.backends.cuda.verify_kernels import DeviceVerifier, sync
-from seedmap.verify.align import checked, layout, scratch_sizes
+from seedmap.verify.align import checked, free_bounds, layout, scratch_sizes
 
-SCRATCH_BYTES = 256 << 20  # per worker: a 100 bp location at distance 5 takes 4.6 kB, about 58,000 a launch
+SCRATCH_BYTES = 1 << 30  # per worker: a 100 bp location at distance 5 takes up to 39 kB, 27,000 a launch
 
 
 class DeviceAligner:
@@ -22,7 +22,7 @@ class DeviceAligner:
 
     def __call__(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                  loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
-                 nmask: np.ndarray) -> dict:
+                 nmask: np.ndarray, seq_starts: np.ndarray) -> dict:
         dev = self.device
         if packed is not dev.packed:
             raise ValueError("this aligner holds another reference")
@@ -31,15 +31,17 @@ class DeviceAligner:
         if n == 0:
             return checked(aln, loc_d)
         st = dev.stream
-        locs = [np.ascontiguousarray(x, dtype=np.int64) for x in (loc_q, loc_s, loc_e, loc_d)]
-        cells, span = scratch_sizes(np.asarray(qoff, dtype=np.int64), *locs, 0, n)
-        per_launch = max(1, min(n, self.scratch_bytes // (4 * cells + 2 * span)))
+        loc_lo, loc_hi = free_bounds(loc_s, loc_e, loc_d, seq_starts)
+        locs = [np.ascontiguousarray(x, dtype=np.int64) for x in (loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi)]
+        q, s, _, d, lo, hi = locs
+        cells, span = scratch_sizes(np.asarray(qoff, dtype=np.int64), q, s, d, lo, hi, 0, n)
+        per_launch = max(1, min(n, self.scratch_bytes // (8 * cells + 2 * span)))
         d_codes, d_qoff, _ = dev.resident_reads(qcodes, qoff, qerr)  # the verifier's copies
         d_locs = [cuda.to_device(x, stream=st) for x in locs]
         d_off = [cuda.to_device(aln[name], stream=st) for name in ("cig_off", "md_off")]
-        outputs = ("ops", "lens", "md", "n_runs", "md_len", "dist")
+        outputs = ("ops", "lens", "md", "n_runs", "md_len", "dist", "start", "end")
         d_out = [cuda.device_array(max(aln[name].size, 1), dtype=aln[name].dtype, stream=st) for name in outputs]
-        d_cells = cuda.device_array(per_launch * cells, dtype=np.int32, stream=st)
+        d_cells = cuda.device_array(per_launch * cells, dtype=np.int64, stream=st)
         d_bytes = cuda.device_array(per_launch * 2 * span, dtype=np.uint8, stream=st)
         for first in range(0, n, per_launch):
             last = min(n, first + per_launch)
