@@ -130,20 +130,47 @@ def test_searched_depth():
     dist = np.array([1, 1, 3, 0, 2, 4])
     rank = np.array([0, 1, 2, 0, 1, 0])
     budget = np.array([5, 5, 5, 5])
-    assert searched_depth(4, read, dist, rank, budget, True, 0, 1).tolist() == [2, 1, 5, 5]
-    assert searched_depth(4, read, dist, rank, budget, False, 2, 0).tolist() == [1, 2, 5, 5]
-    assert searched_depth(4, read, dist, rank, budget, True, 2, 2).tolist() == [3, 2, 5, 5]
+    assert searched_depth(4, read, dist, rank, budget, True, 0, (1, 1)).tolist() == [2, 1, 5, 5]
+    assert searched_depth(4, read, dist, rank, budget, False, 2, (0, 0)).tolist() == [1, 2, 5, 5]
+    assert searched_depth(4, read, dist, rank, budget, True, 2, (2, 2)).tolist() == [3, 2, 5, 5]
+    # the default: two strata beyond a unique best (reads 1 and 2), none beyond a tie (read 0)
+    assert searched_depth(4, read, dist, rank, budget, True, 0, (2, 0)).tolist() == [1, 2, 5, 5]
 
 
 def test_mapq_counts_only_searched_strata():
     """--best --strata 1: a location two edits behind the best does not lower MAPQ (it is not searched)."""
     recs_far = make_records(1, np.array([0, 0]), np.array([10, 500]), np.array([0, 2]), True, 0,
-                            np.array([5]), strata=1)
+                            np.array([5]), strata=(1, 1))
     recs_near = make_records(1, np.array([0, 0]), np.array([10, 500]), np.array([0, 1]), True, 0,
-                             np.array([5]), strata=1)
-    recs_alone = make_records(1, np.array([0]), np.array([10]), np.array([0]), True, 0, np.array([5]), strata=1)
+                             np.array([5]), strata=(1, 1))
+    recs_alone = make_records(1, np.array([0]), np.array([10]), np.array([0]), True, 0, np.array([5]),
+                              strata=(1, 1))
     assert recs_far.mapq.tolist() == recs_alone.mapq.tolist() == [40]
     assert recs_near.mapq[0] < 40
+
+
+def test_default_best_mapq_is_all_mappings(rng):
+    """--best's default MAPQ means what all-mapping's does: a unique best location with nothing within two
+    more edits gets 60 (bwa's unique; it was 20 with no stratum searched beyond the best), one with a
+    runner-up one edit behind about 20, a tie 0; reads all-mapping gives MAPQ >= 30 keep it."""
+    seg = random_genome(rng, 70)
+    near = seg.copy()
+    near[35] = (near[35] + 1) % 4  # a copy one substitution away
+    g = np.concatenate([random_genome(rng, 400), seg, random_genome(rng, 300), near, random_genome(rng, 300),
+                        seg[:50], random_genome(rng, 200)])
+    ref = Reference.from_codes(["a"], [g])
+    engine = engine_of("neighborhood", ref)
+    unique, runner_up, tie = g[50:110].copy(), seg[:60].copy(), seg[:45].copy()
+    reads = [unique, runner_up, tie] + sample_reads(rng, [g], 40, (40, 90), 3)
+    fmt = SamFormatter(ref)
+    mapq = {}
+    for best in (True, False):
+        text, _ = map_batch(batch_of(reads), engine, fmt, MapOptions(errors=4, best_only=best))
+        mapq[best] = {f[0]: int(f[4]) for f in (x.split("\t") for x in bytes(text).decode().splitlines())
+                      if not int(f[1]) & 256}
+    assert [mapq[True][r] for r in ("r0", "r1", "r2")] == [60, 20, 0]
+    confident = {r for r, q in mapq[False].items() if q >= 30}
+    assert len(confident) > 20 and {r for r, q in mapq[True].items() if q >= 30} == confident
 
 
 def test_subset_queries():

@@ -98,6 +98,11 @@ def nonnegative_int(text: str) -> int:
     return value
 
 
+def strata_count(text: str) -> int:
+    """--strata: 'auto' (MapOptions' default, -1) or a count."""
+    return MapOptions.strata if text == "auto" else nonnegative_int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="seedmap", description="Fully sensitive short-read mapper.")
     p.add_argument("--version", action="version", version=f"seedmap {__version__}")
@@ -147,9 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("-n", "--max-hits", type=nonnegative_int, default=0,
                     help="report at most N locations per read, best first (default: all); the search stops "
                          "once the first N are known")
-    mp.add_argument("--strata", type=nonnegative_int, default=MapOptions.strata,
-                    help="--best / -n: also search this many strata beyond the reported ones, for MAPQ "
-                         "(default %(default)s: a unique location gets MAPQ 20; 40 with 1, 60 with 2)")
+    mp.add_argument("--strata", type=strata_count, default=MapOptions.strata, metavar="auto|S",
+                    help="--best / -n: also search S strata beyond the reported ones, for MAPQ (a unique "
+                         "best location gets 20 with 0, 40 with 1, 60 with 2); default auto: 2 after a "
+                         "unique best, none after a tie (its MAPQ is 0 anyway), so MAPQ means what it "
+                         "means in all-mapping")
     mp.add_argument("--no-early-stop", dest="early_stop", action="store_false", help=argparse.SUPPRESS)
     mp.add_argument("--engine", choices=["neighborhood", "kmer", "fm"], default="neighborhood",
                     help="index kind to map with (default %(default)s); all engines report the same hits")
@@ -411,7 +418,7 @@ def _check_engine_options(args: argparse.Namespace) -> None:
                 raise SeedmapError(f"{flag} needs the neighborhood engine, not --engine {args.engine}")
     if args.engine != "kmer" and args.adjacency != 1:
         raise SeedmapError(f"--adjacency needs --engine kmer, not --engine {args.engine}")
-    if args.strata and not (args.best or args.max_hits):
+    if args.strata >= 0 and not (args.best or args.max_hits):
         raise SeedmapError("--strata needs --best or -n (the full search already sees every stratum)")
-    if args.strata and (args.reads2 or args.interleaved):
+    if args.strata >= 0 and (args.reads2 or args.interleaved):
         raise SeedmapError("--strata applies to single-end reads: paired-end --best and -n search every stratum")

@@ -83,9 +83,11 @@ def _record_order(n_reads: int, read: np.ndarray, strand: np.ndarray, start: np.
 
 
 def searched_depth(n_reads: int, read: np.ndarray, dist: np.ndarray, rank: np.ndarray, budget: np.ndarray,
-                   best_only: bool, max_hits: int, strata: int) -> np.ndarray:
-    """The deepest stratum --best / -n search per read (see pipeline/strata.py): `strata` beyond the best
-    distance (--best) or the N-th location's (-n N; the whole budget for reads with fewer)."""
+                   best_only: bool, max_hits: int, strata: tuple[int, int]) -> np.ndarray:
+    """The deepest stratum --best / -n search per read (see pipeline/strata.py): strata[0] beyond the best
+    distance (--best) or the N-th location's (-n N; the whole budget for reads with fewer) when the read
+    has one location at its best distance, strata[1] when it has several (read, dist, rank: sorted by
+    read, rank 0 = the best)."""
     stop = budget.copy()
     if max_hits > 0:
         nth = rank == max_hits - 1
@@ -93,11 +95,18 @@ def searched_depth(n_reads: int, read: np.ndarray, dist: np.ndarray, rank: np.nd
     if best_only:
         first = rank == 0
         stop[read[first]] = dist[first]
-    return np.minimum(budget, stop + strata)
+    best = np.full(n_reads, -1, dtype=np.int64)
+    best[read[rank == 0]] = dist[rank == 0]
+    return np.minimum(budget, stop + np.where(tied_best(n_reads, read, dist, best), strata[1], strata[0]))
+
+
+def tied_best(n_reads: int, read: np.ndarray, dist: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """Per read: whether more than one of its locations has its best distance, best[read]."""
+    return np.bincount(read[dist == best[read]], minlength=n_reads) > 1
 
 
 def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.ndarray, best_only: bool,
-                 max_hits: int, budget: np.ndarray | None = None, strata: int = 0) -> Records:
+                 max_hits: int, budget: np.ndarray | None = None, strata: tuple[int, int] = (0, 0)) -> Records:
     """budget: edits searched per read (for MAPQ; default: the largest distance found). With --best or -n,
     MAPQ sees only the strata they search (searched_depth), whatever else the locations hold."""
     read = loc_q >> 1

@@ -11,6 +11,10 @@ GPU_READS = 200_000  # reads per device in its workers' batches: a million windo
 MIN_GPU_WORKERS = 2  # per device: one batch's transfers and host stages overlap another's kernels
 GPU_BATCH = GPU_READS // MIN_GPU_WORKERS  # per GPU worker, with the fewest workers
 DEFAULT_MIN_LENGTH = 20  # shorter reads are reported unmapped (bwa mem's smallest seed is 19 bases)
+# --best / -n by default search this many strata beyond a read's stop stratum when its best location is
+# unique, none after a tie (MAPQ 0 whatever lies beyond): a unique best then gets the MAPQ all-mapping
+# gives it (60 with nothing within two more edits, as bwa), at the cost of two more rounds for those reads.
+AUTO_STRATA = 2
 
 
 @dataclass(frozen=True)
@@ -20,9 +24,14 @@ class MapOptions:
     errors: float = 0.05  # edits if >= 1 (an integer), else a rate of the read length
     best_only: bool = False
     max_hits: int = 0  # 0 = all locations
-    strata: int = 0  # --best / -n: strata searched beyond the stop stratum (they set MAPQ)
+    strata: int = -1  # --best / -n: strata searched beyond the stop stratum (they set MAPQ); -1: AUTO_STRATA
     early_stop: bool = True  # --best / -n stop at their strata (False: search everything, then filter)
     min_length: int = DEFAULT_MIN_LENGTH  # shorter reads are not searched: reported unmapped
+
+    @property
+    def extra_strata(self) -> tuple[int, int]:
+        """Strata --best / -n search beyond a read's stop stratum: (after a unique best, after a tie)."""
+        return (AUTO_STRATA, 0) if self.strata < 0 else (self.strata, self.strata)
 
     @property
     def stratified(self) -> bool:

@@ -127,7 +127,7 @@ def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOpti
     loc.start, loc.end = aln.pop("start"), aln.pop("end")  # each alignment's interval: the records' POS
     clock.lap("traceback")
     recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr,
-                        opts.strata)
+                        opts.extra_strata)
     mapped = int(np.count_nonzero(np.diff(loc.query >> 1, prepend=-1)))  # queries are sorted
     clock.lap("records")
     data = fmt.records(recs, batch, loc.start, loc.dist, aln)

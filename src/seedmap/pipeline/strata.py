@@ -6,9 +6,11 @@ longer, far more selective seeds (pigeonhole windows, FM search schemes), so ear
 
     stop   --best: the best distance found (every location <= budget is found, so it is exact);
            -n N:   the distance of the N-th location, once N are known;
-    need = min(e, stop + strata): the deepest stratum searched, so MAPQ sees the runner-up strata.
+    need = min(e, stop + extra): the deepest stratum searched, so MAPQ sees the runner-up strata;
+           extra = MapOptions.extra_strata: by default 2 after a unique best (its MAPQ is all-mapping's
+           unless locations 3 or more edits behind it weigh in), 0 after a tie (MAPQ 0 whatever follows).
 
-The first round is k = strata (a read whose best distance is 0 needs those strata anyway). Locations
+The first round is k = the least extra (a read whose best distance is 0 needs those strata anyway). Locations
 found with a budget below e are widened to their runs at e (verify/runs.py), so a read's locations up to
 `need` are exactly those the all-mapping search reports; records.make_records applies the same `need`
 to an all-mapping result, which is how the two are tested equal.
@@ -21,6 +23,7 @@ import numpy as np
 from seedmap.backends import cpu
 from seedmap.io.reference import Reference
 from seedmap.pipeline.options import MapOptions
+from seedmap.records import tied_best
 from seedmap.verify.runs import joined_runs
 
 
@@ -83,7 +86,8 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
     need = qerr.copy()
     searched = np.where(searchable, -1, need)  # reads not searched at all count as done
     cols = [np.zeros(0, dtype=np.int64)] * 3 + [np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.bool_)]
-    k = opts.strata
+    k = min(opts.extra_strata)
+    tie_rule = opts.extra_strata[0] != opts.extra_strata[1]
     while True:
         open_ = np.flatnonzero(searched < need)
         if open_.size == 0:
@@ -97,7 +101,9 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         q = 2 * open_[q >> 1] + (q & 1)  # back to the batch's query numbers
         clock.lap("verify")
         searched[open_] = budget
-        if opts.max_hits > 0 and not opts.best_only and partial.any():  # -n counts whole runs
+        # -n counts whole runs, and so does telling a unique best from a tie (runs at a smaller budget than
+        # the read's may be parts of one location)
+        if (opts.max_hits > 0 and not opts.best_only or tie_rule) and partial.any():
             q, s, e, d = _whole_runs(qcodes, qoff, qerr, (q, s, e, d), partial, ref)
             partial = np.zeros(q.size, dtype=np.bool_)
             clock.lap("runs")
@@ -107,14 +113,13 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         old = ~was_open[cols[0] >> 1]
         cols = [np.concatenate([a[old], b]) for a, b in zip(cols, (q, s, e, d, partial), strict=True)]
         read = cols[0] >> 1
-        if opts.best_only:
-            stop = np.full(n_reads, np.iinfo(np.int64).max, dtype=np.int64)
-            np.minimum.at(stop, read, cols[3].astype(np.int64))
-            stop[stop == np.iinfo(np.int64).max] = -1
-        else:
-            stop = _nth_dist(read, cols[3], n_reads, opts.max_hits)
+        best = np.full(n_reads, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(best, read, cols[3].astype(np.int64))
+        best[best == np.iinfo(np.int64).max] = -1
+        stop = best if opts.best_only else _nth_dist(read, cols[3], n_reads, opts.max_hits)
         known = (stop >= 0) & searchable
-        need[known] = np.minimum(qerr[known], stop[known] + opts.strata)
+        extra = np.where(tied_best(n_reads, read, cols[3], best), *opts.extra_strata[::-1])
+        need[known] = np.minimum(qerr[known], stop[known] + extra[known])
         k += 1
     q, s, e, d, partial = cols
     if partial.any():
