@@ -22,7 +22,7 @@ def traceback(q: np.ndarray, t: np.ndarray, band: int, dist: int) -> tuple:
     cap = 2 * dist + 1
     ops, lens = np.empty(cap, dtype=np.uint8), np.empty(cap, dtype=np.int32)
     md = np.empty(8 * (dist + 1) + 3 * dist + 8, dtype=np.uint8)
-    scratch = np.empty(3 * (m + 1) * (2 * band + 1), dtype=np.int64)
+    scratch = np.empty(3 * (m + 1) * (2 * band + 3), dtype=np.int64)
     d, runs, md_len, first, last = align_one(q, t, 0, 0, band, dist, ops, lens, md, scratch,
                                              np.empty(m + n, dtype=np.uint8))
     assert (first, last) == (0, n)

@@ -56,7 +56,7 @@ def align_one(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int
     x + 1 columns and ends at column n = len(t) - y (the location's end) or one of the y after it: the
     fewest gaps (runs of insertions or deletions) among such alignments, then the leftmost end, then the
     latest start. Returns (edit distance at n, number of CIGAR runs, MD length, start column, end column).
-    scratch: 3 * (m + 1) * (x + 2 * band + 1) int64; rev: m + len(t) uint8.
+    scratch: 3 * (m + 1) * (x + 2 * band + 3) int64; rev: m + len(t) uint8.
 
     Among alignments of equal edit distance, bwa and yara report the one with fewest gaps: `100M` at p,
     not `1I99M` at p + 1 nor `99M1I` at p (k insertions at a read end are k substitutions k bases
@@ -77,43 +77,48 @@ def align_one(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int
         if mismatches == dist:
             d, r, ml = _ungapped(q, t[n - m:n], mismatches, ops, lens, md)
             return d, r, ml, n - m, n
-    width = x + 2 * band + 1
-    cells = (m + 1) * width
+    w = x + 2 * band + 3  # a row: the band's x + 2 band + 1 cells between two that stay out of it
+    cells = (m + 1) * w
     gap = x + 1  # a gap; below it, how much earlier than the latest free start an alignment starts
     edit = (band + 1) * gap
-    big = 1 << 60
-    h = scratch[:cells]  # cell (i, c) at i * width + c - i + band (flat: no reshape on the GPU)
+    big = 1 << 60  # out of the band (sums of a few steps past it stay far from overflow)
+    off = band + 1
+    h = scratch[:cells]  # cell (i, c) at i * w + c - i + off (flat: no reshape on the GPU)
     dl = scratch[cells:2 * cells]
     il = scratch[2 * cells:3 * cells]
-    h[:] = big
-    dl[:] = big
-    il[:] = big
+    # Only row 0 and the cells beside the band are read before they are written.
+    h[:w] = big
+    dl[:w] = big
+    il[:w] = big
     for c in range(0, min(nt, x + band) + 1):
         if c <= x:
-            h[c + band] = x - c  # a free start
+            h[c + off] = x - c  # a free start
         else:  # never optimal: a leading deletion
-            dl[c + band] = (c - x) * edit + gap
-            h[c + band] = dl[c + band]
+            dl[c + off] = (c - x) * edit + gap
+            h[c + off] = dl[c + off]
     for i in range(1, m + 1):
-        row, up = i * width, (i - 1) * width
-        for b in range(width):
-            c = i + b - band
-            if c < 0 or c > nt:
-                continue
-            ins = big
-            if b + 1 < width:  # from (i - 1, c)
-                ins = min(h[up + b + 1] + edit + gap, il[up + b + 1] + edit, big)
-            il[row + b] = ins
-            best = ins
-            if c > 0:
-                dg = min(h[up + b] + _mismatch(q, t, i, c) * edit, big)  # the diagonal keeps the band index
-                dele = big
-                if b > 0:  # from (i, c - 1)
-                    dele = min(h[row + b - 1] + edit + gap, dl[row + b - 1] + edit, big)
-                dl[row + b] = dele
-                best = min(best, dg, dele)
-            h[row + b] = best
-    last = m * width - m + band  # cell (m, c) at last + c
+        row = i * w - i + off  # cell (i, c) at row + c
+        for side in (i * w, i * w + w - 1):
+            h[side] = big
+            dl[side] = big
+            il[side] = big
+        qi = q[i - 1]
+        c0 = max(0, i - band)
+        if c0 == 0:  # column 0: insertions only
+            il[row] = min(h[row - w + 1] + edit + gap, il[row - w + 1] + edit)
+            h[row] = il[row]
+            dl[row] = big
+            c0 = 1
+        for c in range(c0, min(nt, i + x + band) + 1):
+            k = row + c
+            ins = min(h[k - w + 1] + edit + gap, il[k - w + 1] + edit)  # from (i - 1, c)
+            dele = min(h[k - 1] + edit + gap, dl[k - 1] + edit)  # from (i, c - 1)
+            tc = t[c - 1]
+            dg = h[k - w] + (0 if (qi == tc and tc < 4) else edit)  # from (i - 1, c - 1)
+            il[k] = ins
+            dl[k] = dele
+            h[k] = min(ins, dele, dg)
+    last = m * w - m + off  # cell (m, c) at last + c
     dist = h[last + n] // edit  # (the caller checks it equals the verified distance)
     end = n
     for c in range(n + 1, min(nt, m + x + band) + 1):  # an end further on with fewer gaps, in the same run
@@ -126,10 +131,9 @@ def align_one(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int
     i, c = m, end
     state = 0
     while i > 0 or c > x:
-        b = c - i + band
-        cur = i * width + b
+        cur = i * w - i + off + c
         if state == 0:
-            if i > 0 and c > 0 and h[cur] == h[cur - width] + _mismatch(q, t, i, c) * edit:
+            if i > 0 and c > 0 and h[cur] == h[cur - w] + _mismatch(q, t, i, c) * edit:
                 rev[k] = OP_M
                 i -= 1
                 c -= 1
@@ -143,7 +147,7 @@ def align_one(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int
             c -= 1
         else:
             rev[k] = OP_I
-            if il[cur] == h[cur - width + 1] + edit + gap:
+            if il[cur] == h[cur - w + 1] + edit + gap:
                 state = 0
             i -= 1
         k += 1
@@ -248,7 +252,7 @@ def scratch_sizes(qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_d:
     for k in range(lo, hi):
         qi = loc_q[k]
         m = qoff[qi + 1] - qoff[qi]
-        cells = max(cells, 3 * (m + 1) * (loc_s[k] - loc_lo[k] + 2 * loc_d[k] + 1))
+        cells = max(cells, 3 * (m + 1) * (loc_s[k] - loc_lo[k] + 2 * loc_d[k] + 3))
         span = max(span, m + loc_hi[k] - loc_lo[k])
     return cells, span
 
