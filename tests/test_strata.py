@@ -133,8 +133,8 @@ def test_searched_depth():
     assert searched_depth(4, read, dist, rank, budget, True, 0, (1, 1)).tolist() == [2, 1, 5, 5]
     assert searched_depth(4, read, dist, rank, budget, False, 2, (0, 0)).tolist() == [1, 2, 5, 5]
     assert searched_depth(4, read, dist, rank, budget, True, 2, (2, 2)).tolist() == [3, 2, 5, 5]
-    # the default: two strata beyond a unique best (reads 1 and 2), none beyond a tie (read 0)
-    assert searched_depth(4, read, dist, rank, budget, True, 0, (2, 0)).tolist() == [1, 2, 5, 5]
+    # the default: a stratum beyond a unique best (reads 1 and 2), none beyond a tie (read 0)
+    assert searched_depth(4, read, dist, rank, budget, True, 0, (1, 0)).tolist() == [1, 1, 5, 5]
 
 
 def test_mapq_counts_only_searched_strata():
@@ -150,9 +150,10 @@ def test_mapq_counts_only_searched_strata():
 
 
 def test_default_best_mapq_is_all_mappings(rng):
-    """--best's default MAPQ means what all-mapping's does: a unique best location with nothing within two
-    more edits gets 60 (bwa's unique; it was 20 with no stratum searched beyond the best), one with a
-    runner-up one edit behind about 20, a tie 0; reads all-mapping gives MAPQ >= 30 keep it."""
+    """--best's default MAPQ means what all-mapping's does where users filter: a unique best location with
+    nothing one edit behind gets 40 (it was 20 with no stratum searched beyond the best: `-q 30` dropped
+    it), one with a runner-up one edit behind about 20, a tie 0; the reads all-mapping gives MAPQ >= 30
+    are those --best gives MAPQ >= 30."""
     seg = random_genome(rng, 70)
     near = seg.copy()
     near[35] = (near[35] + 1) % 4  # a copy one substitution away
@@ -168,7 +169,7 @@ def test_default_best_mapq_is_all_mappings(rng):
         text, _ = map_batch(batch_of(reads), engine, fmt, MapOptions(errors=4, best_only=best))
         mapq[best] = {f[0]: int(f[4]) for f in (x.split("\t") for x in bytes(text).decode().splitlines())
                       if not int(f[1]) & 256}
-    assert [mapq[True][r] for r in ("r0", "r1", "r2")] == [60, 20, 0]
+    assert [mapq[True][r] for r in ("r0", "r1", "r2")] == [40, 20, 0]
     confident = {r for r, q in mapq[False].items() if q >= 30}
     assert len(confident) > 20 and {r for r, q in mapq[True].items() if q >= 30} == confident
 

@@ -154,9 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "once the first N are known")
     mp.add_argument("--strata", type=strata_count, default=MapOptions.strata, metavar="auto|S",
                     help="--best / -n: also search S strata beyond the reported ones, for MAPQ (a unique "
-                         "best location gets 20 with 0, 40 with 1, 60 with 2); default auto: 2 after a "
-                         "unique best, none after a tie (its MAPQ is 0 anyway), so MAPQ means what it "
-                         "means in all-mapping")
+                         "best location gets 20 with 0, 40 with 1, 60 with 2); default auto: 1 after a "
+                         "unique best, none after a tie (its MAPQ is 0 anyway), so a MAPQ >= 30 filter "
+                         "keeps what it keeps in all-mapping")
     mp.add_argument("--no-early-stop", dest="early_stop", action="store_false", help=argparse.SUPPRESS)
     mp.add_argument("--engine", choices=["neighborhood", "kmer", "fm"], default="neighborhood",
                     help="index kind to map with (default %(default)s); all engines report the same hits")

@@ -11,10 +11,11 @@ GPU_READS = 200_000  # reads per device in its workers' batches: a million windo
 MIN_GPU_WORKERS = 2  # per device: one batch's transfers and host stages overlap another's kernels
 GPU_BATCH = GPU_READS // MIN_GPU_WORKERS  # per GPU worker, with the fewest workers
 DEFAULT_MIN_LENGTH = 20  # shorter reads are reported unmapped (bwa mem's smallest seed is 19 bases)
-# --best / -n by default search this many strata beyond a read's stop stratum when its best location is
-# unique, none after a tie (MAPQ 0 whatever lies beyond): a unique best then gets the MAPQ all-mapping
-# gives it (60 with nothing within two more edits, as bwa), at the cost of two more rounds for those reads.
-AUTO_STRATA = 2
+# --best / -n by default search the next stratum beyond a read's stop stratum when its best location is
+# unique, none after a tie (MAPQ 0 whatever lies beyond): a unique best then gets MAPQ 40 with nothing one
+# edit behind it and about 20 with a location there, as in all-mapping (where 40-60 and 20), so a
+# `samtools view -q 30` keeps what it keeps there; one round more for those reads, not two.
+AUTO_STRATA = 1
 
 
 @dataclass(frozen=True)

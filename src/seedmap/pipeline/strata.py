@@ -7,8 +7,9 @@ longer, far more selective seeds (pigeonhole windows, FM search schemes), so ear
     stop   --best: the best distance found (every location <= budget is found, so it is exact);
            -n N:   the distance of the N-th location, once N are known;
     need = min(e, stop + extra): the deepest stratum searched, so MAPQ sees the runner-up strata;
-           extra = MapOptions.extra_strata: by default 2 after a unique best (its MAPQ is all-mapping's
-           unless locations 3 or more edits behind it weigh in), 0 after a tie (MAPQ 0 whatever follows).
+           extra = MapOptions.extra_strata: by default 1 after a unique best (MAPQ 40 with nothing one
+           edit behind it, about 20 with something there: >= 30 where all-mapping's is), 0 after a tie
+           (MAPQ 0 whatever follows).
 
 The first round is k = the least extra (a read whose best distance is 0 needs those strata anyway). Locations
 found with a budget below e are widened to their runs at e (verify/runs.py), so a read's locations up to
@@ -78,6 +79,21 @@ def _nth_dist(read: np.ndarray, dist: np.ndarray, n_reads: int, n: int) -> np.nd
     return out
 
 
+def _to_merge(n_reads: int, q: np.ndarray, d: np.ndarray, partial: np.ndarray, opts: MapOptions,
+              tie_rule: bool) -> np.ndarray:
+    """Which of a round's locations found below the full budget must be joined into whole runs now: all of
+    them for -n (it counts locations), those of reads with several at their best distance where a tie
+    decides the strata (parts of one run are one location); none otherwise (joined at the end)."""
+    if opts.max_hits > 0 and not opts.best_only:
+        return partial
+    if not tie_rule or not partial.any():
+        return np.zeros(partial.size, dtype=np.bool_)
+    read = q >> 1
+    best = np.full(n_reads, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(best, read, d.astype(np.int64))
+    return partial & tied_best(n_reads, read, d, best)[read]
+
+
 def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, searchable: np.ndarray,
                       engine: object, ref: Reference, opts: MapOptions, clock: object) -> tuple[np.ndarray, ...]:
     """Locations (query, start, end, dist; by query then start) up to each read's `need` (which
@@ -101,11 +117,10 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         q = 2 * open_[q >> 1] + (q & 1)  # back to the batch's query numbers
         clock.lap("verify")
         searched[open_] = budget
-        # -n counts whole runs, and so does telling a unique best from a tie (runs at a smaller budget than
-        # the read's may be parts of one location)
-        if (opts.max_hits > 0 and not opts.best_only or tie_rule) and partial.any():
-            q, s, e, d = _whole_runs(qcodes, qoff, qerr, (q, s, e, d), partial, ref)
-            partial = np.zeros(q.size, dtype=np.bool_)
+        merge = _to_merge(n_reads, q, d, partial, opts, tie_rule)
+        if merge.any():
+            q, s, e, d = _whole_runs(qcodes, qoff, qerr, (q, s, e, d), merge, ref)
+            partial = np.concatenate([partial[~merge], np.zeros(q.size - int(np.count_nonzero(~merge)), np.bool_)])
             clock.lap("runs")
         # This round's locations replace the open reads' earlier ones.
         was_open = np.zeros(n_reads, dtype=np.bool_)
