@@ -55,13 +55,20 @@ def _tally(read: np.ndarray, dist: np.ndarray, rank: np.ndarray, n_reads: int,
 
 
 def single_end_mapq(read: np.ndarray, dist: np.ndarray, rank: np.ndarray, budget: np.ndarray,
-                    n_reads: int) -> np.ndarray:
+                    n_reads: int, shifted: np.ndarray | None = None) -> np.ndarray:
     """MAPQ of each read's best location (rank 0), per read (0 for reads without locations).
-    read/dist/rank: all locations, rank 0 = the best; budget: edits searched per read."""
+    read/dist/rank: all locations, rank 0 = the best; budget: edits searched per read; shifted: per read,
+    the placements inside its best location g = 0, 1, ... edits behind it (verify/shifts.py), counted as
+    locations where g is within the budget searched."""
     weight = EDIT_RATIO ** np.arange(int(dist.max(initial=0)) + 1, dtype=np.float64)  # of an edit gap
     best, others, n_best, n_loc = _tally(read, dist, rank, n_reads, weight)
     unseen = UNSEEN_WEIGHT * EDIT_RATIO ** (budget + 1 - best).astype(np.float64)
     rest = others + unseen
+    if shifted is not None:
+        gaps = np.arange(shifted.shape[1])
+        seen = gaps[None, :] <= (budget - best)[:, None]
+        rest = rest + (shifted * seen * EDIT_RATIO ** gaps.astype(np.float64)).sum(axis=1)
+        n_best = n_best + shifted[:, 0]
     with np.errstate(divide="ignore"):
         q = -10.0 * np.log10(rest / (1.0 + rest))
     mapq = np.minimum(MAX_MAPQ, np.floor(q + 0.5)).astype(np.int64)

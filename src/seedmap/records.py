@@ -106,9 +106,11 @@ def tied_best(n_reads: int, read: np.ndarray, dist: np.ndarray, best: np.ndarray
 
 
 def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.ndarray, best_only: bool,
-                 max_hits: int, budget: np.ndarray | None = None, strata: tuple[int, int] = (0, 0)) -> Records:
+                 max_hits: int, budget: np.ndarray | None = None, strata: tuple[int, int] = (0, 0),
+                 shifted: np.ndarray | None = None) -> Records:
     """budget: edits searched per read (for MAPQ; default: the largest distance found). With --best or -n,
-    MAPQ sees only the strata they search (searched_depth), whatever else the locations hold."""
+    MAPQ sees only the strata they search (searched_depth), whatever else the locations hold. shifted:
+    other placements inside each read's best location (verify/shifts.py), for MAPQ."""
     read = loc_q >> 1
     strand = loc_q & 1
     order = _record_order(n_reads, read, strand, loc_s, loc_d)
@@ -120,7 +122,7 @@ def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.n
         budget = searched_depth(n_reads, read, dist, rank, budget, best_only, max_hits, strata)
         inside = dist <= budget[read]
         order, read, dist, rank = order[inside], read[inside], dist[inside], rank[inside]
-    se_mapq = single_end_mapq(read, dist, rank, budget, n_reads)  # over all (searched) locations, before any cap
+    se_mapq = single_end_mapq(read, dist, rank, budget, n_reads, shifted)  # all (searched) locations, before a cap
     if best_only or max_hits > 0:
         best = np.zeros(n_reads, dtype=np.int64)
         best[read[rank == 0]] = dist[rank == 0]

@@ -23,6 +23,7 @@ from seedmap.io.sam import format_records
 from seedmap.pipeline.options import MapOptions, errors_per_read
 from seedmap.pipeline.strata import stratified_locate
 from seedmap.records import make_records
+from seedmap.verify.shifts import shifted_placements
 
 
 class StageClock:
@@ -126,8 +127,10 @@ def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOpti
                                  ref.nmask, ref.starts)
     loc.start, loc.end = aln.pop("start"), aln.pop("end")  # each alignment's interval: the records' POS
     clock.lap("traceback")
+    shifted = shifted_placements(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, aln["cig_off"],
+                                 aln["ops"], aln["lens"], aln["n_runs"], ref.packed, ref.nmask, ref.starts, batch.size)
     recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr,
-                        opts.extra_strata)
+                        opts.extra_strata, shifted)
     mapped = int(np.count_nonzero(np.diff(loc.query >> 1, prepend=-1)))  # queries are sorted
     clock.lap("records")
     data = fmt.records(recs, batch, loc.start, loc.dist, aln)
