@@ -165,6 +165,17 @@ def test_bad_reference(work: Path, case: str, command: str):
     assert name in message and expected in message
 
 
+@pytest.mark.parametrize("case", ["missing", "directory", "fastq", "text", "binary"])
+def test_bad_reference_is_all_that_is_said(work: Path, case: str):
+    """The reference is checked before the run loads or builds anything: no 'building one in memory' line
+    before the error (map builds an index in memory when there is none), and nothing on stdout."""
+    name, make, expected = BAD_REFERENCES[case]
+    make(work / name)
+    proc = seedmap(work, "map", name, "reads.fq")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [proc.stderr.strip()] and expected in proc.stderr, proc.stderr
+
+
 # ----------------------------------------------------------------------------------------- bad reads
 
 BAD_READS: dict[str, tuple[str, Maker, str]] = {
@@ -189,6 +200,17 @@ def test_bad_reads(work: Path, case: str):
     # Small batches: with a truncated gz, some SAM is written before the error and must not survive.
     message = map_fails(work, "ref.fa", name, "--batch-size", "2")
     assert name in message and expected in message
+
+
+@pytest.mark.parametrize("case", ["missing", "directory", "text", "invalid-base", "empty"])
+def test_bad_reads_leave_stdout_empty(work: Path, case: str):
+    """The first batch of reads is read and parsed before the index is loaded and the header written:
+    a run to stdout (`> out.sam`) that fails on its reads writes nothing there, not even the header."""
+    name, make, expected = BAD_READS[case]
+    make(work / name)
+    proc = seedmap(work, "map", "ref.fa", name)
+    assert proc.returncode == 1 and proc.stdout == "", proc.stdout[:200]
+    assert error_lines(proc.stderr) == [proc.stderr.strip()] and expected in proc.stderr, proc.stderr
 
 
 # ----------------------------------------------------------------------------------------- bad index
