@@ -39,7 +39,10 @@ for such groups and warned about otherwise. bs, ph and bpr report the same hits.
 Spaced seeds (seedmap index --seed-shape '####-####', '######-##'): every shape keeps the guarantee
 of the plan it is used with (the plans count the whole span as the seed); substitutions at '-'
 positions are tolerated besides.
-Reads not longer than e are reported unmapped (they would match everywhere).
+-e is at most a quarter of the read length: a larger rate is refused, and so is a count larger than a quarter of
+the median length of the first reads (random reads align within about a third of their length, and such short
+pieces match everywhere); shorter reads are searched with a quarter of their length. Reads shorter than
+--min-length are reported unmapped.
 """
 
 

@@ -45,7 +45,7 @@ from seedmap.pipeline.dask_worker import (
     sees_index,
     ship,
 )
-from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head, check_reference, open_reads
+from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head, check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.options import MIN_GPU_WORKERS, RunOptions
 from seedmap.pipeline.run import DEPTH, _progress
 from seedmap.pipeline.timings import RunTimings
@@ -75,8 +75,9 @@ def run_on_dask(opts: RunOptions) -> None:
     opts = opts.with_batch_size(MIN_GPU_WORKERS if opts.device.startswith("cuda") else 0)
     need_distributed()
     check_reference(opts)
-    head = open_reads(opts)  # bad reads fail before the cluster starts
+    head = open_reads(opts)  # bad reads, or an -e too large for them, fail before the cluster starts
     index, index_id, ref = stored_index(opts)
+    warn_if_slow(opts.map, head.lengths(), ref.total)
     timings = RunTimings()
     relay = Relay(opts.verbose)
     import dask

@@ -28,7 +28,7 @@ from seedmap.io.reference import Reference
 from seedmap.io.sam import header
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.guarantee import GuaranteeWarnings
-from seedmap.pipeline.inputs import Head, check_reference, open_reads
+from seedmap.pipeline.inputs import Head, check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.options import RunOptions, gpu_workers
 from seedmap.pipeline.scheduler import Scheduler
 from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
@@ -86,9 +86,10 @@ def run_map(opts: RunOptions) -> None:
     opts = opts.with_batch_size(per_device)
     budget = threading_setup.budget(opts.threads)
     workers = per_device * len(choice.ids) if per_device else budget.workers
-    head = open_reads(opts, workers)  # bad reads fail before the index loads
+    head = open_reads(opts, workers)  # bad reads, or an -e too large for them, fail before the index loads
     timings = RunTimings()
     s = prepare(opts)
+    warn_if_slow(opts.map, head.lengths(), s.ref.total)
     timings.add("set-up (index, engine)", time.perf_counter() - t0)
     if opts.paired:
         from seedmap.pipeline.pairs import PairRun
