@@ -3,6 +3,7 @@ interleaved; bad paired input gets one clear error line and leaves no output fil
 
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
 import sys
@@ -40,6 +41,9 @@ def pair_files(tmp_path_factory) -> Path:
     (d / "r2.fq").write_text(fastq(r2))
     (d / "inter.fq").write_text(fastq([x for ab in zip(r1, r2, strict=True) for x in ab]))
     (d / "short2.fq").write_text(fastq(r2[:-1]))
+    (d / "r1.fq.gz").write_bytes(gzip.compress(fastq(r1).encode()))
+    text2 = fastq(r2)
+    (d / "cut2.fq.gz").write_bytes(gzip.compress(text2[:len(text2) - 150].encode()))  # its last record cut short
     (d / "renamed2.fq").write_text(fastq([("other/2" if i == 10 else n, s) for i, (n, s) in enumerate(r2)]))
     build_index(str(d / "ref.fa"), None, "neighborhood", {"u": 10, "l": 16})
     return d
@@ -105,6 +109,21 @@ def test_bad_paired_input(pair_files, args, message):
     assert proc.returncode != 0
     assert len(errors) == 1 and errors[0].startswith("seedmap: error: ") and message in errors[0], proc.stderr
     assert sorted(os.listdir(pair_files)) == before
+
+
+@pytest.mark.parametrize("args, blamed, message", [
+    (("r1.fq", "short2.fq"), "short2.fq", "ends after 399 reads, and r1.fq holds more"),
+    (("short2.fq", "r1.fq"), "short2.fq", "ends after 399 reads, and r1.fq holds more"),
+    (("r1.fq.gz", "cut2.fq.gz"), "cut2.fq.gz", "not valid FASTA/FASTQ"),
+    (("cut2.fq.gz", "r1.fq.gz"), "cut2.fq.gz", "not valid FASTA/FASTQ"),
+])
+def test_unequal_mate_files_name_the_shorter(pair_files, args, blamed, message):
+    """Mate files of unequal length: the error is about the one that ends first (or breaks), whichever
+    mate it holds, plain or gzip (dnaio's paired reader, which used to blame the first file)."""
+    proc = seedmap(pair_files, "map", "-o", "out.sam", "ref.fa", *args)
+    errors = [line for line in proc.stderr.splitlines() if not line.startswith("[seedmap] ")]
+    assert proc.returncode == 1 and len(errors) == 1, proc.stderr
+    assert errors[0].startswith(f"seedmap: error: {blamed}: ") and message in errors[0], proc.stderr
 
 
 def test_paired_bam_with_read_group(pair_files, tmp_path):
