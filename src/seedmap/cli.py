@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "uniquely and multi-mapped, mean locations of multi-mapped reads; histograms "
                                     "of edit distance (NM), locations per read and insert size (proper pairs); "
                                     "and the samtools flagstat counts. Text to stdout.")
-    st.add_argument("alignments", help="SAM or BAM file (- for SAM on stdin)")
+    st.add_argument("alignments", help="SAM or BAM file (- for either on stdin)")
     st.add_argument("--plot", metavar="PNG", help="also draw the histograms into this PNG file")
     st.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     return p
