@@ -138,6 +138,13 @@ def test_bad_read_group(work: Path, case: str):
     assert "--rg" in message and expected in message
 
 
+@pytest.mark.parametrize("rg", [r"@RG\tSM:y", "@RG\tSM:y"])
+def test_bad_read_group_shown_as_typed(work: Path, rg: str):
+    """The message quotes the value with tabs as \\t, one backslash (repr doubled a typed one)."""
+    message = fails_cleanly(work, "map", "ref.fa", "reads.fq", "--rg", rg)
+    assert message.endswith("got '@RG\\tSM:y'"), message
+
+
 def test_parse_read_group():
     rg = parse_read_group(r"@RG\tID:a.b-1\tSM:x\tLB:lib 1")
     assert rg.id == "a.b-1" and rg.line == "@RG\tID:a.b-1\tSM:x\tLB:lib 1"
