@@ -145,6 +145,14 @@ def test_bad_read_group_shown_as_typed(work: Path, rg: str):
     assert message.endswith("got '@RG\\tSM:y'"), message
 
 
+def test_R_is_rg(work: Path):
+    """-R is bwa's name for --rg."""
+    mapped(work, "-o", "long.sam", "--rg", r"@RG\tID:lane1\tSM:s1")
+    mapped(work, "-o", "short.sam", "-R", r"@RG\tID:lane1\tSM:s1")
+    assert without_cl(sam_parts(work / "short.sam")[0]) == without_cl(sam_parts(work / "long.sam")[0])
+    assert sam_parts(work / "short.sam")[1] == sam_parts(work / "long.sam")[1]
+
+
 def test_parse_read_group():
     rg = parse_read_group(r"@RG\tID:a.b-1\tSM:x\tLB:lib 1")
     assert rg.id == "a.b-1" and rg.line == "@RG\tID:a.b-1\tSM:x\tLB:lib 1"

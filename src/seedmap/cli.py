@@ -180,8 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--secondary-seq", action="store_true",
                     help="also write SEQ and QUAL on secondary records (default: '*' there, as bwa mem and minimap2 "
                          "write them; the primary record of the read holds them)")
-    mp.add_argument("--rg", metavar="'@RG\\tID:x\\tSM:y'",
-                    help="read group: its @RG header line (tabs written as \\t); every record gets RG:Z:x")
+    mp.add_argument("-R", "--rg", metavar="'@RG\\tID:x\\tSM:y'",
+                    help="read group: its @RG header line (tabs written as \\t, as bwa -R); every record gets RG:Z:x")
     mp.add_argument("--device", default="cpu",
                     help="cpu (default), cuda (every GPU), cuda:0,1 (these GPUs, sharing one work queue) or auto "
                          "(the GPUs when numba-cuda finds one, else the CPU; says which on stderr). The "
