@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("reference", help="reference FASTA (its index REFERENCE.smi is used when present)")
     mp.add_argument("reads", help="reads: FASTQ or FASTA, plain or gz (mate 1 of pairs with READS2 or -p)")
     mp.add_argument("reads2", nargs="?", help="mate 2 of paired-end reads (same order and names as READS)")
-    mp.add_argument("-o", "--output", help="output file: BAM when it ends in .bam, else SAM (default: SAM to stdout)")
+    mp.add_argument("-o", "--output", help="output file: BAM when it ends in .bam, CRAM when it ends in .cram (encoded "
+                                           "against REFERENCE), else SAM (default: SAM to stdout)")
     mp.add_argument("-t", "--threads", type=positive_int, default=1, help="threads (default %(default)s)")
     mp.add_argument("-e", "--errors", type=edits_or_rate, default=0.05,
                     help="edits allowed: a number (3) or a rate of the read length (0.05; default %(default)s)")

@@ -22,7 +22,7 @@ import numpy as np
 from seedmap.engines.base import CandidateEngine
 from seedmap.index.kinds import KINDS, load_or_build
 from seedmap.io.chunks import RawBatch
-from seedmap.io.output import is_bam, open_sink
+from seedmap.io.output import bam_records, open_sink
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
@@ -62,7 +62,7 @@ def prepare(opts: RunOptions, loaded: tuple[Reference, object, CandidateEngine] 
     ref, ix, engine = loaded if loaded is not None else load_engine(opts)
     o = opts.engine
     warn = GuaranteeWarnings(opts.map, engine.max_window, o.windows, o.step, o.fe, getattr(engine, "guarantee", None))
-    fmt = SamFormatter(ref, opts.read_group, bam=is_bam(opts.output), secondary_seq=opts.secondary_seq)
+    fmt = SamFormatter(ref, opts.read_group, bam=bam_records(opts.output), secondary_seq=opts.secondary_seq)
     return Setup(ref, ix, engine, fmt, warn)
 
 
@@ -115,7 +115,7 @@ def run_map(opts: RunOptions) -> None:
         sched = device_scheduler(batches, choice, opts.engine.kind, s.ix, s.ref, opts.engine,
                                  partial(run.work, budget=budget, timings=timings), per_device)
     results = sched.results()
-    with open_sink(opts.output, s.ref, budget.threads) as sink, _progress(opts.progress) as advance:
+    with open_sink(opts.output, s.ref, budget.threads, opts.reference) as sink, _progress(opts.progress) as advance:
         text = header(s.ref, opts.command_line)
         sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
         for data, stats, *_ in results:
