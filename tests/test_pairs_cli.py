@@ -78,6 +78,15 @@ def test_same_output_for_threads_and_batches(pair_files, tmp_path):
     assert proper > 0.9
     rescued = [f for f in records if not int(f[1]) & 4 and int(f[11][5:]) > 5]  # NM beyond e = 5
     assert rescued and all(int(f[1]) & 2 for f in rescued)
+    his: dict[tuple[str, int], list[int]] = {}  # HI per mate: 1, 2, ... NH, the primary first
+    for f in records:
+        tags = dict((t[:2], int(t[5:])) for t in f[11:] if t[:2] in ("NH", "HI"))
+        if not int(f[1]) & 4:
+            his.setdefault((f[0], int(f[1]) & 192), []).append(tags["HI"])
+            assert tags["HI"] == 1 or int(f[1]) & 256
+            assert tags["NH"] >= tags["HI"]
+    assert all(hi == list(range(1, len(hi) + 1)) for hi in his.values())
+    assert any(len(hi) > 1 for hi in his.values())
 
 
 def seedmap(cwd: Path, *args: str) -> subprocess.CompletedProcess:
