@@ -178,6 +178,17 @@ def test_bad_reference_is_all_that_is_said(work: Path, case: str):
     assert proc.stderr.splitlines() == [proc.stderr.strip()] and expected in proc.stderr, proc.stderr
 
 
+def test_reference_from_a_pipe_maps(work: Path):
+    """A reference read through a pipe is not sniffed first (what a look took would be lost to the reader)."""
+    os.mkfifo(work / "pipe.fa")
+    writer = subprocess.Popen(["cp", str(work / "ref.fa"), str(work / "pipe.fa")])
+    try:
+        records = sam_records(maps(work, "pipe.fa", "reads.fq").stdout)
+    finally:
+        writer.wait(timeout=60)
+    assert len(records) == N_READS and all(r[0].endswith(f"_{r[3]}") for r in records)
+
+
 # ----------------------------------------------------------------------------------------- bad reads
 
 BAD_READS: dict[str, tuple[str, Maker, str]] = {

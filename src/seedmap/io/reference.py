@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +108,8 @@ def check_fasta(path: str | Path) -> None:
     writes anything (reading the whole reference, or loading its index, takes a while)."""
     path = str(path)
     try:
+        if path == "-" or (not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path)):
+            return  # a pipe is read once, by read_fasta: what a look here took would be lost to it
         with xopen(path, "rb") as fh:
             start = fh.read(1 << 16).lstrip()[:1]  # dnaio skips blank lines before the first record too
     except Exception as exc:  # xopen raises OS errors, gzip's and others
