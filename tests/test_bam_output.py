@@ -182,6 +182,13 @@ def test_cram_to_a_bad_place(work: Path):
     assert "nowhere" in message
 
 
+def test_cram_needs_a_reference_file(work: Path):
+    """A reference through a pipe is read once, to map: CRAM, which needs it again, is refused up front."""
+    os.mkfifo(work / "pipe.fa")
+    message = fails_cleanly(work, "map", "pipe.fa", "reads.fq", "-o", "out.cram")
+    assert "out.cram: CRAM" in message and "pipe.fa" in message
+
+
 def test_parse_read_group():
     rg = parse_read_group(r"@RG\tID:a.b-1\tSM:x\tLB:lib 1")
     assert rg.id == "a.b-1" and rg.line == "@RG\tID:a.b-1\tSM:x\tLB:lib 1"

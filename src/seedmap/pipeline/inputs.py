@@ -5,6 +5,7 @@ output (not even a SAM header on stdout) and no misleading log line."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from seedmap.errors import SeedmapError
 from seedmap.io.chunks import RawBatch, raw_batches, raw_pair_batches
+from seedmap.io.output import is_cram
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import check_fasta
 from seedmap.pipeline.options import MAX_ERROR_RATE, MapOptions, RunOptions
@@ -57,6 +59,9 @@ def check_reference(opts: RunOptions) -> None:
     """The rate of -e, then the reference: before anything is loaded, logged or written."""
     check_error_rate(opts.map.errors)
     check_fasta(opts.reference)
+    if is_cram(opts.output) and not os.path.isfile(opts.reference):  # a pipe is read once, to map
+        raise SeedmapError(f"{opts.output}: CRAM is encoded against the reference, which must be a file, not "
+                           f"{opts.reference}")
 
 
 def open_reads(opts: RunOptions, workers: int = 0) -> Head:
