@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import shutil
@@ -136,6 +137,56 @@ def test_bad_read_group(work: Path, case: str):
     rg, expected = BAD_RG[case]
     message = fails_cleanly(work, "map", "ref.fa", "reads.fq", "-o", "out.bam", "--rg", rg)
     assert "--rg" in message and expected in message
+
+
+@pytest.mark.parametrize("rg", [r"@RG\tSM:y", "@RG\tSM:y"])
+def test_bad_read_group_shown_as_typed(work: Path, rg: str):
+    """The message quotes the value with tabs as \\t, one backslash (repr doubled a typed one)."""
+    message = fails_cleanly(work, "map", "ref.fa", "reads.fq", "--rg", rg)
+    assert message.endswith("got '@RG\\tSM:y'"), message
+
+
+def test_R_is_rg(work: Path):
+    """-R is bwa's name for --rg."""
+    mapped(work, "-o", "long.sam", "--rg", r"@RG\tID:lane1\tSM:s1")
+    mapped(work, "-o", "short.sam", "-R", r"@RG\tID:lane1\tSM:s1")
+    assert without_cl(sam_parts(work / "short.sam")[0]) == without_cl(sam_parts(work / "long.sam")[0])
+    assert sam_parts(work / "short.sam")[1] == sam_parts(work / "long.sam")[1]
+
+
+@pytest.mark.parametrize("reference", ["ref.fa", "ref.fa.gz"])
+def test_cram_equals_sam(work: Path, reference: str):
+    """-o x.cram writes CRAM, encoded against the reference (a gzip one through an indexed copy): samtools
+    reads exactly the SAM records back, with the reference's M5 on every @SQ; no temporary file is left."""
+    (work / "ref.fa.gz").write_bytes(gzip.compress((work / "ref.fa").read_bytes()))
+    mapped(work, "-o", "out.sam", "--rg", r"@RG\tID:lane1", "-t", "2")
+    proc = seedmap(work, "map", reference, "reads.fq", "-o", "out.cram", "--rg", r"@RG\tID:lane1", "-t", "2")
+    assert proc.returncode == 0 and error_lines(proc.stderr) == [], proc.stderr
+    assert (work / "out.cram").read_bytes()[:4] == b"CRAM"
+    text = pysam.samtools.view("-h", "--no-PG", "-T", str(work / "ref.fa"), str(work / "out.cram"))
+    lines = text.rstrip("\n").split("\n")
+    sam_header, sam_records = sam_parts(work / "out.sam")
+    assert [x for x in lines if not x.startswith("@")] == sam_records
+    sq = [x.split("\t") for x in lines if x.startswith("@SQ")]
+    assert [f[:3] for f in sq] == [x.split("\t") for x in sam_header if x.startswith("@SQ")]
+    assert all(any(t.startswith("M5:") for t in f) for f in sq)
+    assert [x for x in lines if x.startswith("@RG")] == ["@RG\tID:lane1"]
+    pg = [x for x in lines if x.startswith("@PG")]
+    assert without_cl(pg) == without_cl([x for x in sam_header if x.startswith("@PG")])  # seedmap's only
+    expected = {"out.cram", "out.sam", "reads.fq", "ref.fa", "ref.fa.gz", "ref.fa.smi"}
+    assert set(os.listdir(work)) - {"ref.fa.fai"} == expected  # htslib indexes a plain FASTA beside it
+
+
+def test_cram_to_a_bad_place(work: Path):
+    message = fails_cleanly(work, "map", "ref.fa", "reads.fq", "-o", "nowhere/out.cram")
+    assert "nowhere" in message
+
+
+def test_cram_needs_a_reference_file(work: Path):
+    """A reference through a pipe is read once, to map: CRAM, which needs it again, is refused up front."""
+    os.mkfifo(work / "pipe.fa")
+    message = fails_cleanly(work, "map", "pipe.fa", "reads.fq", "-o", "out.cram")
+    assert "out.cram: CRAM" in message and "pipe.fa" in message
 
 
 def test_parse_read_group():

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import os
 import shutil
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -165,6 +167,28 @@ def test_bad_reference(work: Path, case: str, command: str):
     assert name in message and expected in message
 
 
+@pytest.mark.parametrize("case", ["missing", "directory", "fastq", "text", "binary"])
+def test_bad_reference_is_all_that_is_said(work: Path, case: str):
+    """The reference is checked before the run loads or builds anything: no 'building one in memory' line
+    before the error (map builds an index in memory when there is none), and nothing on stdout."""
+    name, make, expected = BAD_REFERENCES[case]
+    make(work / name)
+    proc = seedmap(work, "map", name, "reads.fq")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [proc.stderr.strip()] and expected in proc.stderr, proc.stderr
+
+
+def test_reference_from_a_pipe_maps(work: Path):
+    """A reference read through a pipe is not sniffed first (what a look took would be lost to the reader)."""
+    os.mkfifo(work / "pipe.fa")
+    writer = subprocess.Popen(["cp", str(work / "ref.fa"), str(work / "pipe.fa")])
+    try:
+        records = sam_records(maps(work, "pipe.fa", "reads.fq").stdout)
+    finally:
+        writer.wait(timeout=60)
+    assert len(records) == N_READS and all(r[0].endswith(f"_{r[3]}") for r in records)
+
+
 # ----------------------------------------------------------------------------------------- bad reads
 
 BAD_READS: dict[str, tuple[str, Maker, str]] = {
@@ -189,6 +213,17 @@ def test_bad_reads(work: Path, case: str):
     # Small batches: with a truncated gz, some SAM is written before the error and must not survive.
     message = map_fails(work, "ref.fa", name, "--batch-size", "2")
     assert name in message and expected in message
+
+
+@pytest.mark.parametrize("case", ["missing", "directory", "text", "invalid-base", "empty"])
+def test_bad_reads_leave_stdout_empty(work: Path, case: str):
+    """The first batch of reads is read and parsed before the index is loaded and the header written:
+    a run to stdout (`> out.sam`) that fails on its reads writes nothing there, not even the header."""
+    name, make, expected = BAD_READS[case]
+    make(work / name)
+    proc = seedmap(work, "map", "ref.fa", name)
+    assert proc.returncode == 1 and proc.stdout == "", proc.stdout[:200]
+    assert error_lines(proc.stderr) == [proc.stderr.strip()] and expected in proc.stderr, proc.stderr
 
 
 # ----------------------------------------------------------------------------------------- bad index
@@ -348,6 +383,68 @@ def test_bad_option_value(work: Path, option: str, value: str):
     proc = seedmap(work, "map", "ref.fa", "reads.fq", "-o", "out.sam", option, value)
     assert_usage_error(proc, option)
     assert sorted(os.listdir(work)) == before
+
+
+# ------------------------------------------------------------------------- -e beyond a quarter of the read
+
+
+@pytest.mark.parametrize("to_file", [True, False])
+@pytest.mark.parametrize("errors", ["50", "21", "0.6"])
+def test_error_budget_beyond_a_quarter_is_refused(work: Path, errors: str, to_file: bool):
+    """-e above a quarter of these 80 bp reads (20 edits, rate 0.25) is refused at once: exactly one line on
+    stderr saying why and what is allowed, no output file, nothing on stdout. It used to run for ever."""
+    before = sorted(os.listdir(work))
+    t0 = time.monotonic()
+    proc = seedmap(work, "map", "ref.fa", "reads.fq", "-e", errors, *(("-o", "out.sam") if to_file else ()))
+    assert time.monotonic() - t0 < 5
+    assert proc.returncode == 1 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"seedmap: error: -e {errors}: "), proc.stderr
+    assert "quarter" in lines[0] or "above 0.25" in lines[0]
+    assert ("at most -e 0.25" if "." in errors else "at most -e 20") in lines[0]
+    assert sorted(os.listdir(work)) == before
+
+
+@pytest.mark.parametrize("errors", ["20", "0.25"])
+def test_error_budget_of_a_quarter_maps(work: Path, errors: str):
+    records = sam_records(maps(work, "ref.fa", "reads.fq", "-e", errors).stdout)
+    assert all(r[0].endswith(f"_{r[3]}") for r in records if not int(r[1]) & 256)  # each primary at its origin
+
+
+def test_error_count_is_cut_to_a_quarter_of_short_reads(work: Path):
+    """-e 8 suits the typical 80 bp read; a 24 bp read among them is searched with 6 edits (logged), so its
+    origin with 7 substitutions is not reported."""
+    genome = "".join((work / "ref.fa").read_text().splitlines()[1:])
+    short = list(genome[1000:1024])
+    for i in (1, 4, 7, 10, 13, 16, 19):
+        short[i] = "ACGT"[("ACGT".index(short[i]) + 2) % 4]
+    with open(work / "reads.fq", "a") as fh:
+        fh.write(fastq({"short": "".join(short)}))
+    proc = maps(work, "ref.fa", "reads.fq", "-e", "8")
+    assert "reads of 24 bp are searched with 6 edits, not 8" in proc.stderr, proc.stderr
+    nms = [int(t[5:]) for r in sam_records(proc.stdout) if r[0] == "short" for t in r[11:] if t.startswith("NM")]
+    assert all(nm <= 6 for nm in nms)
+
+
+def test_errors_per_read_at_most_a_quarter():
+    from seedmap.pipeline.options import MapOptions
+
+    lengths = np.array([10, 19, 20, 24, 31, 32, 80])
+    assert MapOptions(errors=8).read_errors(lengths).tolist() == [10, 19, 5, 6, 7, 8, 8]
+    assert MapOptions(errors=0.25).read_errors(lengths).tolist() == [10, 19, 5, 6, 7, 8, 20]
+    assert MapOptions(errors=0.05).read_errors(lengths).tolist() == [10, 19, 1, 1, 1, 1, 4]
+
+
+@pytest.mark.parametrize(("errors", "genome", "slow"), [(8, 3_100_000_000, True), (6, 3_100_000_000, False),
+                                                        (20, 294_000, True), (16, 294_000, False)])
+def test_slow_error_budget_is_warned(caplog: pytest.LogCaptureFixture, errors: int, genome: int, slow: bool):
+    """100 bp reads: more than 10,000 random places per read for their e + 1 pigeonhole pieces is a warning."""
+    from seedmap.pipeline.inputs import warn_if_slow
+    from seedmap.pipeline.options import MapOptions
+
+    with caplog.at_level(logging.WARNING, logger="seedmap"):
+        warn_if_slow(MapOptions(errors=errors), np.full(100, 100), genome)
+    assert ("very slow" in caplog.text) == slow, caplog.text
 
 
 # ------------------------------------------------------------------------------------ bad output paths

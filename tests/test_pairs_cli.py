@@ -3,6 +3,7 @@ interleaved; bad paired input gets one clear error line and leaves no output fil
 
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
 import sys
@@ -40,6 +41,9 @@ def pair_files(tmp_path_factory) -> Path:
     (d / "r2.fq").write_text(fastq(r2))
     (d / "inter.fq").write_text(fastq([x for ab in zip(r1, r2, strict=True) for x in ab]))
     (d / "short2.fq").write_text(fastq(r2[:-1]))
+    (d / "r1.fq.gz").write_bytes(gzip.compress(fastq(r1).encode()))
+    text2 = fastq(r2)
+    (d / "cut2.fq.gz").write_bytes(gzip.compress(text2[:len(text2) - 150].encode()))  # its last record cut short
     (d / "renamed2.fq").write_text(fastq([("other/2" if i == 10 else n, s) for i, (n, s) in enumerate(r2)]))
     build_index(str(d / "ref.fa"), None, "neighborhood", {"u": 10, "l": 16})
     return d
@@ -74,6 +78,15 @@ def test_same_output_for_threads_and_batches(pair_files, tmp_path):
     assert proper > 0.9
     rescued = [f for f in records if not int(f[1]) & 4 and int(f[11][5:]) > 5]  # NM beyond e = 5
     assert rescued and all(int(f[1]) & 2 for f in rescued)
+    his: dict[tuple[str, int], list[int]] = {}  # HI per mate: 1, 2, ... NH, the primary first
+    for f in records:
+        tags = dict((t[:2], int(t[5:])) for t in f[11:] if t[:2] in ("NH", "HI"))
+        if not int(f[1]) & 4:
+            his.setdefault((f[0], int(f[1]) & 192), []).append(tags["HI"])
+            assert tags["HI"] == 1 or int(f[1]) & 256
+            assert tags["NH"] >= tags["HI"]
+    assert all(hi == list(range(1, len(hi) + 1)) for hi in his.values())
+    assert any(len(hi) > 1 for hi in his.values())
 
 
 def seedmap(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -105,6 +118,21 @@ def test_bad_paired_input(pair_files, args, message):
     assert proc.returncode != 0
     assert len(errors) == 1 and errors[0].startswith("seedmap: error: ") and message in errors[0], proc.stderr
     assert sorted(os.listdir(pair_files)) == before
+
+
+@pytest.mark.parametrize("args, blamed, message", [
+    (("r1.fq", "short2.fq"), "short2.fq", "ends after 399 reads, and r1.fq holds more"),
+    (("short2.fq", "r1.fq"), "short2.fq", "ends after 399 reads, and r1.fq holds more"),
+    (("r1.fq.gz", "cut2.fq.gz"), "cut2.fq.gz", "not valid FASTA/FASTQ"),
+    (("cut2.fq.gz", "r1.fq.gz"), "cut2.fq.gz", "not valid FASTA/FASTQ"),
+])
+def test_unequal_mate_files_name_the_shorter(pair_files, args, blamed, message):
+    """Mate files of unequal length: the error is about the one that ends first (or breaks), whichever
+    mate it holds, plain or gzip (dnaio's paired reader, which used to blame the first file)."""
+    proc = seedmap(pair_files, "map", "-o", "out.sam", "ref.fa", *args)
+    errors = [line for line in proc.stderr.splitlines() if not line.startswith("[seedmap] ")]
+    assert proc.returncode == 1 and len(errors) == 1, proc.stderr
+    assert errors[0].startswith(f"seedmap: error: {blamed}: ") and message in errors[0], proc.stderr
 
 
 def test_paired_bam_with_read_group(pair_files, tmp_path):

@@ -132,13 +132,19 @@ def test_random_flags_agree_with_samtools_flagstat(tmp_path: Path, seed: int):
 
 
 def test_sam_bam_and_stdin_agree(tmp_path: Path):
+    """A file or stdin, SAM or BAM (stdin sniffed by its BGZF magic): the same report."""
     sam = tmp_path / "a.sam"
     sam.write_text(HAND_MADE)
-    outs = [seedmap(tmp_path, "stats", name).stdout for name in ("a.sam", to_bam(sam).name)]
-    with open(sam, "rb") as fh:
-        outs.append(subprocess.run([*seedmap_cmd(), "stats", "-"], stdin=fh, capture_output=True, text=True,
-                                   cwd=tmp_path).stdout)
-    assert outs[0] and outs[0] == outs[1] == outs[2]
+    bam = to_bam(sam)
+    outs = [seedmap(tmp_path, "stats", name).stdout for name in ("a.sam", bam.name)]
+    for path in (sam, bam):
+        with open(path, "rb") as fh:
+            proc = subprocess.run([*seedmap_cmd(), "stats", "-"], stdin=fh, capture_output=True, text=True,
+                                  cwd=tmp_path)
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] and outs[0] == outs[1] == outs[2] == outs[3]
+    assert sorted(os.listdir(tmp_path)) == ["a.bam", "a.sam"]  # no temporary copy of stdin left
     assert "uniquely mapped             8 (66.67%)" in outs[0]
     assert "mean hits of multi-mapped   2.50" in outs[0]
 
@@ -204,6 +210,17 @@ def test_bad_input(tmp_path: Path, case: str):
         (tmp_path / name).write_bytes(content)
     message = fails_cleanly(tmp_path, "stats", name, "--plot", "report.png")
     assert name in message and expected in message
+
+
+@pytest.mark.parametrize("content, expected", [(b"\x1f\x8b" + GARBAGE_BINARY, "stdin: not a readable BAM"),
+                                               (b"CRAM\x03\x00", "stdin: CRAM is not supported")],
+                         ids=["gzip-garbage", "cram"])
+def test_bad_input_on_stdin(tmp_path: Path, content: bytes, expected: str):
+    proc = subprocess.run([*seedmap_cmd(), "stats", "-"], input=content, capture_output=True, cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout == b""
+    lines = error_lines(proc.stderr.decode())
+    assert len(lines) == 1 and lines[0].startswith(f"seedmap: error: {expected}"), proc.stderr
+    assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.parametrize("plot, expected", [("nowhere/report.png", "does not exist"), ("report.jpg", ".png")])

@@ -39,7 +39,10 @@ for such groups and warned about otherwise. bs, ph and bpr report the same hits.
 Spaced seeds (seedmap index --seed-shape '####-####', '######-##'): every shape keeps the guarantee
 of the plan it is used with (the plans count the whole span as the seed); substitutions at '-'
 positions are tolerated besides.
-Reads not longer than e are reported unmapped (they would match everywhere).
+-e is at most a quarter of the read length: a larger rate is refused, and so is a count larger than a quarter of
+the median length of the first reads (random reads align within about a third of their length, and such short
+pieces match everywhere); shorter reads are searched with a quarter of their length. Reads shorter than
+--min-length are reported unmapped.
 """
 
 
@@ -143,7 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("reference", help="reference FASTA (its index REFERENCE.smi is used when present)")
     mp.add_argument("reads", help="reads: FASTQ or FASTA, plain or gz (mate 1 of pairs with READS2 or -p)")
     mp.add_argument("reads2", nargs="?", help="mate 2 of paired-end reads (same order and names as READS)")
-    mp.add_argument("-o", "--output", help="output file: BAM when it ends in .bam, else SAM (default: SAM to stdout)")
+    mp.add_argument("-o", "--output", help="output file: BAM when it ends in .bam, CRAM when it ends in .cram (encoded "
+                                           "against REFERENCE), else SAM (default: SAM to stdout)")
     mp.add_argument("-t", "--threads", type=positive_int, default=1, help="threads (default %(default)s)")
     mp.add_argument("-e", "--errors", type=edits_or_rate, default=0.05,
                     help="edits allowed: a number (3) or a rate of the read length (0.05; default %(default)s)")
@@ -184,8 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--secondary-seq", action="store_true",
                     help="also write SEQ and QUAL on secondary records (default: '*' there, as bwa mem and minimap2 "
                          "write them; the primary record of the read holds them)")
-    mp.add_argument("--rg", metavar="'@RG\\tID:x\\tSM:y'",
-                    help="read group: its @RG header line (tabs written as \\t); every record gets RG:Z:x")
+    mp.add_argument("-R", "--rg", metavar="'@RG\\tID:x\\tSM:y'",
+                    help="read group: its @RG header line (tabs written as \\t, as bwa -R); every record gets RG:Z:x")
     mp.add_argument("--device", default="cpu",
                     help="cpu (default), cuda (every GPU), cuda:0,1 (these GPUs, sharing one work queue) or auto "
                          "(the GPUs when numba-cuda finds one, else the CPU; says which on stderr). The "
@@ -234,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "uniquely and multi-mapped, mean locations of multi-mapped reads; histograms "
                                     "of edit distance (NM), locations per read and insert size (proper pairs); "
                                     "and the samtools flagstat counts. Text to stdout.")
-    st.add_argument("alignments", help="SAM or BAM file (- for SAM on stdin)")
+    st.add_argument("alignments", help="SAM or BAM file (- for either on stdin)")
     st.add_argument("--plot", metavar="PNG", help="also draw the histograms into this PNG file")
     st.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     return p

@@ -9,6 +9,7 @@ properly paired reads. The flagstat block counts exactly what `samtools flagstat
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -76,20 +77,47 @@ def samtools_message(exc: Exception) -> str:
     return " ".join(text.replace("\\n", " ").strip("'\" \n").split())
 
 
-def _bam_to_sam(path: str, sam: str) -> None:
+def _bgzf_fields(path: str, label: str, tmp: str) -> SamFields:
+    """The fields of a BAM or bgzipped SAM file, converted to SAM text in `tmp` by pysam's samtools."""
     import pysam
 
+    sam = os.path.join(tmp, "records.sam")
     pysam.set_verbosity(0)  # htslib's own messages would be extra stderr lines; samtools' come in exc
     try:
         pysam.samtools.view("-o", sam, path, catch_stdout=False)
     except pysam.utils.SamtoolsError as exc:
-        raise SeedmapError(f"{path}: not a readable BAM file ({samtools_message(exc)})") from None
+        raise SeedmapError(f"{label}: not a readable BAM file ({samtools_message(exc)})") from None
+    with open(sam, "rb") as fh:
+        return _scan_stream(fh, label)
+
+
+def _check_magic(magic: bytes, label: str) -> None:
+    if not magic:
+        raise SeedmapError(f"{label}: empty file")
+    if magic.startswith(b"CRAM"):
+        raise SeedmapError(f"{label}: CRAM is not supported (convert it with 'samtools view -b')")
+
+
+def _stdin_fields() -> SamFields:
+    """SAM text, or BAM (its BGZF magic), on stdin. BAM is copied to a temporary file for samtools: what was
+    peeked at has left the descriptor that samtools would read."""
+    stdin = sys.stdin.buffer
+    magic = stdin.peek(4)[:4] if hasattr(stdin, "peek") else b""
+    if magic.startswith(b"\x1f\x8b"):
+        with tempfile.TemporaryDirectory(prefix="seedmap-stats-") as tmp:
+            copy = os.path.join(tmp, "stdin.bam")
+            with open(copy, "wb") as fh:
+                shutil.copyfileobj(stdin, fh, CHUNK)
+            return _bgzf_fields(copy, "stdin", tmp)
+    if magic:
+        _check_magic(magic, "stdin")
+    return _scan_stream(stdin, "stdin")
 
 
 def read_fields(path: str) -> SamFields:
-    """The record fields of a SAM file (or stdin, '-') or a BAM / bgzipped SAM (via pysam's samtools)."""
+    """The record fields of a SAM file or a BAM / bgzipped SAM (via pysam's samtools); '-': either on stdin."""
     if path == "-":
-        return _scan_stream(sys.stdin.buffer, "stdin")
+        return _stdin_fields()
     p = Path(path)
     if p.is_dir():
         raise SeedmapError(f"{path}: is a directory")
@@ -97,16 +125,10 @@ def read_fields(path: str) -> SamFields:
         raise SeedmapError(f"{path}: no such file")
     with open(p, "rb") as fh:
         magic = fh.read(4)
-    if not magic:
-        raise SeedmapError(f"{path}: empty file")
-    if magic.startswith(b"CRAM"):
-        raise SeedmapError(f"{path}: CRAM is not supported (convert it with 'samtools view -b')")
+    _check_magic(magic, path)
     if magic.startswith(b"\x1f\x8b"):
         with tempfile.TemporaryDirectory(prefix="seedmap-stats-") as tmp:
-            sam = os.path.join(tmp, "records.sam")
-            _bam_to_sam(path, sam)
-            with open(sam, "rb") as fh:
-                return _scan_stream(fh, path)
+            return _bgzf_fields(path, path, tmp)
     with open(p, "rb") as fh:
         return _scan_stream(fh, path)
 

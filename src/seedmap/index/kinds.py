@@ -15,7 +15,7 @@ from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.errors import SeedmapError
 from seedmap.index import fm, kmer, neighborhood, segments, store
-from seedmap.io.reference import Reference, read_fasta
+from seedmap.io.reference import Reference, check_fasta, read_fasta
 from seedmap.pipeline.options import EngineOptions
 from seedmap.verify.bulk import bulk_distances
 
@@ -138,6 +138,7 @@ def load_or_build(fasta: str, index_path: str | None, kind: str = "neighborhood"
         ix = spec.from_arrays(st.params, st.arrays)
         log.info("loaded index %s in %.1f s", path, time.perf_counter() - t0)
         return st.reference, ix
+    check_fasta(fasta)  # before saying what it will build from it
     log.info("no %s index at %s: building one in memory (run 'seedmap index' to keep it)", kind, path)
     ref = read_fasta(fasta)
     return ref, spec.build(ref, DEFAULT_PARAMS[kind])

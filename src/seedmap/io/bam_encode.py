@@ -175,7 +175,7 @@ def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
     size = 0
     for k in range(rec_read.size):
         r = rec_read[k]
-        size += name_off[r + 1] - name_off[r] + 2 * (offsets[r + 1] - offsets[r]) + rg.size + 80
+        size += name_off[r + 1] - name_off[r] + 2 * (offsets[r + 1] - offsets[r]) + rg.size + 96
         li = rec_loc[k]
         if li >= 0:
             size += 4 * n_runs[li] + md_len[li]
@@ -184,8 +184,10 @@ def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
             size += 11 * n_runs[mi] + 16
     buf = np.empty(size, dtype=np.uint8)
     p = 0
+    hi = 0
     for k in range(rec_read.size):
         r = rec_read[k]
+        hi = hi + 1 if k > 0 and rec_read[k - 1] == r else 1  # a read's records are consecutive
         li = rec_loc[k]
         mi = mate_loc[k]
         flag = rec_flag[k]
@@ -240,6 +242,7 @@ def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
             p = _tag_str(buf, p, 77, 68, md[md_off[li]:md_off[li] + md_len[li]])  # MD
             p = _tag_int(buf, p, 65, 83, -d)  # AS
             p = _tag_int(buf, p, 78, 72, rec_nh[k])  # NH
+            p = _tag_int(buf, p, 72, 73, hi)  # HI, as in the SAM text
         if paired and mi >= 0:
             p = _cigar(buf, _tag_name(buf, p, 77, 67, 90), mi, cig_off, ops, lens, n_runs)  # MC, as text
             buf[p] = 0

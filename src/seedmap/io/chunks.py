@@ -25,7 +25,7 @@ from xopen import xopen
 from seedmap.errors import SeedmapError
 from seedmap.io import fastq_kernel
 from seedmap.io.fastq_kernel import NEWLINE, FastqBlock, pair_reads, split_fastq
-from seedmap.io.pairs import pair_error, strip_mate, unreadable
+from seedmap.io.pairs import pair_error, strip_mate, unequal_files, unreadable
 from seedmap.io.plain_fastq import fastq_blocks, open_plain_fastq
 from seedmap.io.reads import ReadBatch, invalid_character, make_batch, open_error_message
 
@@ -65,8 +65,19 @@ class RawBatch:
                     records = [strip_mate(r) for pair in reader for r in pair]
         except Exception as exc:
             raise SeedmapError((pair_error(label, exc) if self.paired else "")
-                               or open_error_message(self.paths[0], exc)) from None
+                               or open_error_message(self._broken(), exc)) from None
         return make_batch(records, self.first, label)
+
+    def _broken(self) -> str:
+        """The file whose block does not parse alone (the first when both do): a broken mate 2 is named."""
+        for path, block in zip(self.paths, self.blocks, strict=True):
+            try:
+                with dnaio.open(io.BytesIO(block)) as reader:
+                    for _ in reader:
+                        pass
+            except Exception:
+                return path
+        return self.paths[0]
 
     def _fast(self) -> FastqBlock | None:
         """Plain FASTQ parsed without the GIL (and mates paired), or None: dnaio parses this batch."""
@@ -168,9 +179,12 @@ def raw_pair_batches(path1: str, path2: str | None, batch_pairs: int) -> Iterato
             yield RawBatch(first, blocks, paths, paired=True)
             first += n * len(paths)
     except SeedmapError as exc:
-        raise SeedmapError(f"{label}: {exc}") from None
+        # Unequal files: name the one that ends first (or breaks), not the pair.
+        why = unequal_files(path1, path2) if path2 is not None and str(exc) == NOT_PAIRED else ""
+        raise SeedmapError(why or f"{label}: {exc}") from None
     except Exception as exc:
-        why = pair_error(label, exc) or next(filter(None, (unreadable(p) for p in paths)), "")
+        why = (pair_error(label, exc) or (unequal_files(path1, path2) if path2 is not None else "")
+               or next(filter(None, (unreadable(p) for p in paths)), ""))
         raise SeedmapError(why or open_error_message(path1, exc)) from None
     if first == 0:
         raise SeedmapError(f"{label}: no read pairs found")

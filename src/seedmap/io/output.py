@@ -1,5 +1,6 @@
 """Where mapped records go: SAM to stdout or a file, BAM (streamed, BGZF blocks compressed in parallel)
-when the file name ends in .bam.
+when the file name ends in .bam, CRAM when it ends in .cram (BAM written to a temporary file, then encoded
+against the reference by htslib, through pysam's samtools).
 
 A regular output file is atomic: written under a temporary name beside the target and renamed only when
 everything was written, so an error, Ctrl-C or SIGTERM never leaves a partial file (nor a temporary
@@ -10,10 +11,13 @@ Every write error is an error naming the output, whatever the target.
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,9 +28,20 @@ import numpy as np
 from seedmap.errors import SeedmapError
 from seedmap.io.direct import open_direct
 
+log = logging.getLogger("seedmap")
+
 
 def is_bam(path: str | None) -> bool:
     return path is not None and path.lower().endswith(".bam")
+
+
+def is_cram(path: str | None) -> bool:
+    return path is not None and path.lower().endswith(".cram")
+
+
+def bam_records(path: str | None) -> bool:
+    """Whether the workers encode BAM records for this output (BAM, or CRAM made from BAM)."""
+    return is_bam(path) or is_cram(path)
 
 
 def check_target(path: str) -> Path:
@@ -170,9 +185,14 @@ class Sink:
 
 
 @contextmanager
-def open_sink(path: str | None, ref: object = None, threads: int = 1) -> Iterator[Sink]:
+def open_sink(path: str | None, ref: object = None, threads: int = 1, fasta: str | None = None) -> Iterator[Sink]:
     """SAM to stdout or `path`; BAM when `path` ends in .bam: BGZF blocks compressed by `threads` threads
-    as the records come (ref gives the BAM header its sequences)."""
+    as the records come (ref gives the BAM header its sequences); CRAM when it ends in .cram, encoded
+    against `fasta` (the reference FASTA file) once every record is written."""
+    if is_cram(path):
+        with _cram_sink(path, ref, threads, fasta) as sink:
+            yield sink
+        return
     with output_file(path) as out:
         if not is_bam(path):
             yield Sink(out)
@@ -190,3 +210,70 @@ def open_sink(path: str | None, ref: object = None, threads: int = 1) -> Iterato
             bgzf.close()
         except OSError as exc:
             raise out.error(exc) from None
+
+
+@contextmanager
+def _cram_sink(path: str, ref: object, threads: int, fasta: str | None) -> Iterator[Sink]:
+    """BAM into a temporary directory beside `path`, then CRAM from it (htslib's encoder: no per-record
+    Python), written under a temporary name and renamed, or in place to a special file."""
+    if fasta is None:
+        raise SeedmapError(f"{path}: CRAM needs the reference FASTA")
+    target = check_target(path)
+    try:
+        tmp = tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise SeedmapError(f"{target}: cannot write here ({exc.strerror})") from None
+    try:
+        bam = os.path.join(tmp, "records.bam")
+        with open_sink(bam, ref, threads) as sink:
+            yield sink
+        t0 = time.perf_counter()
+        reference = _cram_reference(fasta, tmp)
+        if _special(target):
+            _bam_to_cram(bam, reference, str(target), threads, path)
+        else:
+            with atomic_path(path, ".cram.tmp") as (fd, out):
+                os.close(fd)
+                _bam_to_cram(bam, reference, out, threads, path)
+        log.info("%s: CRAM encoded in %.1f s", path, time.perf_counter() - t0)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cram_reference(fasta: str, tmp: str) -> str:
+    """A FASTA htslib can read by its .fai index: `fasta` itself when it is plain or bgzip-compressed with
+    lines of one length (its .fai is made beside it when missing, as samtools does), else a copy in `tmp`
+    with one line per sequence (a gzip-compressed or ragged FASTA: same names, same bases)."""
+    import dnaio
+    import pysam
+
+    pysam.set_verbosity(0)  # htslib's messages would be extra stderr lines; a failure says enough here
+    try:
+        pysam.FastaFile(fasta).close()  # loads its .fai, or builds it
+        return fasta
+    except (OSError, ValueError):
+        pass
+    copy = os.path.join(tmp, "reference.fa")
+    with dnaio.open(fasta) as reader, open(copy, "w") as fh:
+        for record in reader:
+            if record.sequence:  # the header skips empty sequences too
+                fh.write(f">{record.id}\n{record.sequence}\n")
+    pysam.faidx(copy)
+    log.info("%s: htslib cannot index it (gzip, or lines of unequal length): the CRAM was encoded against a copy "
+             "with the same sequences; decode it with a plain or bgzip copy (samtools view -T REF)", fasta)
+    return copy
+
+
+def _bam_to_cram(bam: str, reference: str, out: str, threads: int, label: str) -> None:
+    """MD and NM are stored as written (htslib would otherwise drop them and make them anew on reading, at
+    the end of the tags): `samtools view` of the CRAM prints the SAM records exactly."""
+    import pysam
+
+    from seedmap.stats import samtools_message
+
+    try:
+        pysam.samtools.view("-C", "--no-PG", "-@", str(max(threads - 1, 0)), "--output-fmt-option", "store_md=1",
+                            "--output-fmt-option", "store_nm=1", "-T", reference, "-o", out, bam,
+                            catch_stdout=False)
+    except pysam.utils.SamtoolsError as exc:
+        raise SeedmapError(f"{label}: cannot write CRAM ({samtools_message(exc)})") from None

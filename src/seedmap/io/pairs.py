@@ -29,6 +29,34 @@ def pair_error(paths: str, exc: BaseException) -> str:
     return ""
 
 
+def unequal_files(path1: str, path2: str) -> str:
+    """'' unless one of two mate files ends before the other (or breaks first): then one line naming it. An
+    error path only: both files are read again from the start, in step, as far as the shorter goes."""
+    paths = (path1, path2)
+    try:
+        with dnaio.open(path1) as r1, dnaio.open(path2) as r2:
+            readers = (iter(r1), iter(r2))
+            n = 0
+            while True:
+                ended = []
+                for k, reader in enumerate(readers):
+                    try:
+                        next(reader)
+                    except StopIteration:
+                        ended.append(k)
+                    except Exception as exc:  # this file's own record is broken
+                        return open_error_message(paths[k], exc)
+                if len(ended) == 1:
+                    k = ended[0]
+                    return (f"{paths[k]}: reads are not paired: it ends after {n:,} reads, and "
+                            f"{paths[1 - k]} holds more")
+                if ended:
+                    return ""
+                n += 1
+    except Exception:  # a file that does not even open: the caller says so
+        return ""
+
+
 def unreadable(path: str) -> str:
     """'' when path opens as a read file, else why not."""
     try:

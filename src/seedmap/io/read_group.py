@@ -22,6 +22,11 @@ class ReadGroup:
         return "\n".join([*lines[:at], self.line, *lines[at:]]) + "\n"
 
 
+def _shown(text: str) -> str:
+    """The value as the user typed it: quoted, tabs as \\t (repr would double the backslash of a typed \\t)."""
+    return "'" + text.replace("\t", "\\t") + "'"
+
+
 def parse_read_group(text: str) -> ReadGroup:
     """Accepts real tabs or the two characters backslash-t between fields (like bwa -R)."""
     line = text.replace("\\t", "\t")
@@ -30,14 +35,14 @@ def parse_read_group(text: str) -> ReadGroup:
     fields = line.split("\t")
     if fields[0] != "@RG":
         raise SeedmapError(f"--rg: the read group must start with '@RG', e.g. '@RG\\tID:sample1\\tSM:sample1'; "
-                           f"got {text!r}")
+                           f"got {_shown(text)}")
     for field in fields[1:]:
         if not FIELD.fullmatch(field):
-            raise SeedmapError(f"--rg: {field!r} is not a TAG:value field")
+            raise SeedmapError(f"--rg: {_shown(field)} is not a TAG:value field")
     ids = [f[3:] for f in fields[1:] if f.startswith("ID:")]
     if len(ids) != 1:
-        raise SeedmapError(f"--rg: the read group needs exactly one ID: field; got {text!r}")
+        raise SeedmapError(f"--rg: the read group needs exactly one ID: field; got {_shown(text)}")
     tags = [f[:2] for f in fields[1:]]
     if len(set(tags)) != len(tags):
-        raise SeedmapError(f"--rg: a field appears twice in {text!r}")
+        raise SeedmapError(f"--rg: a field appears twice in {_shown(text)}")
     return ReadGroup(line, ids[0])

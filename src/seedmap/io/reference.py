@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import dnaio
 import numpy as np
 from numba import njit
+from xopen import xopen
 
 from seedmap.errors import SeedmapError
 from seedmap.io.alphabet import ENCODE, INVALID, N_CODE
@@ -99,6 +101,23 @@ def unpack_codes(packed: np.ndarray, nmask: np.ndarray, start: int, end: int) ->
     out = np.empty(end - start, dtype=np.uint8)
     unpack_into(packed, nmask, start, out)
     return out
+
+
+def check_fasta(path: str | Path) -> None:
+    """A SeedmapError unless `path` opens and starts like FASTA: a map run checks this before it logs or
+    writes anything (reading the whole reference, or loading its index, takes a while)."""
+    path = str(path)
+    try:
+        if path == "-" or (not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path)):
+            return  # a pipe is read once, by read_fasta: what a look here took would be lost to it
+        with xopen(path, "rb") as fh:
+            start = fh.read(1 << 16).lstrip()[:1]  # dnaio skips blank lines before the first record too
+    except Exception as exc:  # xopen raises OS errors, gzip's and others
+        raise SeedmapError(open_error_message(path, exc)) from None
+    if start == b"@":
+        raise SeedmapError(f"{path}: the reference must be FASTA, not FASTQ")
+    if start not in (b">", b""):  # an empty file: read_fasta says it holds no sequences
+        raise SeedmapError(f"{path}: not valid FASTA (it starts with {start.decode('latin-1')!r}, not '>')")
 
 
 def read_fasta(path: str | Path) -> Reference:

@@ -108,7 +108,7 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
     for k in range(rec_read.size):
         r = rec_read[k]
         m = offsets[r + 1] - offsets[r]
-        size += name_off[r + 1] - name_off[r] + 2 * m + 160
+        size += name_off[r + 1] - name_off[r] + 2 * m + 190
         li = rec_loc[k]
         if li >= 0:
             s = _ref_of(ref_starts, loc_s[li])
@@ -119,8 +119,10 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
             size += 2 * (ref_name_off[s + 1] - ref_name_off[s]) + 11 * n_runs[mi] + 80
     buf = np.empty(size, dtype=np.uint8)
     p = 0
+    hi = 0
     for k in range(rec_read.size):
         r = rec_read[k]
+        hi = hi + 1 if k > 0 and rec_read[k - 1] == r else 1  # a read's records are consecutive
         li = rec_loc[k]
         mi = mate_loc[k]
         flag = rec_flag[k]
@@ -199,6 +201,7 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
             p = _copy(buf, p, md[md_off[li]:md_off[li] + md_len[li]])
             p = _tag_int(buf, p, 65, 83, -d)  # AS
             p = _tag_int(buf, p, 78, 72, rec_nh[k])  # NH
+            p = _tag_int(buf, p, 72, 73, hi)  # HI: 1-based among the read's records, as STAR and HISAT2 write it
         if paired and mi >= 0:
             p = _copy(buf, p, MC_TAG)
             p = _cigar(buf, p, mi, cig_off, ops, lens, n_runs)

@@ -61,7 +61,7 @@ def locate_pairs(batch: ReadBatch, engine: object, ref_starts: np.ndarray, qerr:
 
 def estimate_insert(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOptions,
                     orientation: str) -> tuple[InsertModel | None, int]:
-    qerr = errors_per_read(batch.lengths, opts.errors, opts.min_length)
+    qerr = opts.read_errors(batch.lengths)
     pl, _ = locate_pairs(batch, engine, fmt.starts, qerr, fmt.ref)
     return estimate(pl.read, pl.start, pl.end, pl.rev, pl.ref_id, batch.size, ORIENTATIONS[orientation])
 
@@ -73,7 +73,7 @@ def map_pair_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: Ma
     n = batch.size
     orient = ORIENTATIONS[popts.orientation]
     lo, hi = model.bounds
-    qerr = errors_per_read(batch.lengths, opts.errors, opts.min_length)
+    qerr = opts.read_errors(batch.lengths)
     pl, (qcodes, qoff) = locate_pairs(batch, engine, fmt.starts, qerr, ref, clock)
     # Rescue: mates without locations, searched near their mate with the rescue budget.
     rbudget = errors_per_read(batch.lengths, popts.rescue_edits) if popts.rescue_edits > 0 else qerr

@@ -21,7 +21,6 @@ bad comes back as a Failure (dask_worker.py): the run stops with its one-line er
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import time
@@ -31,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from seedmap.errors import SeedmapError
-from seedmap.io.chunks import RawBatch, raw_batches, raw_pair_batches
+from seedmap.io.chunks import RawBatch
 from seedmap.io.output import open_sink
 from seedmap.io.sam import header
 from seedmap.pipeline.dask_worker import (
@@ -46,6 +45,7 @@ from seedmap.pipeline.dask_worker import (
     sees_index,
     ship,
 )
+from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head, check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.options import MIN_GPU_WORKERS, RunOptions
 from seedmap.pipeline.run import DEPTH, _progress
 from seedmap.pipeline.timings import RunTimings
@@ -74,7 +74,10 @@ def run_on_dask(opts: RunOptions) -> None:
     # The workers' devices are theirs to resolve: a GPU's batch is the one of its fewest workers.
     opts = opts.with_batch_size(MIN_GPU_WORKERS if opts.device.startswith("cuda") else 0)
     need_distributed()
+    check_reference(opts)
+    head = open_reads(opts)  # bad reads, or an -e too large for them, fail before the cluster starts
     index, index_id, ref = stored_index(opts)
+    warn_if_slow(opts.map, head.lengths(), ref.total)
     timings = RunTimings()
     relay = Relay(opts.verbose)
     import dask
@@ -90,7 +93,7 @@ def run_on_dask(opts: RunOptions) -> None:
         prepare_workers(client, job, shipped, relay)
         t2 = time.perf_counter()
         timings.add("workers' set-up (index, warm-up)", t2 - t1)
-        items, insert = batches(client, job, shipped, relay)
+        items, insert = batches(client, job, shipped, relay, head)
         if opts.paired:
             timings.add("insert size estimate", time.perf_counter() - t2)
 
@@ -100,7 +103,7 @@ def run_on_dask(opts: RunOptions) -> None:
         flow = Flow(client, DEPTH * max(threads, 1), relay)
         totals: dict[str, int] = {}
         t_map = time.perf_counter()
-        with open_sink(opts.output, ref, opts.threads) as sink, _progress(opts.progress) as advance:
+        with open_sink(opts.output, ref, opts.threads, opts.reference) as sink, _progress(opts.progress) as advance:
             text = header(ref, opts.command_line)
             sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
             for done in flow.results(items, submit, lambda d: advance(d.stats.reads)):
@@ -218,23 +221,21 @@ def prepare_workers(client: object, job: Job, shipped: object, relay: Relay) -> 
     log.info("workers ready in %.1f s", time.perf_counter() - t0)
 
 
-def batches(client: object, job: Job, shipped: object, relay: Relay) -> tuple[Iterable[RawBatch], object]:
-    """The run's raw batches, and the insert size of a paired run (estimated from its first pairs on a
-    worker, exactly as a local run does; None for single-end reads)."""
+def batches(client: object, job: Job, shipped: object, relay: Relay, head: Head) -> tuple[Iterable[RawBatch], object]:
+    """The run's raw batches (`head`: the opened reads), and the insert size of a paired run (estimated from
+    its first pairs on a worker, exactly as a local run does; None for single-end reads)."""
     o = job.opts
     if not o.paired:
-        return raw_batches(o.reads, o.batch_size), None
-    from seedmap.pipeline.pairs import ESTIMATE_PAIRS, chosen_insert, head_and_rest, sample
+        return head.raw_then_rest(), None
+    from seedmap.pipeline.pairs import chosen_insert, sample
 
-    raw_head, head, rest = head_and_rest(raw_pair_batches(o.reads, o.reads2, o.batch_size), ESTIMATE_PAIRS)
     if o.insert is not None:
         log.info("insert size (given): %s", o.insert.describe())
-        return itertools.chain(raw_head, rest), o.insert
-    f = client.submit(estimate_task, job, shipped, sample(head, ESTIMATE_PAIRS), key=f"seedmap-insert-{job.token}",
-                      retries=0)
-    del head
+        return head.raw_then_rest(), o.insert
+    f = client.submit(estimate_task, job, shipped, sample(head.parsed, ESTIMATE_PAIRS),
+                      key=f"seedmap-insert-{job.token}", retries=0)
     found, used = relay.value(_outcome(f, f.result(), "the insert size estimate"))
-    return itertools.chain(raw_head, rest), chosen_insert(o, found, used)
+    return head.raw_then_rest(), chosen_insert(o, found, used)
 
 
 class Relay:

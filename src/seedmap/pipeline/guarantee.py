@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from seedmap.filter import plan
-from seedmap.pipeline.options import MapOptions, errors_per_read
+from seedmap.pipeline.options import MAX_ERROR_RATE, MapOptions, errors_per_read
 
 log = logging.getLogger("seedmap")
 
@@ -22,6 +22,7 @@ class GuaranteeWarnings:
         self.opts, self.max_window, self.windows, self.step, self.fe = opts, max_window, windows, step, fe
         self.plan_guarantee = plan_guarantee  # the engine's own (m, e) -> guarantee, when it has one
         self.seen: set[int] = set()
+        self.clipped = False  # a read length whose -e count was cut to a quarter of it was logged
         self.lock = threading.Lock()  # workers check their batches side by side
 
     def check(self, lengths: np.ndarray) -> None:
@@ -34,6 +35,12 @@ class GuaranteeWarnings:
                 continue  # not searched; counted in the summary
             e = self._errors(m)
             g = self._guarantee(m, e)
+            with self.lock:
+                first_clipped = e < self.opts.errors and self.opts.errors >= 1 and not self.clipped
+                self.clipped |= first_clipped
+            if first_clipped:
+                log.warning("reads of %d bp are searched with %d edits, not %d: at most a quarter of a read's length "
+                            "(the same for any shorter read; see -e)", m, e, int(self.opts.errors))
             if m <= e:
                 log.warning("reads of length %d are not longer than the %d edits allowed: reported unmapped", m, e)
             elif g == plan.SUBSTITUTIONS_ONLY:
@@ -43,7 +50,7 @@ class GuaranteeWarnings:
                 log.warning("reads of length %d, e=%d: this window plan is NOT fully sensitive", m, e)
 
     def _errors(self, m: int) -> int:
-        return int(errors_per_read(np.array([m]), self.opts.errors)[0])
+        return int(errors_per_read(np.array([m]), self.opts.errors, 0, MAX_ERROR_RATE)[0])
 
     def _guarantee(self, m: int, e: int) -> str:
         if self.plan_guarantee is not None:

@@ -11,6 +11,7 @@ GPU_READS = 200_000  # reads per device in its workers' batches: a million windo
 MIN_GPU_WORKERS = 2  # per device: one batch's transfers and host stages overlap another's kernels
 GPU_BATCH = GPU_READS // MIN_GPU_WORKERS  # per GPU worker, with the fewest workers
 DEFAULT_MIN_LENGTH = 20  # shorter reads are reported unmapped (bwa mem's smallest seed is 19 bases)
+MAX_ERROR_RATE = 0.25  # -e above this share of a read's length is refused (pipeline/inputs.py says why)
 # --best / -n by default search the next stratum beyond a read's stop stratum when its best location is
 # unique, none after a tie (MAPQ 0 whatever lies beyond): a unique best then gets MAPQ 40 with nothing one
 # edit behind it and about 20 with a location there, as in all-mapping (where 40-60 and 20), so a
@@ -38,6 +39,11 @@ class MapOptions:
     def stratified(self) -> bool:
         """--best and -n stop early: each read is searched only up to the strata they report."""
         return (self.best_only or self.max_hits > 0) and self.early_stop
+
+    def read_errors(self, lengths: np.ndarray) -> np.ndarray:
+        """Edits searched per read in a map run: -e, at most a quarter of the read's length (a count that the
+        run accepted for its typical read may exceed that for a shorter one); none for reads under min_length."""
+        return errors_per_read(lengths, self.errors, self.min_length, MAX_ERROR_RATE)
 
 
 @dataclass(frozen=True)
@@ -102,13 +108,16 @@ def gpu_workers(threads: int, devices: int) -> int:
     return max(MIN_GPU_WORKERS, -(-threads // max(devices, 1)))
 
 
-def errors_per_read(lengths: np.ndarray, errors: float, min_length: int = 0) -> np.ndarray:
-    """Edits searched per read. A read shorter than min_length gets its own length: a read not longer than
-    its edit budget would match everywhere, so it is never searched and is reported unmapped."""
+def errors_per_read(lengths: np.ndarray, errors: float, min_length: int = 0, max_rate: float = 0.0) -> np.ndarray:
+    """Edits searched per read, at most max_rate of its length when given. A read shorter than min_length gets
+    its own length: a read not longer than its edit budget would match everywhere, so it is never searched and
+    is reported unmapped."""
     if errors >= 1 or errors == 0:
         e = np.full(lengths.size, int(errors), dtype=np.int64)
     else:
         e = np.floor(lengths * errors + 1e-9).astype(np.int64)
+    if max_rate > 0:
+        np.minimum(e, np.floor(lengths * max_rate + 1e-9).astype(np.int64), out=e)
     if min_length > 0:
         short = lengths < min_length
         e[short] = np.maximum(e[short], lengths[short])

@@ -9,17 +9,16 @@ from collections.abc import Iterator
 import numpy as np
 
 from seedmap.engines.base import CandidateEngine
-from seedmap.io.chunks import RawBatch, raw_pair_batches
+from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch
 from seedmap.paired.insert_size import FALLBACK, InsertModel
 from seedmap.paired.mapping import estimate_insert, map_pair_batch
+from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head
 from seedmap.pipeline.options import RunOptions
 from seedmap.pipeline.run import Setup, SingleRun, short_note
 from seedmap.pipeline.stages import StageClock
 
 log = logging.getLogger("seedmap")
-
-ESTIMATE_PAIRS = 10_000  # the insert size comes from the first pairs, whatever the batch size
 
 
 class PairRun(SingleRun):
@@ -27,17 +26,14 @@ class PairRun(SingleRun):
         super().__init__(opts, s)
         self.insert: InsertModel = opts.insert or InsertModel(*FALLBACK)  # the warm-up's, until estimated
 
-    def batches(self, workers: int) -> Iterator[ReadBatch | RawBatch]:
-        """Raw batches of pairs, the first ones parsed here for the insert size estimate (`workers`: the
-        threads taking them; pairs come in equal batches)."""
+    def batches(self, head: Head) -> Iterator[ReadBatch | RawBatch]:
+        """The opened pairs: the first ones (parsed, for the insert size estimate), then raw batches of pairs."""
         o = self.opts
-        batches = raw_pair_batches(o.reads, o.reads2, o.batch_size)  # parsed by the workers
-        _, head, rest = head_and_rest(batches, ESTIMATE_PAIRS)  # parsed here, for the estimate
         if o.insert is not None:
             log.info("insert size (given): %s", o.insert.describe())
         else:
-            self.insert = chosen_insert(o, *self.estimate(sample(head, ESTIMATE_PAIRS)))
-        return _chain(head, rest)
+            self.insert = chosen_insert(o, *self.estimate(sample(head.parsed, ESTIMATE_PAIRS)))
+        return head.parsed_then_rest()
 
     def estimate(self, first_pairs: ReadBatch) -> tuple[InsertModel | None, int]:
         """The insert size from the first pairs (None when too few map uniquely), and the pairs it used."""
@@ -72,22 +68,6 @@ def chosen_insert(opts: RunOptions, insert: InsertModel | None, used: int) -> In
     return insert
 
 
-def head_and_rest(batches: Iterator[RawBatch], pairs: int) -> tuple[list[RawBatch], list[ReadBatch],
-                                                                     Iterator[RawBatch]]:
-    """The first batches holding at least `pairs` pairs (or all), raw and parsed, and the iterator of the rest."""
-    raw: list[RawBatch] = []
-    head: list[ReadBatch] = []
-    n = 0
-    for item in batches:
-        batch = item.parse()
-        raw.append(item)
-        head.append(batch)
-        n += batch.size // 2
-        if n >= pairs:
-            break
-    return raw, head, batches
-
-
 def sample(head: list[ReadBatch], pairs: int) -> ReadBatch:
     """The first `pairs` pairs of the head batches as one batch (sequences only: what the estimate needs)."""
     n = min(2 * pairs, sum(b.size for b in head))
@@ -100,8 +80,3 @@ def sample(head: list[ReadBatch], pairs: int) -> ReadBatch:
     codes = np.concatenate([b.codes for b in head])[:offsets[-1]]
     names = np.concatenate([b.names for b in head])[:name_offsets[-1]]
     return ReadBatch(0, names, name_offsets, codes, offsets, np.zeros(0, dtype=np.uint8), False)
-
-
-def _chain(head: list[ReadBatch], rest: Iterator[RawBatch]) -> Iterator[ReadBatch | RawBatch]:
-    yield from head
-    yield from rest

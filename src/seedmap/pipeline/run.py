@@ -21,13 +21,14 @@ import numpy as np
 
 from seedmap.engines.base import CandidateEngine
 from seedmap.index.kinds import KINDS, load_or_build
-from seedmap.io.chunks import RawBatch, raw_batches
-from seedmap.io.output import is_bam, open_sink
+from seedmap.io.chunks import RawBatch
+from seedmap.io.output import bam_records, open_sink
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.guarantee import GuaranteeWarnings
+from seedmap.pipeline.inputs import Head, check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.options import RunOptions, gpu_workers
 from seedmap.pipeline.scheduler import Scheduler
 from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
@@ -61,7 +62,7 @@ def prepare(opts: RunOptions, loaded: tuple[Reference, object, CandidateEngine] 
     ref, ix, engine = loaded if loaded is not None else load_engine(opts)
     o = opts.engine
     warn = GuaranteeWarnings(opts.map, engine.max_window, o.windows, o.step, o.fe, getattr(engine, "guarantee", None))
-    fmt = SamFormatter(ref, opts.read_group, bam=is_bam(opts.output), secondary_seq=opts.secondary_seq)
+    fmt = SamFormatter(ref, opts.read_group, bam=bam_records(opts.output), secondary_seq=opts.secondary_seq)
     return Setup(ref, ix, engine, fmt, warn)
 
 
@@ -79,12 +80,16 @@ def run_map(opts: RunOptions) -> None:
         run_on_dask(opts)
         return
     t0 = time.perf_counter()
+    check_reference(opts)  # before anything is loaded, logged or written
     choice = device_choice(opts)  # before the index is loaded: a missing GPU fails fast
     per_device = gpu_workers(opts.threads, len(choice.ids)) if choice.kind == "cuda" else 0
     opts = opts.with_batch_size(per_device)
     budget = threading_setup.budget(opts.threads)
+    workers = per_device * len(choice.ids) if per_device else budget.workers
+    head = open_reads(opts, workers)  # bad reads, or an -e too large for them, fail before the index loads
     timings = RunTimings()
     s = prepare(opts)
+    warn_if_slow(opts.map, head.lengths(), s.ref.total)
     timings.add("set-up (index, engine)", time.perf_counter() - t0)
     if opts.paired:
         from seedmap.pipeline.pairs import PairRun
@@ -97,8 +102,7 @@ def run_map(opts: RunOptions) -> None:
     warm_up(s.ref, opts.paired, opts.engine.kind, run.warm, opts.map.stratified, s.fmt.bam)
     t2 = time.perf_counter()
     timings.add("warm-up (compile or load kernels)", t2 - t1)
-    workers = per_device * len(choice.ids) if per_device else budget.workers
-    batches = run.batches(workers)  # paired runs estimate the insert size here
+    batches = run.batches(head)  # paired runs estimate the insert size here
     if opts.paired:
         timings.add("insert size estimate", time.perf_counter() - t2)
     totals: dict[str, int] = {}
@@ -111,7 +115,7 @@ def run_map(opts: RunOptions) -> None:
         sched = device_scheduler(batches, choice, opts.engine.kind, s.ix, s.ref, opts.engine,
                                  partial(run.work, budget=budget, timings=timings), per_device)
     results = sched.results()
-    with open_sink(opts.output, s.ref, budget.threads) as sink, _progress(opts.progress) as advance:
+    with open_sink(opts.output, s.ref, budget.threads, opts.reference) as sink, _progress(opts.progress) as advance:
         text = header(s.ref, opts.command_line)
         sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
         for data, stats, *_ in results:
@@ -136,9 +140,9 @@ class SingleRun:
     def __init__(self, opts: RunOptions, s: Setup) -> None:
         self.opts, self.s = opts, s
 
-    def batches(self, workers: int) -> Iterator[RawBatch]:
-        """Raw batches for `workers` threads: they parse them."""
-        return raw_batches(self.opts.reads, self.opts.batch_size, workers)
+    def batches(self, head: Head) -> Iterator[RawBatch | ReadBatch]:
+        """The opened reads' first batch (parsed already), then raw batches: the workers parse them."""
+        return head.parsed_then_rest()
 
     def parsed(self, item: RawBatch | ReadBatch) -> ReadBatch:
         batch = item.parse() if isinstance(item, RawBatch) else item

@@ -20,7 +20,7 @@ from seedmap.backends import cpu
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records
-from seedmap.pipeline.options import MapOptions, errors_per_read
+from seedmap.pipeline.options import MapOptions
 from seedmap.pipeline.strata import stratified_locate
 from seedmap.records import make_records
 from seedmap.verify.shifts import shifted_placements
@@ -116,7 +116,7 @@ def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOpti
               clock: StageClock | None = None) -> tuple[np.ndarray, BatchStats]:
     clock = clock or StageClock()
     ref = fmt.ref
-    qerr = errors_per_read(batch.lengths, opts.errors, opts.min_length)
+    qerr = opts.read_errors(batch.lengths)
     if opts.stratified:
         qcodes, qoff = batch.queries()
         clock.lap("queries")
