@@ -283,7 +283,6 @@ def test_traceback_matches_cpu(seed, scratch_bytes, small_blocks):
         assert got[name].dtype == want[name].dtype and got[name].shape == want[name].shape, name
     for name in ("cig_off", "md_off", "n_runs", "md_len", "start", "end"):
         assert np.array_equal(got[name], want[name]), name
-    assert (want["start"] < loc[1]).any() or (want["end"] > loc[2]).any()  # a read end's gap turned around
     used = {"ops": ("cig_off", "n_runs"), "lens": ("cig_off", "n_runs"), "md": ("md_off", "md_len")}
     for name, (off, size) in used.items():  # the slots each location filled (the rest is room, unset)
         mask = np.zeros(want[name].size, dtype=bool)
