@@ -59,10 +59,18 @@ def test_resolve_with_gpus(monkeypatch):
         device.resolve("cuda:0,2")
 
 
+def small_inputs(tmp_path) -> list[str]:
+    """A reference and reads that pass the input checks (which come before the device's)."""
+    seq = "ACGTTGCATGCAAGTCCGATGACTGATCGATGCTAGCTAGGCTAGCATCGACTAGCTACGAT" * 3
+    (tmp_path / "ref.fa").write_text(f">r\n{seq}\n")
+    (tmp_path / "reads.fq").write_text(f"@a\n{seq[10:60]}\n+\n{'I' * 50}\n")
+    return [str(tmp_path / "ref.fa"), str(tmp_path / "reads.fq")]
+
+
 def test_cli_device_cuda_without_gpu_is_one_line(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(device, "gpu_count", lambda: 0)
     out = tmp_path / "out.sam"
-    assert main(["map", "--device", "cuda", "-o", str(out), "missing.fa", "missing.fq"]) == 1
+    assert main(["map", "--device", "cuda", "-o", str(out), *small_inputs(tmp_path)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["seedmap: error: --device cuda: no CUDA GPU found (numba-cuda sees none; use --device cpu or auto)"]
     assert not out.exists()
@@ -93,7 +101,7 @@ def test_broken_numba_cuda_is_one_line(monkeypatch, capsys, caplog, tmp_path):
         assert device.resolve("auto").kind == "cpu"
     assert "numba.cuda cannot be imported" in caplog.text
     out = tmp_path / "out.sam"
-    assert main(["map", "--device", "cuda", "-o", str(out), "missing.fa", "missing.fq"]) == 1
+    assert main(["map", "--device", "cuda", "-o", str(out), *small_inputs(tmp_path)]) == 1
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("seedmap: error: numba.cuda cannot be imported (AttributeError")
 
