@@ -73,14 +73,16 @@ def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
     return RawBatch(0, blocks, ("<warm-up>",), paired).parse()
 
 
-def _marker(kind: str, paired: bool, stratified: bool, bam: bool) -> Path:
+def _marker(kind: str, paired: bool, stratified: bool, bam: bool) -> Path | None:
     """Where to note that the kernels of this kind of run were compiled: numba's cache directory, which
     seedmap keys by its own sources (seedmap/__init__.py), so an edit or upgrade compiles anew. --best/-n
-    (the stratified search) and BAM output have kernels of their own."""
-    import numba
+    (the stratified search) and BAM output have kernels of their own. None without a cache."""
+    import seedmap
 
+    if seedmap.KERNEL_CACHE is None:
+        return None
     name = f"seedmap-compiled-{kind}{'-pe' if paired else ''}{'-best' if stratified else ''}{'-bam' if bam else ''}"
-    return Path(numba.config.CACHE_DIR) / name
+    return Path(seedmap.KERNEL_CACHE) / name
 
 
 _QUICK_LOAD = threading.Lock()
@@ -128,25 +130,34 @@ def cached_kernels_load_quickly() -> Iterator[None]:
                 del sys.modules["scipy.linalg"]
 
 
+_warned = threading.Event()
+
+
 def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], object], stratified: bool = False,
             bam: bool = False) -> None:
     """Run `run` (a run's `warm`: one batch through every kernel the run may call) on reads cut from the
     reference. stratified (--best/-n, single-end) and bam say which kernels `run` uses, for the notice when
     they compile."""
+    import seedmap
+
+    if seedmap.CACHE_WARNING and not _warned.is_set():
+        _warned.set()
+        log.warning(seedmap.CACHE_WARNING)
     marker = _marker(kind, paired, stratified and not paired, bam)
     with cached_kernels_load_quickly():
         batch = warmup_batch(ref, paired)
         if batch is None:
             return
-        if not marker.exists():
+        if marker is None or not marker.exists():
             log.info("compiling the %s%s mapping kernels%s%s (once per installation; later runs load them from "
                      "the cache)", kind, " paired-end" if paired else "", " for --best/-n" if stratified and not
                      paired else "", " with BAM output" if bam else "")
         run(batch)
+    if marker is None:
+        return
     try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
-    except OSError:  # a read-only cache: the notice shows again next time, nothing else changes
+    except OSError:  # a cache gone read-only: the notice shows again next time, nothing else changes
         pass
 
 
