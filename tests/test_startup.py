@@ -1,6 +1,6 @@
 """Start-up: cached kernels load without numba's registry refresh and without importing scipy.linalg,
 nothing is left changed after the warm-up, and a kernel missing from the cache still compiles; `seedmap
-index` compiles what every kind of map run needs."""
+index` compiles what a single-end map run needs and leaves the other kinds of run to their first run."""
 
 from __future__ import annotations
 
@@ -69,10 +69,10 @@ def test_cached_kernels_load_without_registry_refresh(tmp_path):
     assert _run(tmp_path) == (1, 0)  # the second loads it from the cache, with no refresh
 
 
-def test_index_compiles_every_kind_of_run_it_announces(tmp_path, monkeypatch, caplog):
-    """`seedmap index` warms up single-end, --best/-n and paired runs, each writing SAM and BAM, so no later
-    map run compiles unannounced: the markers it leaves are the ones each kind of map run looks for, and a
-    BAM run after it announces no compilation."""
+def test_index_compiles_single_end_runs_and_defers_the_others(tmp_path, monkeypatch, caplog):
+    """`seedmap index` warms up a single-end run writing SAM (what a first map run most likely is) and no other:
+    --best/-n, paired and BAM runs compile in the first run that needs them, and say so; the single-end run
+    after the index announces nothing."""
     import numpy as np
 
     from seedmap.index.kinds import build_index
@@ -82,6 +82,8 @@ def test_index_compiles_every_kind_of_run_it_announces(tmp_path, monkeypatch, ca
 
     real = warmup._marker
     monkeypatch.setattr(warmup, "_marker", lambda *key: tmp_path / "cache" / real(*key).name)
+    asked = []
+    monkeypatch.setattr(warmup, "compile_listed", lambda kind, name: asked.append((kind, name)) or 0, raising=False)
     (tmp_path / "cache").mkdir()
     rng = np.random.default_rng(3)
     genome = "".join("ACGT"[c] for c in rng.integers(0, 4, 3000))
@@ -89,21 +91,20 @@ def test_index_compiles_every_kind_of_run_it_announces(tmp_path, monkeypatch, ca
     (tmp_path / "reads.fa").write_text(f">r0\n{genome[100:200]}\n")
     index = build_index(str(tmp_path / "ref.fa"), None, "neighborhood", {"u": 10, "l": 16})
     warmup.compile_for_index(str(tmp_path / "ref.fa"), str(index), "neighborhood")
-    names = {p.name for p in (tmp_path / "cache").iterdir()}
-    assert names == {f"seedmap-compiled-neighborhood{pe}{best}{bam}" for pe, best in (("", ""), ("", "-best"),
-                                                                                    ("-pe", ""))
-                     for bam in ("", "-bam")}
-    for output, best in (("out.bam", False), ("out.sam", True), ("out.bam", True)):
+    assert {p.name for p in (tmp_path / "cache").iterdir()} == {"seedmap-compiled-neighborhood"}
+    assert asked == [("neighborhood", "se")]  # its listed kernels went to the worker processes
+    for output, best, notice in (("out.sam", False, None), ("out.sam", True, "for --best/-n"),
+                                 ("out.bam", False, "with BAM output")):
         with caplog.at_level("INFO", logger="seedmap"):
             run_map(RunOptions(reference=str(tmp_path / "ref.fa"), reads=str(tmp_path / "reads.fa"),
                                output=str(tmp_path / output), map=MapOptions(best_only=best)))
-        assert "mapped 1 reads" in caplog.text and "compiling" not in caplog.text
+        assert "mapped 1 reads" in caplog.text
+        if notice is None:
+            assert "compiling" not in caplog.text
+        else:
+            assert f"compiling the neighborhood mapping kernels {notice}" in caplog.text
         caplog.clear()
-    (tmp_path / "cache" / "seedmap-compiled-neighborhood-bam").unlink()
-    with caplog.at_level("INFO", logger="seedmap"):
-        run_map(RunOptions(reference=str(tmp_path / "ref.fa"), reads=str(tmp_path / "reads.fa"),
-                           output=str(tmp_path / "out.bam")))
-    assert "compiling the neighborhood mapping kernels with BAM output" in caplog.text
+    assert asked[1:] == [("neighborhood", "se-best"), ("neighborhood", "se-bam")]
 
 
 LATE = """

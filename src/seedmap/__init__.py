@@ -2,28 +2,87 @@
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 __version__ = "0.1.0"
 
+# Where numba caches seedmap's compiled kernels (None: nowhere writable, they compile in every run), and the
+# one warning line saying why it is not the usual place ("" when it is); logged once by the warm-up.
+KERNEL_CACHE: str | None = None
+CACHE_WARNING = ""
 
-def _numba_cache_dir() -> str:
-    """A cache directory keyed by this package's sources.
+
+def _source_key() -> str:
+    """A key of this package's sources.
 
     numba's cache=True revalidates a cached function against its own file only: a kernel that calls a
     function from another module keeps the old callee after that module changes (an upgrade, an edit).
-    Keying the directory by every source file's size and mtime makes stale machine code impossible.
+    Keying the cache directory by every source file's size and mtime makes stale machine code impossible.
     """
     here = Path(__file__).parent
     h = hashlib.sha1(__version__.encode())
     for f in sorted(here.rglob("*.py")):
         st = f.stat()
         h.update(f"{f.relative_to(here)}:{st.st_size}:{st.st_mtime_ns}".encode())
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "seedmap", f"numba-{h.hexdigest()[:16]}")
+    return h.hexdigest()[:16]
 
 
-if "NUMBA_CACHE_DIR" not in os.environ:
+def _writable(path: Path) -> bool:
+    """Whether `path` is (or could be made) a directory this process can write in. os.access, not a test file:
+    it answers read-only filesystems too, and costs no write at every start-up."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:  # read-only, or a parent that is a file or not ours
+        return False
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def _private_tmp() -> Path | None:
+    """This user's directory in the temporary directory, if it is ours alone: numba's cache files are pickles,
+    and loading ones that another user could have written would run their code."""
+    base = Path(tempfile.gettempdir()) / f"seedmap-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
+    try:
+        base.mkdir(mode=0o700, exist_ok=True)
+        st = base.lstat()
+    except OSError:
+        return None
+    if base.is_symlink() or (hasattr(os, "getuid") and st.st_uid != os.getuid()) or st.st_mode & 0o022:
+        return None
+    return base
+
+
+def _choose_cache() -> tuple[str | None, str]:
+    """(directory, warning). NUMBA_CACHE_DIR when set; else next to the installed package (its __pycache__),
+    shared by every user of an installation they can write; else the user's cache directory. When none of
+    these is writable (a read-only home in a container or a shared account), this user's private directory
+    in the temporary directory, with a warning; when not even that, no cache, with a warning."""
+    key = f"numba-{_source_key()}"
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path(os.path.expanduser("~")) / ".cache") / "seedmap"
+    wanted = [Path(os.environ["NUMBA_CACHE_DIR"])] if os.environ.get("NUMBA_CACHE_DIR") else [
+        Path(__file__).parent / "__pycache__" / key, user / key]
+    for path in wanted:
+        if _writable(path):
+            return str(path), ""
+    tmp = _private_tmp()
+    if tmp is not None and _writable(tmp / key):
+        return str(tmp / key), f"cannot write the compiled kernels' cache in {wanted[-1]}: using {tmp / key} instead"
+    return None, (f"cannot write the compiled kernels' cache in {wanted[-1]} nor in a temporary directory: the "
+                  "kernels are compiled in every run (NUMBA_CACHE_DIR names a writable directory)")
+
+
+def _no_cache() -> None:
+    """cache=True with nowhere to write fails as the kernels are defined (numba: 'no locator available'):
+    they stay uncached instead, compiled in every run."""
+    from numba.core.dispatcher import Dispatcher
+
+    Dispatcher.enable_caching = lambda self: None
+
+
+KERNEL_CACHE, CACHE_WARNING = _choose_cache()
+if KERNEL_CACHE is None:
+    _no_cache()
+else:
     import numba
 
-    numba.config.CACHE_DIR = _numba_cache_dir()
+    numba.config.CACHE_DIR = KERNEL_CACHE

@@ -2,9 +2,10 @@
 
 A few reads cut from the reference itself (and one from nowhere, and a pair whose second mate must be
 rescued) go through the same stages as the real batches, so the reads/s figure never counts compilation.
-The first time, numba compiles for tens of seconds: a marker in numba's cache directory tells whether
-this version of the code has been compiled here before, so the wait is announced only when it happens.
-`seedmap index` runs the warm-up too, where a user expects to wait.
+The first time, numba compiles for tens of seconds (in worker processes, precompile.py): a marker in
+numba's cache directory tells whether this version of the code has been compiled here before, so the wait
+is announced only when it happens. `seedmap index` runs the warm-up of a single-end run too, where a user
+expects to wait.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from seedmap.io.chunks import RawBatch, record_starts
 from seedmap.io.plain_fastq import fastq_blocks
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference, unpack_codes
+from seedmap.pipeline.precompile import VARIANTS, CompileClock, compile_listed, serialized_cache_saves, variant
 
 log = logging.getLogger("seedmap")
 
@@ -41,12 +43,17 @@ def _revcomp(codes: np.ndarray) -> np.ndarray:
     return out[::-1].copy()
 
 
+def _read_length(ref: Reference) -> int:
+    """The warm-up's read length: half the longest sequence, at most READ_LENGTH."""
+    return min(READ_LENGTH, int(ref.lengths.max()) // 2) if len(ref.lengths) else 0
+
+
 def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
     """Reads from the longest sequence (pairs when paired: mate 2 reverse-complemented FRAGMENT bases on,
     and a last pair whose mate 2 is random), None if the reference is too short to cut reads from."""
     longest = int(np.argmax(ref.lengths))
     n = int(ref.lengths[longest])
-    m = min(READ_LENGTH, n // 2)
+    m = _read_length(ref)
     if m < 20:
         return None
     start = int(ref.starts[longest])
@@ -73,14 +80,15 @@ def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
     return RawBatch(0, blocks, ("<warm-up>",), paired).parse()
 
 
-def _marker(kind: str, paired: bool, stratified: bool, bam: bool) -> Path:
-    """Where to note that the kernels of this kind of run were compiled: numba's cache directory, which
-    seedmap keys by its own sources (seedmap/__init__.py), so an edit or upgrade compiles anew. --best/-n
-    (the stratified search) and BAM output have kernels of their own."""
-    import numba
+def _marker(kind: str, name: str) -> Path | None:
+    """Where to note that the kernels of this kind of run (a precompile.variant key) were compiled: numba's
+    cache directory, which seedmap keys by its own sources (seedmap/__init__.py), so an edit or upgrade
+    compiles anew. None without a cache."""
+    import seedmap
 
-    name = f"seedmap-compiled-{kind}{'-pe' if paired else ''}{'-best' if stratified else ''}{'-bam' if bam else ''}"
-    return Path(numba.config.CACHE_DIR) / name
+    if seedmap.KERNEL_CACHE is None:
+        return None
+    return Path(seedmap.KERNEL_CACHE) / f"seedmap-compiled-{kind}{name[2:] if name.startswith('se') else '-' + name}"
 
 
 _QUICK_LOAD = threading.Lock()
@@ -128,42 +136,66 @@ def cached_kernels_load_quickly() -> Iterator[None]:
                 del sys.modules["scipy.linalg"]
 
 
+_warned = threading.Event()
+
+
 def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], object], stratified: bool = False,
             bam: bool = False) -> None:
     """Run `run` (a run's `warm`: one batch through every kernel the run may call) on reads cut from the
-    reference. stratified (--best/-n, single-end) and bam say which kernels `run` uses, for the notice when
-    they compile."""
-    marker = _marker(kind, paired, stratified and not paired, bam)
-    with cached_kernels_load_quickly():
-        batch = warmup_batch(ref, paired)
-        if batch is None:
-            return
-        if not marker.exists():
+    reference. stratified (--best/-n, single-end) and bam say which kernels `run` uses. The first time, the
+    listed kernels of this kind of run compile in worker processes first (precompile.py), and the log says
+    what compiles and for how long."""
+    import seedmap
+
+    if seedmap.CACHE_WARNING and not _warned.is_set():
+        _warned.set()
+        log.warning(seedmap.CACHE_WARNING)
+    if _read_length(ref) < 20:  # no reads to cut: nothing to compile either
+        return
+    name = variant(paired, stratified, bam, stored=not ref.packed.flags.writeable)
+    marker = _marker(kind, name)
+    cold = marker is None or not marker.exists()
+    with cached_kernels_load_quickly(), serialized_cache_saves():
+        parallel = 0
+        if cold:
             log.info("compiling the %s%s mapping kernels%s%s (once per installation; later runs load them from "
                      "the cache)", kind, " paired-end" if paired else "", " for --best/-n" if stratified and not
                      paired else "", " with BAM output" if bam else "")
-        run(batch)
-    try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-    except OSError:  # a read-only cache: the notice shows again next time, nothing else changes
-        pass
+            if marker is not None:
+                parallel = compile_listed(kind, name)
+        with CompileClock() as clock:
+            run(warmup_batch(ref, paired))
+        if cold and clock.kernels:
+            clock.report(more=parallel > 0)
+    if marker is not None:
+        try:
+            marker.touch()
+        except OSError:  # a cache gone read-only: the notice shows again next time, nothing else changes
+            pass
 
 
-def compile_for_index(fasta: str, index_path: str, kind: str) -> None:
-    """After `seedmap index`: compile the kernels that mapping with this index needs: single-end, --best/-n
-    (the stratified search's own kernels) and paired, each writing SAM and BAM."""
-    from dataclasses import replace
-
+def variant_run(fasta: str, index_path: str | None, kind: str, name: str) -> tuple[Reference, bool, Callable]:
+    """(reference, paired, the run's warm) of this kind of run (a precompile.variant key; one "-memory" needs
+    a FASTA without an index) with default options."""
     from seedmap.pipeline.options import EngineOptions, MapOptions, RunOptions
     from seedmap.pipeline.pairs import PairRun
     from seedmap.pipeline.run import SingleRun, prepare
     from seedmap.pipeline.stages import SamFormatter
 
-    opts = RunOptions(reference=fasta, reads="", index=index_path, engine=EngineOptions(kind=kind))
-    best = replace(opts, map=MapOptions(best_only=True))
-    sam = prepare(opts)
-    for s in (sam, replace(sam, fmt=SamFormatter(sam.ref, bam=True))):
-        warm_up(s.ref, False, kind, SingleRun(opts, s).warm, bam=s.fmt.bam)
-        warm_up(s.ref, False, kind, SingleRun(best, s).warm, stratified=True, bam=s.fmt.bam)
-        warm_up(s.ref, True, kind, PairRun(opts, s).warm, bam=s.fmt.bam)
+    paired, stratified, bam = VARIANTS[name.removesuffix("-memory")]
+    opts = RunOptions(reference=fasta, reads="", index=index_path, engine=EngineOptions(kind=kind),
+                      map=MapOptions(best_only=stratified))
+    s = prepare(opts)
+    if bam:
+        s.fmt = SamFormatter(s.ref, bam=True)
+    return s.ref, paired, (PairRun(opts, s) if paired else SingleRun(opts, s)).warm
+
+
+def compile_for_index(fasta: str, index_path: str, kind: str, names: tuple[str, ...] = ("se",)) -> None:
+    """After `seedmap index`: compile the kernels that mapping with this index needs, of the kinds of run
+    `names` (precompile.VARIANTS keys). By default a single-end run writing SAM, what a first map run most
+    likely is; the others (--best/-n, paired, BAM) compile in the first run that needs them, a few seconds."""
+    for name in names:
+        paired, stratified, bam = VARIANTS[name]
+        ref, _, warm = variant_run(fasta, index_path, kind, name)
+        warm_up(ref, paired, kind, warm, stratified, bam)

@@ -1,0 +1,153 @@
+"""Compiling in worker processes (pipeline/precompile.py): the list of kernels is current, workers compile
+listed kernels into numba's cache for the caller to load and log a line per group, and cache saves from
+several processes at once keep every overload."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from seedmap.pipeline import precompile
+
+TOY = """
+from numba import njit
+
+@njit(cache=True)
+def twice(a):
+    return a * 2
+
+@njit(cache=True)
+def total(a):
+    s = 0
+    for x in a:
+        s += twice(x)
+    return s
+"""
+
+TASKS = [("toy", "total", "(Array(int64, 1, 'C', False, aligned=True),)", 3.0), ("toy", "twice", "(int64,)", 2.0),
+         ("toy", "twice", "(float64,)", 1.0)]
+
+POOL = f"""
+import logging, sys
+import numpy as np
+from seedmap.pipeline import precompile
+
+logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+precompile.listed = lambda kind, name: {TASKS!r}
+precompile.processes = lambda: 2  # whatever the cores here
+print("processes", precompile.compile_listed("neighborhood", "se"))
+print("pending", len(precompile.pending("neighborhood", "se")))
+import toy
+assert toy.total(np.arange(4)) == 12 and toy.twice(1.5) == 3.0 and toy.twice(2) == 4
+print("loaded", sum(toy.total.stats.cache_hits.values()), sum(toy.twice.stats.cache_hits.values()),
+      "compiled", sum(toy.total.stats.cache_misses.values()) + sum(toy.twice.stats.cache_misses.values()))
+"""
+
+
+def _env(tmp_path, cache: str = "cache") -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+            "NUMBA_CACHE_DIR": str(tmp_path / cache)}
+
+
+def test_workers_compile_listed_kernels_for_the_caller_to_load(tmp_path):
+    """The workers compile every listed kernel into the caller's cache: the caller then loads each from it,
+    compiling nothing, and nothing is pending; the log names each group with its seconds, then the total."""
+    (tmp_path / "toy.py").write_text(TOY)
+    out = subprocess.run([sys.executable, "-c", POOL], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                         env=_env(tmp_path))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "processes 2" in lines and "pending 0" in lines, out.stdout
+    assert "loaded 1 2 compiled 0" in lines, out.stdout
+    assert any(line.startswith("  other: 3 kernels, ") and line.endswith(" s") for line in lines), out.stdout
+    assert any(line.startswith("compiled 3 kernels in ") and line.endswith(" in 2 processes") for line in lines)
+    assert not list(tmp_path.glob("cache/**/*.tmp.*"))  # no save left half-done
+
+
+RACE = """
+import os, sys, time
+from numba.core import caching, types
+from seedmap.pipeline.precompile import serialized_cache_saves
+
+save_index = caching.IndexDataCacheFile._save_index
+
+def slow(self, overloads):  # widen the window between reading a function's index and writing it back
+    time.sleep(1.0)
+    save_index(self, overloads)
+
+caching.IndexDataCacheFile._save_index = slow
+import toy
+
+mine, theirs, kind = sys.argv[1:]
+open(mine, "w").close()
+while not os.path.exists(theirs):  # both start saving together
+    time.sleep(0.01)
+with serialized_cache_saves():
+    toy.twice.compile((getattr(types, kind),))
+"""
+
+
+def test_concurrent_cache_saves_keep_every_overload(tmp_path):
+    """Two processes saving two overloads of one function at once: numba alone rewrites the function's index
+    from what each read before the other wrote (numba issue 10128); serialized, both overloads are kept and
+    each loads as its own."""
+    (tmp_path / "toy.py").write_text(TOY)
+    env = _env(tmp_path)
+    procs = [subprocess.Popen([sys.executable, "-c", RACE, str(tmp_path / a), str(tmp_path / b), kind], cwd=tmp_path,
+                              env=env, stderr=subprocess.PIPE, text=True)
+             for a, b, kind in (("a", "b", "int64"), ("b", "a", "float64"))]
+    for p in procs:
+        assert p.wait(timeout=300) == 0, p.stderr.read()
+    check = ("import toy; assert toy.twice(2) == 4 and toy.twice(1.5) == 3.0; "
+             "print(sum(toy.twice.stats.cache_hits.values()))")
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, cwd=tmp_path, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2"]
+
+
+# Each kind of run whose list the index compiles (single-end, SAM), and the other runs of the default engine.
+CHECKED = [("neighborhood", name) for name in (*precompile.VARIANTS, "se-memory")] + [("kmer", "se"), ("fm", "se")]
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    """A reference, with an index of each kind checked, built with this session's kernel cache."""
+    tmp = tmp_path_factory.mktemp("recording")
+    fasta = precompile.write_genome(str(tmp / "ref.fa"))
+    (tmp / "memory.fa").write_text((tmp / "ref.fa").read_text())
+    return tmp, {kind: precompile.build_in(dict(os.environ), fasta, kind) for kind in {k for k, _ in CHECKED}}
+
+
+def test_kinds_of_run():
+    assert precompile.variant(False, False, False) == "se"
+    assert precompile.variant(False, True, True, stored=False) == "se-best-bam-memory"
+    assert precompile.variant(True, True, True) == "pe-bam"  # a paired --best run searches as a paired one
+    assert precompile.group("seedmap.io.sam") == "SAM output" and precompile.group("seedmap.io.reads") == (
+        "reading the input") and precompile.group("elsewhere") == "other"
+
+
+def test_every_listed_kernel_is_found():
+    from seedmap.pipeline.kernel_list import KERNELS, RUNS
+
+    for module, fn, text, seconds in KERNELS:
+        assert precompile.dispatcher(module, fn).py_func.__module__ == module
+        assert all(t is not None for t in precompile.signature(text)) and seconds >= 0
+    assert {name for runs in RUNS.values() for name in runs} == {
+        f"{v}{m}" for v in precompile.VARIANTS for m in ("", "-memory")}
+
+
+@pytest.mark.parametrize("kind,name", CHECKED)
+def test_kernel_list_is_current(recording, kind, name):
+    """kernel_list.py names every kernel the run calls from Python with the argument types it calls it with (a
+    kernel added or changed since: `python -m seedmap.pipeline.precompile --record` writes the list again)."""
+    from seedmap.pipeline.kernel_list import KERNELS, RUNS
+
+    tmp, indexes = recording
+    memory = name.endswith("-memory")
+    found = precompile.record_run(str(tmp / ("memory.fa" if memory else "ref.fa")), None if memory else indexes[kind],
+                                  kind, name, dict(os.environ))
+    assert sorted(k[:3] for k in found) == sorted(KERNELS[i][:3] for i in RUNS[kind][name])
