@@ -52,7 +52,8 @@ def find_exe(name: str) -> str | None:
 RUN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def run_timed(cmd: list[str], log: Path, stdout: Path | None = None, cwd: Path | None = None) -> Timing:
+def run_timed(cmd: list[str], log: Path, stdout: Path | None = None, cwd: Path | None = None,
+              env: dict[str, str] | None = None) -> Timing:
     """Run cmd, returning wall time, peak RSS (MiB) and CPU seconds.
 
     The page cache is flushed first (untimed): an earlier run's output written back during this one
@@ -71,7 +72,7 @@ def run_timed(cmd: list[str], log: Path, stdout: Path | None = None, cwd: Path |
         err.flush()
         os.sync()
         start = time.perf_counter()
-        proc = subprocess.Popen(wrapped, stdout=out, stderr=err, cwd=cwd, env=RUN_ENV)
+        proc = subprocess.Popen(wrapped, stdout=out, stderr=err, cwd=cwd, env=RUN_ENV if env is None else env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped; stop Popen waiting again

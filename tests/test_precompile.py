@@ -126,8 +126,12 @@ def test_kinds_of_run():
     assert precompile.variant(False, False, False) == "se"
     assert precompile.variant(False, True, True, stored=False) == "se-best-bam-memory"
     assert precompile.variant(True, True, True) == "pe-bam"  # a paired --best run searches as a paired one
-    assert precompile.group("seedmap.io.sam") == "SAM output" and precompile.group("seedmap.io.reads") == (
-        "reading the input") and precompile.group("elsewhere") == "other"
+    from seedmap.pipeline.kernel_list import KERNELS
+
+    assert {precompile.group(k[0]) for k in KERNELS} == {
+        "reading the input", "seeds and filter", "candidates", "verification", "records and MAPQ", "SAM output",
+        "BAM output", "pairing"}
+    assert precompile.group("elsewhere") == "other"
 
 
 def test_every_listed_kernel_is_found():

@@ -22,9 +22,13 @@ def _source_key() -> str:
     """
     here = Path(__file__).parent
     h = hashlib.sha1(__version__.encode())
-    for f in sorted(here.rglob("*.py")):
-        st = f.stat()
-        h.update(f"{f.relative_to(here)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    files = []
+    for root, dirs, names in os.walk(here):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]  # where the kernels may be cached: many files
+        files += [os.path.join(root, n) for n in names if n.endswith(".py")]
+    for f in sorted(files, key=lambda f: Path(f).relative_to(here).parts):
+        st = os.stat(f)
+        h.update(f"{Path(f).relative_to(here)}:{st.st_size}:{st.st_mtime_ns}".encode())
     return h.hexdigest()[:16]
 
 

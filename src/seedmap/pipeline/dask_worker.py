@@ -195,7 +195,10 @@ class _RunState:
             prepare_devices(self.choice, opts.engine.kind, s.ix, opts.engine)
             return
         with self.cpu():
-            warm_up(s.ref, opts.paired, opts.engine.kind, self.run.warm, opts.map.stratified, s.fmt.bam)
+            # In this process alone: the Dask workers of a machine already compile side by side, each one
+            # set of the kernels (with compiling processes of their own each, a first local:2 run took 41 s, not 35).
+            warm_up(s.ref, opts.paired, opts.engine.kind, self.run.warm, opts.map.stratified, s.fmt.bam,
+                    processes=False)
 
     def map(self, raw: RawBatch) -> tuple[np.ndarray, object, dict[str, float]]:
         from seedmap.pipeline.timings import RunTimings

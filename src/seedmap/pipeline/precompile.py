@@ -35,11 +35,12 @@ MAX_PROCESSES = 4  # more share out a few large kernels no better, and compile m
 MIN_SECONDS = 4.0  # less listed compile time than this: starting workers (about a second) would not pay
 
 # What the log calls the kernels of a module (the first prefix that matches).
-GROUPS = (("seedmap.io.sam", "SAM output"), ("seedmap.io.bam", "BAM output"), ("seedmap.io", "reading the input"),
-          ("seedmap.filter", "seeds and filter"), ("seedmap.index", "seeds and filter"),
-          ("seedmap.engines", "candidates"), ("seedmap.ranges", "candidates"), ("seedmap.verify", "verification"),
-          ("seedmap.backends", "verification"), ("seedmap.records", "records and MAPQ"),
-          ("seedmap.mapq", "records and MAPQ"), ("seedmap.paired", "pairing"))
+GROUPS = (("seedmap.io.sam", "SAM output"), ("seedmap.io.bam_encode", "BAM output"),
+          ("seedmap.io", "reading the input"), ("seedmap.filter", "seeds and filter"),
+          ("seedmap.index", "seeds and filter"), ("seedmap.engines", "candidates"), ("seedmap.ranges", "candidates"),
+          ("seedmap.verify", "verification"), ("seedmap.backends", "verification"),
+          ("seedmap.records", "records and MAPQ"), ("seedmap.mapq", "records and MAPQ"),
+          ("seedmap.paired", "pairing"))
 
 Task = tuple[str, str, str, float]  # module, function, argument types (numba's repr), seconds to compile
 

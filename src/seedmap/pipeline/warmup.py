@@ -140,11 +140,11 @@ _warned = threading.Event()
 
 
 def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], object], stratified: bool = False,
-            bam: bool = False) -> None:
+            bam: bool = False, processes: bool = True) -> None:
     """Run `run` (a run's `warm`: one batch through every kernel the run may call) on reads cut from the
     reference. stratified (--best/-n, single-end) and bam say which kernels `run` uses. The first time, the
-    listed kernels of this kind of run compile in worker processes first (precompile.py), and the log says
-    what compiles and for how long."""
+    listed kernels of this kind of run compile in worker processes first (precompile.py; not if `processes`
+    is false), and the log says what compiles and for how long."""
     import seedmap
 
     if seedmap.CACHE_WARNING and not _warned.is_set():
@@ -161,7 +161,7 @@ def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], 
             log.info("compiling the %s%s mapping kernels%s%s (once per installation; later runs load them from "
                      "the cache)", kind, " paired-end" if paired else "", " for --best/-n" if stratified and not
                      paired else "", " with BAM output" if bam else "")
-            if marker is not None:
+            if marker is not None and processes:
                 parallel = compile_listed(kind, name)
         with CompileClock() as clock:
             run(warmup_batch(ref, paired))
