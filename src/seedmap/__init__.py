@@ -61,13 +61,16 @@ def _choose_cache() -> tuple[str | None, str]:
     shared by every user of an installation they can write; else the user's cache directory. When none of
     these is writable (a read-only home in a container or a shared account), this user's private directory
     in the temporary directory, with a warning; when not even that, no cache, with a warning."""
+    given = os.environ.get("NUMBA_CACHE_DIR")
+    if given and _writable(Path(given)):
+        return given, ""  # (no source key: the user keeps this directory fresh)
     key = f"numba-{_source_key()}"
     user = Path(os.environ.get("XDG_CACHE_HOME") or Path(os.path.expanduser("~")) / ".cache") / "seedmap"
-    wanted = [Path(os.environ["NUMBA_CACHE_DIR"])] if os.environ.get("NUMBA_CACHE_DIR") else [
-        Path(__file__).parent / "__pycache__" / key, user / key]
-    for path in wanted:
-        if _writable(path):
-            return str(path), ""
+    wanted = [Path(given)] if given else [Path(__file__).parent / "__pycache__" / key, user / key]
+    if not given:
+        for path in wanted:
+            if _writable(path):
+                return str(path), ""
     tmp = _private_tmp()
     if tmp is not None and _writable(tmp / key):
         return str(tmp / key), f"cannot write the compiled kernels' cache in {wanted[-1]}: using {tmp / key} instead"
@@ -86,7 +89,7 @@ def _no_cache() -> None:
 KERNEL_CACHE, CACHE_WARNING = _choose_cache()
 if KERNEL_CACHE is None:
     _no_cache()
-else:
+elif KERNEL_CACHE != os.environ.get("NUMBA_CACHE_DIR"):  # (numba reads that itself: no import here then)
     import numba
 
     numba.config.CACHE_DIR = KERNEL_CACHE
