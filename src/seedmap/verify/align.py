@@ -1,18 +1,15 @@
-"""Alignment of verified locations: banded traceback of read vs the reference ending at the location's end
--> CIGAR, MD and the alignment's start (the record's POS).
+"""Alignment of verified locations: banded traceback of read vs reference -> CIGAR, MD and the
+alignment's interval (the record's POS and reference span).
 
-The location's start is the largest start among optimal alignments ending at its end, so a global
-alignment of exactly `dist` edits exists; its leading insertions, if any, are as many mismatches from
-as many bases further left at the same cost, which is what bwa and yara report (`100M` at p, not `1I99M`
-at p + 1). So the alignment may start anywhere from `dist` bases before the location's start (never
-before its sequence) to the start itself. A band of the diagonals [-dist, x + dist] (x free start
-columns) holds every cell the traceback reads: a cell of value v <= dist is reached at that cost within
-v diagonals of its free start, so it is exact in the band, and a cell worth more is never taken (its
-value plus a step exceeds any cell on an optimal path); the CIGAR is the one any wider band gives.
-When the ungapped alignment of the read ending at the location's end has exactly `dist` mismatches, that
-alignment is reported (no DP: the usual case); otherwise the traceback prefers match/mismatch, then
-deletion, then insertion, so it starts with a match wherever a free start allows. Either way the CIGAR
-is a deterministic function of read, reference and location.
+A location is its best end and the latest start of an optimal alignment ending there (semiglobal.py).
+Among the alignments of that edit distance, the one reported is what bwa and yara report: the ungapped
+one when it costs as much (no DP: the usual case), else the fewest gaps (runs of insertions or
+deletions), then the leftmost end, then the latest start (align_one). It may start up to `dist` bases
+before the location's start and end up to `dist` bases after its end, within its sequence and the
+location's run of ends: k insertions at a read end are k substitutions k bases further out at the same
+edit distance, so `1I99M` at p + 1 is reported as `100M` at p. The location itself (its end, its
+distance) is unchanged, so every engine still reports the same records. The CIGAR is a deterministic
+function of read, reference and location, on the CPU and on the GPU (the same code, backends/cuda).
 """
 
 from __future__ import annotations
