@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 
 from seedmap.errors import SeedmapError
-from seedmap.io.sam import _cigar, _copy, _ref_of
+from seedmap.io.reference import sequence_of
+from seedmap.io.sam import _cigar, _copy
 
 BAM_MAGIC = b"BAM\x01"
 SEQ_NIBBLES = np.array([1, 2, 4, 8, 15], dtype=np.uint8)  # A C G T N in "=ACMGRSVTWYHKDBN"
@@ -200,17 +201,17 @@ def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         ref_id, pos, mapq, n_cig = -1, -1, 0, 0
         next_ref, next_pos, t = -1, -1, 0
         if li >= 0:
-            ref_id = _ref_of(ref_starts, loc_s[li])
+            ref_id = sequence_of(ref_starts, loc_s[li])
             pos = loc_s[li] - ref_starts[ref_id]
             mapq = rec_mapq[k]
             n_cig = n_runs[li]
             if paired:
                 at = loc_s[li] if mi < 0 else loc_s[mi]  # an unmapped mate sits at this read's position
-                next_ref = _ref_of(ref_starts, at)
+                next_ref = sequence_of(ref_starts, at)
                 next_pos = at - ref_starts[next_ref]
                 t = tlen[k]
         elif paired and mi >= 0:  # unmapped, placed at its mate
-            ref_id = _ref_of(ref_starts, loc_s[mi])
+            ref_id = sequence_of(ref_starts, loc_s[mi])
             pos = loc_s[mi] - ref_starts[ref_id]
             next_ref, next_pos = ref_id, pos
         p = _put32(buf, p + 4, ref_id)  # block_size goes in at the end

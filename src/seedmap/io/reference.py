@@ -63,6 +63,12 @@ def pack_codes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, nogil=True)
+def sequence_of(starts: np.ndarray, pos: int) -> int:
+    """The sequence holding global position pos (starts: Reference.starts)."""
+    return np.searchsorted(starts, pos, side="right") - 1
+
+
+@njit(cache=True, nogil=True)
 def ref_code(packed: np.ndarray, nmask: np.ndarray, i: int) -> int:
     """Code of reference base i (4 for N)."""
     if (nmask[i >> 3] >> (i & 7)) & 1:

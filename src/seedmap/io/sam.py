@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from seedmap import __version__
-from seedmap.io.reference import Reference
+from seedmap.io.reference import Reference, sequence_of
 from seedmap.verify.align import CIGAR_CHARS, _write_int
 
 BASES = np.frombuffer(b"ACGTN", dtype=np.uint8)
@@ -49,11 +49,6 @@ def _tag_int(buf: np.ndarray, p: int, a: int, b: int, value: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _ref_of(ref_starts: np.ndarray, pos: int) -> int:
-    return np.searchsorted(ref_starts, pos, side="right") - 1
-
-
-@njit(cache=True, nogil=True)
 def _cigar(buf: np.ndarray, p: int, li: int, cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
            n_runs: np.ndarray) -> int:
     for c in range(cig_off[li], cig_off[li] + n_runs[li]):
@@ -67,7 +62,7 @@ def _cigar(buf: np.ndarray, p: int, li: int, cig_off: np.ndarray, ops: np.ndarra
 def _ref_pos(buf: np.ndarray, p: int, pos: int, ref_starts: np.ndarray, ref_names: np.ndarray,
              ref_name_off: np.ndarray) -> int:
     """RNAME<TAB>POS of a global position."""
-    s = _ref_of(ref_starts, pos)
+    s = sequence_of(ref_starts, pos)
     p = _copy(buf, p, ref_names[ref_name_off[s]:ref_name_off[s + 1]])
     buf[p] = 9
     return _write_int(buf, p + 1, pos - ref_starts[s] + 1)
@@ -111,11 +106,11 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         size += name_off[r + 1] - name_off[r] + 2 * m + 190
         li = rec_loc[k]
         if li >= 0:
-            s = _ref_of(ref_starts, loc_s[li])
+            s = sequence_of(ref_starts, loc_s[li])
             size += ref_name_off[s + 1] - ref_name_off[s] + 11 * n_runs[li] + md_len[li]
         mi = mate_loc[k]
         if mi >= 0:
-            s = _ref_of(ref_starts, loc_s[mi])
+            s = sequence_of(ref_starts, loc_s[mi])
             size += 2 * (ref_name_off[s + 1] - ref_name_off[s]) + 11 * n_runs[mi] + 80
     buf = np.empty(size, dtype=np.uint8)
     p = 0
@@ -135,7 +130,7 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         if li < 0 and paired and mi >= 0:  # unmapped, placed at its mate
             p = _ref_pos(buf, p, loc_s[mi], ref_starts, ref_names, ref_name_off)
             p = _copy(buf, p, UNMAPPED_MAPQ_CIGAR)
-            p = _write_int(buf, p, loc_s[mi] - ref_starts[_ref_of(ref_starts, loc_s[mi])] + 1)
+            p = _write_int(buf, p, loc_s[mi] - ref_starts[sequence_of(ref_starts, loc_s[mi])] + 1)
             buf[p] = 9
             buf[p + 1] = 48
             p += 2
@@ -150,9 +145,9 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
             if not paired:
                 p = _copy(buf, p, MATE_FIELDS)
             else:
-                own = _ref_of(ref_starts, loc_s[li])
+                own = sequence_of(ref_starts, loc_s[li])
                 at = loc_s[li] if mi < 0 else loc_s[mi]  # an unmapped mate sits at this read's position
-                s = _ref_of(ref_starts, at)
+                s = sequence_of(ref_starts, at)
                 buf[p] = 9
                 p += 1
                 if s == own:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from seedmap.io.reference import ref_code
+from seedmap.io.reference import ref_code, sequence_of
 from seedmap.verify.align import OP_D, OP_I
 
 MAX_GAP = 2  # edits behind the best beyond which a placement weighs nothing to MAPQ (0.01^3)
@@ -81,7 +81,7 @@ def shifted_placements(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, l
         qi = loc_q[at]
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         a, b = loc_s[at], loc_e[at]
-        s = np.searchsorted(seq_starts, a, side="right") - 1
+        s = sequence_of(seq_starts, a)
         seq_lo, seq_hi = seq_starts[s], seq_starts[s + 1]
         c0, nr = cig_off[at], n_runs[at]
         for shift in range(1, 2 * qerr[r] + 1):
