@@ -92,11 +92,11 @@ def searched_depth(n_reads: int, read: np.ndarray, dist: np.ndarray, rank: np.nd
     if max_hits > 0:
         nth = rank == max_hits - 1
         stop[read[nth]] = dist[nth]
-    if best_only:
-        first = rank == 0
-        stop[read[first]] = dist[first]
+    first = rank == 0
     best = np.full(n_reads, -1, dtype=np.int64)
-    best[read[rank == 0]] = dist[rank == 0]
+    best[read[first]] = dist[first]
+    if best_only:
+        stop[read[first]] = dist[first]
     return np.minimum(budget, stop + np.where(tied_best(n_reads, read, dist, best), strata[1], strata[0]))
 
 
