@@ -46,8 +46,8 @@ class FmEngine(CandidateEngine):
         ix = self.index
         saved, n_saved = state
         fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.n, ix.counts, ix.text_starts, ix.fwd_occ,
-                     ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, ix.rev_mark, ix.rev_ssa, self.ref_starts, self.small, saved,
-                     n_saved, win_s, win_e, win_d)
+                     ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, self.ref_starts, self.small, saved, n_saved, win_s, win_e,
+                     win_d)
 
 
 def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,

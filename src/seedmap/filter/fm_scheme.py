@@ -27,7 +27,7 @@ from numba import njit, prange
 from seedmap.filter.fm_search import bwt_symbol, extend, locate, lower_bounds, occ
 from seedmap.filter.neighborhood_bs import _sort_windows
 
-ROW = 6  # an accepted string: direction (1 = rightwards), piece start, piece length, depth, lo, hi
+ROW = 4  # an accepted string: piece start in the read, depth (its bases left of the piece), forward lo, hi
 BIG = 1 << 40
 SMALL_FROM = 2  # strings of at least this many pieces' length may go to verification when rare enough
 KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children
@@ -37,7 +37,7 @@ KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five child
 def scratch_size(m: int, e: int) -> int:
     """int64 words of search()'s scratch for a query of length m (its band columns, stacks and children)."""
     dim = m + e + 1
-    return 2 * m + 4 * (m + 1) + 2 * dim * (2 * e + 1) + 7 * dim + KIDS * dim
+    return 2 * m + 6 * (m + 1) + 2 * dim * (2 * e + 1) + 7 * dim + KIDS * dim
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -93,17 +93,17 @@ def _last_cell(cols: np.ndarray, d: int, length: int, e: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _record(out: np.ndarray, n_out: int, head: tuple, depth: int, lo: int, hi: int) -> int:
+def _record(out: np.ndarray, n_out: int, js: int, depth: int, lo: int, hi: int) -> int:
+    """Rows [lo, hi) of the forward index: strings whose piece (read position js) starts `depth` bases in."""
     if n_out < out.shape[0]:
-        out[n_out, 0], out[n_out, 1], out[n_out, 2] = head
-        out[n_out, 3], out[n_out, 4], out[n_out, 5] = depth, lo, hi
+        out[n_out, 0], out[n_out, 1], out[n_out, 2], out[n_out, 3] = js, depth, lo, hi
     return n_out + 1
 
 
 @njit(cache=True, nogil=True)
 def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext: np.ndarray, length: int,
                e: int, cost0: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray, s_lo: np.ndarray,
-               s_hi: np.ndarray, s_c: np.ndarray, head: tuple, small: int, done: int, out: np.ndarray,
+               s_hi: np.ndarray, s_c: np.ndarray, js: int, small: int, done: int, out: np.ndarray,
                n_out: int) -> tuple[int, int]:
     """Last phase: walk the strings extending rows [lo0, hi0) (of the forward index: leftwards) for
     ext[:length], starting at cost0, total within e; record accepted strings, and strings with at most
@@ -112,7 +112,7 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
     total = 0
     best = _first_column(cols, cost0, length, e, cap, bound)
     if _last_cell(cols, 0, length, e) <= e or (hi0 - lo0 <= small and done >= 0 and best <= e):
-        return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
+        return _record(out, n_out, js, 0, lo0, hi0), hi0 - lo0
     if best > e:
         return n_out, 0
     max_depth = length + e
@@ -142,7 +142,7 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
         nd = d + 1
         if _last_cell(cols, nd, length, e) <= e or (nhi - nlo <= small and done + nd >= 0 and best <= e):
             # accepted, or so few rows that verifying them is cheaper than walking on
-            n_out = _record(out, n_out, head, nd, nlo, nhi)
+            n_out = _record(out, n_out, js, nd, nlo, nhi)
             total += nhi - nlo
             continue
         if best > e:
@@ -156,14 +156,14 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
 def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, flo0: int,
                 ext: np.ndarray, length: int, e: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray,
                 s_lo: np.ndarray, s_hi: np.ndarray, s_flo: np.ndarray, s_c: np.ndarray, kids: np.ndarray,
-                left: tuple, head: tuple, small: int, done: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
+                left: tuple, js: int, small: int, done: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
     """First phase: walk the strings extending rows [lo0, hi0) of the reverse-text index (rightwards) for
     ext[:length] within the caps, keeping the forward index's rows of the same string in step
     (bidirectional: the rows of Xc start after those of X followed by a smaller symbol, which the
-    reverse index counts in its BWT of X's rows). Each accepted string starts the left phase.
+    reverse index counts in its BWT of X's rows). Each accepted string starts the left phase; strings
+    handed to verification are recorded by their forward rows, so that only the forward index is located.
     kids[KIDS * d + 3 * x + k]: child x of the node at depth d (k: its lo, hi, forward lo)."""
     ext_l, len_l, bound_l, cap_l, cols_l, lo_l, hi_l, c_l = left
-    direction, js, plen = head
     total = 0
     best = _first_column(cols, 0, length, e, cap, bound)
     if best > e:
@@ -172,9 +172,9 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
     if last <= e or hi0 - lo0 <= small:
         if last <= e:
             return _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, ext_l, len_l, e, last, bound_l,
-                              cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, done, out, n_out)
-        if done >= 0:
-            return _record(out, n_out, head, 0, lo0, hi0), hi0 - lo0
+                              cap_l, cols_l, lo_l, hi_l, c_l, js, small, done, out, n_out)
+        if done >= 0:  # the piece's rows, in the forward index (the piece starts the string)
+            return _record(out, n_out, js, 0, flo0, flo0 + hi0 - lo0), hi0 - lo0
     max_depth = length + e
     d = 0
     s_lo[0], s_hi[0], s_flo[0], s_c[0] = lo0, hi0, flo0, -1
@@ -217,11 +217,11 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
         last = _last_cell(cols, nd, length, e)
         if last <= cap[length]:
             n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, ext_l, len_l, e, last, bound_l,
-                                    cap_l, cols_l, lo_l, hi_l, c_l, (0, js, plen), small, done + nd, out, n_out)
+                                    cap_l, cols_l, lo_l, hi_l, c_l, js, small, done + nd, out, n_out)
             total += got
             continue
         if nhi - nlo <= small and done + nd >= 0:
-            n_out = _record(out, n_out, head, nd, nlo, nhi)
+            n_out = _record(out, n_out, js, 0, nflo, nflo + nhi - nlo)
             total += nhi - nlo
             continue
         d = nd
@@ -260,8 +260,17 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     s5, s6 = scratch[at + 5 * dim:at + 6 * dim], scratch[at + 6 * dim:at + 7 * dim]
     at += 7 * dim
     kids = scratch[at:at + KIDS * dim]
-    for i in range(m + 1):
+    at += KIDS * dim
+    all_r, all_l = scratch[at:at + m + 1], scratch[at + m + 1:at + 2 * m + 2]
+    for i in range(m):
+        ext_r[i] = q[i]
+        ext_l[i] = q[m - 1 - i]
         cap_l[i] = e
+    cap_l[m] = e
+    # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
+    # far end, so each step's bounds are a part of these (computed once, not once per step).
+    lower_bounds(fwd_occ, counts, n, ext_r, m, all_r)
+    lower_bounds(rev_occ, counts, n, ext_l, m, all_l)
     n_out = 0
     total = 0
     for j in range(k):
@@ -294,17 +303,19 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         len_r, len_l = m - je, js
         for i in range(len_r):
             ext_r[i] = q[je + i]
+            bound_r[i] = all_r[je + i]
             cap_r[i] = ((je + i + 1) * k - 1) // m - j  # the piece holding read base je + i, counted from j
         cap_r[len_r] = k - 1 - j
+        bound_r[len_r] = 0
         for i in range(len_l):
             ext_l[i] = q[js - 1 - i]
-        lower_bounds(fwd_occ, counts, n, ext_r, len_r, bound_r)
-        lower_bounds(rev_occ, counts, n, ext_l, len_l, bound_l)
+            bound_l[i] = all_l[m - js + i]
+        bound_l[len_l] = 0
         left = (ext_l, len_l, bound_l, cap_l, cols_l, s0, s1, s2)
         # Strings this long and this rare are verified rather than walked on: -(bases still to go).
         done = je - js - min(m, SMALL_FROM * (je - js))
         n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r, len_r, e, bound_r, cap_r, cols_r,
-                               s3, s4, s5, s6, kids, left, (1, js, je - js), small, done, out, n_out)
+                               s3, s4, s5, s6, kids, left, js, small, done, out, n_out)
         total += c
     return n_out, total
 
@@ -331,13 +342,10 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: 
 
 
 @njit(cache=True, nogil=True)
-def _piece_text_start(row: np.ndarray, n: int, counts: np.ndarray, fwd_occ: np.ndarray, fwd_mark: np.ndarray,
-                      fwd_ssa: np.ndarray, rev_occ: np.ndarray, rev_mark: np.ndarray, rev_ssa: np.ndarray,
-                      i: int) -> int:
-    plen, depth = row[2], row[3]
-    if row[0] == 1:  # the string starts with the piece; reverse text: p' = n - 1 - p - length
-        return n - 1 - locate(rev_occ, counts, rev_mark, rev_ssa, i) - (plen + depth)
-    return locate(fwd_occ, counts, fwd_mark, fwd_ssa, i) + depth  # the string ends with the piece
+def _piece_text_start(row: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, fwd_mark: np.ndarray,
+                      fwd_ssa: np.ndarray, i: int) -> int:
+    """Where row i's string has the piece: its text position plus the bases before the piece."""
+    return locate(fwd_occ, counts, fwd_mark, fwd_ssa, i) + row[1]
 
 
 @njit(cache=True, nogil=True)
@@ -355,18 +363,17 @@ def _sequence_of(text_starts: np.ndarray, p: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, n: int, counts: np.ndarray, text_starts: np.ndarray,
-                fwd_occ: np.ndarray, fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray,
-                rev_mark: np.ndarray, rev_ssa: np.ndarray, ref_starts: np.ndarray, win_start: np.ndarray,
-                win_end: np.ndarray, win_diag: np.ndarray, w: int) -> int:
+def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarray, text_starts: np.ndarray,
+                fwd_occ: np.ndarray, fwd_mark: np.ndarray, fwd_ssa: np.ndarray, ref_starts: np.ndarray,
+                win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, w: int) -> int:
     """Windows [diag - e, diag + m + e) (clipped to the piece's sequence) of every row of the first n_rows
     accepted strings, written from w on (in row order); returns the next free slot."""
     for r in range(n_rows):
         row = rows[r]
-        for i in range(row[4], row[5]):
-            ps = _piece_text_start(row, n, counts, fwd_occ, fwd_mark, fwd_ssa, rev_occ, rev_mark, rev_ssa, i)
+        for i in range(row[2], row[3]):
+            ps = _piece_text_start(row, counts, fwd_occ, fwd_mark, fwd_ssa, i)
             s = _sequence_of(text_starts, ps)
-            diag = ps - text_starts[s] + ref_starts[s] - row[1]  # a segment's sequences start further on
+            diag = ps - text_starts[s] + ref_starts[s] - row[0]  # a segment's sequences start further on
             win_start[w] = max(diag - e, ref_starts[s])
             win_end[w] = min(diag + m + e, ref_starts[s + 1])
             win_diag[w] = diag
@@ -377,8 +384,8 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, n: int, counts: n
 @njit(cache=True, nogil=True, parallel=True)
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, n: int, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
-                 fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, rev_mark: np.ndarray,
-                 rev_ssa: np.ndarray, ref_starts: np.ndarray, small: int, saved: np.ndarray, n_saved: np.ndarray,
+                 fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, ref_starts: np.ndarray,
+                 small: int, saved: np.ndarray, n_saved: np.ndarray,
                  win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
     """Windows of every row of every accepted string of queries [q_first, q_last) (row_windows), sorted
     by start per query."""
@@ -391,6 +398,6 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
             rows = np.empty((n_saved[qi], ROW), dtype=np.int64)
             search_query(q, e, n, counts, fwd_occ, rev_occ, small, rows)
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-        row_windows(rows, n_saved[qi], q.size, e, n, counts, text_starts, fwd_occ, fwd_mark, fwd_ssa, rev_occ,
-                    rev_mark, rev_ssa, ref_starts, win_start, win_end, win_diag, lo)
+        row_windows(rows, n_saved[qi], q.size, e, counts, text_starts, fwd_occ, fwd_mark, fwd_ssa, ref_starts,
+                    win_start, win_end, win_diag, lo)
         _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])

@@ -9,9 +9,10 @@ Per text: the suffix array (pydivsufsort), the BWT B[i] = text[SA[i] - 1] (text[
   word (rows of the block holding the symbol): O(c, i) = count + popcount(bits below i). Row layout
   (blocks, 10): counts of the 5 symbols, then their bit words.
 - C[c]: text symbols smaller than symbol c + 1 (separators included, so LF(i) = C[c] + O(c, i)).
-- the sampled SA: rows whose SA value is a multiple of r, and every row whose BWT symbol is a separator
-  (LF cannot walk through a separator), marked in a (blocks, 2) count/bit table; ssa holds their SA
-  values in row order. A locate walks at most r - 1 LF steps.
+- the sampled SA, of the forward text only (the search hands every string to locate by its forward
+  rows): rows whose SA value is a multiple of r, and every row whose BWT symbol is a separator (LF cannot
+  walk through a separator), marked in a (blocks, 2) count/bit table; ssa holds their SA values in row
+  order. A locate walks at most r - 1 LF steps.
 """
 
 from __future__ import annotations
@@ -40,21 +41,20 @@ class FmIndex:
     fwd_mark: np.ndarray
     fwd_ssa: np.ndarray
     rev_occ: np.ndarray
-    rev_mark: np.ndarray
-    rev_ssa: np.ndarray
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"counts": self.counts, "text_starts": self.text_starts, "fwd_occ": self.fwd_occ,
-                "fwd_mark": self.fwd_mark, "fwd_ssa": self.fwd_ssa, "rev_occ": self.rev_occ,
-                "rev_mark": self.rev_mark, "rev_ssa": self.rev_ssa}
+                "fwd_mark": self.fwd_mark, "fwd_ssa": self.fwd_ssa, "rev_occ": self.rev_occ}
 
     @classmethod
     def from_arrays(cls, params: dict, a: dict) -> FmIndex:
+        # (An index stored before the search located in the forward index alone also holds rev_mark and
+        # rev_ssa: unused, and never read from disk.)
         return cls(int(params["r"]), int(a["text_starts"][-1]), a["counts"], a["text_starts"], a["fwd_occ"],
-                   a["fwd_mark"], a["fwd_ssa"], a["rev_occ"], a["rev_mark"], a["rev_ssa"])
+                   a["fwd_mark"], a["fwd_ssa"], a["rev_occ"])
 
 
-ARRAYS = ("counts", "text_starts", "fwd_occ", "fwd_mark", "fwd_ssa", "rev_occ", "rev_mark", "rev_ssa")
+ARRAYS = ("counts", "text_starts", "fwd_occ", "fwd_mark", "fwd_ssa", "rev_occ")
 
 
 def check_parameters(r: int) -> None:
@@ -94,14 +94,15 @@ def bwt_of(text: np.ndarray, sa: np.ndarray) -> np.ndarray:
 
 
 def one_text(text: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(occ, mark, ssa) of one text. Peak: the text, its suffix array and these tables (no BWT is made:
-    each row's BWT symbol is read from the text as the tables are filled)."""
+    """(occ, mark, ssa) of one text; r = 0: no SA samples (mark and ssa empty). Peak: the text, its suffix
+    array and these tables (no BWT is made: each row's BWT symbol is read from the text as the tables are
+    filled)."""
     n = text.size
     blocks = n // 64 + 1  # O(c, n) must be readable too
-    ssa_size = _count_marked(text, r)  # SA values v marked: v % r == 0 or text[v - 1] is a separator
+    ssa_size = _count_marked(text, r) if r else 0  # SA values v marked: v % r == 0 or text[v - 1] is a separator
     sa = suffix_array(text)
     occ = np.zeros((blocks, 2 * SYMBOLS), dtype=np.uint64)
-    mark = np.zeros((blocks, 2), dtype=np.uint64)
+    mark = np.zeros((blocks if r else 0, 2), dtype=np.uint64)
     ssa = np.empty(ssa_size, dtype=sa.dtype)
     _fill_tables(text, sa, r, occ, mark, ssa)
     del sa
@@ -122,14 +123,16 @@ def _count_marked(text: np.ndarray, r: int) -> int:
 def _fill_tables(text: np.ndarray, sa: np.ndarray, r: int, occ: np.ndarray, mark: np.ndarray,
                  ssa: np.ndarray) -> None:
     """Per block of 64 rows: the symbols' counts before the block and their bit words (occ), the marked
-    rows' count and bit word (mark); ssa gets the marked rows' SA values in row order. B[i] = text[SA[i] - 1]."""
+    rows' count and bit word (mark; r = 0: none); ssa gets the marked rows' SA values in row order.
+    B[i] = text[SA[i] - 1]."""
     n = text.size
     count = np.zeros(SYMBOLS, dtype=np.uint64)
     marked = 0
     for b in range(occ.shape[0]):
         for c in range(SYMBOLS):
             occ[b, c] = count[c]
-        mark[b, 0] = marked
+        if r:
+            mark[b, 0] = marked
         word = np.uint64(0)
         lo = b * 64
         for i in range(lo, min(lo + 64, n)):
@@ -139,11 +142,12 @@ def _fill_tables(text: np.ndarray, sa: np.ndarray, r: int, occ: np.ndarray, mark
             if c > 0:
                 occ[b, SYMBOLS + c - 1] |= bit
                 count[c - 1] += np.uint64(1)
-            if v % r == 0 or c == 0:
+            if r and (v % r == 0 or c == 0):
                 word |= bit
                 ssa[marked] = v
                 marked += 1
-        mark[b, 1] = word
+        if r:
+            mark[b, 1] = word
 
 
 def symbol_counts(text: np.ndarray) -> np.ndarray:
@@ -177,21 +181,22 @@ def build(ref: Reference, r: int = DEFAULT_SA_SAMPLE, first: int = 0, last: int 
     counts = symbol_counts(text)  # the reverse text has the same symbols
     fwd = one_text(text, r)
     _reverse_body(text)
-    rev = one_text(text, r)
-    return FmIndex(r, int(text.size), counts, text_starts, *fwd, *rev)
+    rev_occ = one_text(text, 0)[0]
+    return FmIndex(r, int(text.size), counts, text_starts, *fwd, rev_occ)
 
 
 # ---------------------------------------------------------------- genome segments
 # A segment is a run of whole sequences (an FM search does not cross a sequence end): its text stays below
 # 2^31 symbols, so its suffix array is 32-bit, and its build fits the memory limit next to the reference.
 MAX_SEGMENT_TEXT = 2**31 - 1
-MEASURED_EXTRA = 1.5  # B/base beyond the arrays below: 9.9 B/base per segment at r = 16 (genome_scale.py)
+MEASURED_EXTRA = 1.5  # B/base beyond the arrays below (genome_scale.py: 9.9 B/base per segment at r = 16 with reverse SA
+# samples too, which the build no longer makes)
 
 
 def build_bytes_per_base(r: int, sa_bytes: int = 4) -> float:
-    """A build holds the text, its suffix array and the forward and reverse tables (occ: 10 words per 64
-    rows, mark: 2, ssa: one SA value per r rows)."""
-    return 1 + sa_bytes + 2 * (12 * 8 / 64 + sa_bytes / r) + MEASURED_EXTRA
+    """A build holds the text, its suffix array and the forward and reverse occ tables (10 words per 64
+    rows), the forward mark table (2) and SA samples (one SA value per r rows)."""
+    return 1 + sa_bytes + 2 * 10 * 8 / 64 + 2 * 8 / 64 + sa_bytes / r + MEASURED_EXTRA
 
 
 def segment_bounds(ref: Reference, r: int, max_memory: int = 0, segment_bases: int = 0) -> list[int]:

@@ -98,13 +98,12 @@ class CudaFmEngine(CandidateEngine):
     def _chunk(self, d_qoff: object, d_qerr: object, first: int, last: int, d_rows: object, d_row_at: object,
                d_n_rows: object, cand_off: np.ndarray, d_cand_off: object) -> tuple[np.ndarray, np.ndarray]:
         """Windows of queries [first, last): located and written on the device, then sorted and merged."""
-        st, ix, d = self.stream, self.index, self.d_ix
+        st, d = self.stream, self.d_ix
         base = int(cand_off[first])
         size = int(cand_off[last]) - base
         win = [cuda.device_array(max(size, 1), dtype=np.int64, stream=st) for _ in range(3)]
         grid = (last - first + fk.THREADS - 1) // fk.THREADS
-        fk.fill_kernel[grid, fk.THREADS, st](d_qoff, d_qerr, first, last, ix.n, d["counts"], d["text_starts"],
-                                             d["fwd_occ"], d["fwd_mark"], d["fwd_ssa"], d["rev_occ"], d["rev_mark"],
-                                             d["rev_ssa"], self.d_ref_starts, d_rows, d_row_at, d_n_rows, d_cand_off,
-                                             *win)
+        fk.fill_kernel[grid, fk.THREADS, st](d_qoff, d_qerr, first, last, d["counts"], d["text_starts"],
+                                             d["fwd_occ"], d["fwd_mark"], d["fwd_ssa"], self.d_ref_starts, d_rows,
+                                             d_row_at, d_n_rows, d_cand_off, *win)
         return merged_windows(st, first, last, cand_off[first:last + 1] - base, win)

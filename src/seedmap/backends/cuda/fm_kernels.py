@@ -39,8 +39,8 @@ _U64_2D = types.Array(types.uint64, 2, "C")
 
 def fill_signature(ssa: types.Array) -> tuple:
     """fill_kernel's argument types for an index whose sampled SA (ssa) has this type (int32 below 2 Gbp)."""
-    return (_I64, _I64, _I, _I, _I, _I64, _I64, _U64_2D, _U64_2D, ssa, _U64_2D, _U64_2D, ssa, _I64, _I64_2D,
-            _I64, _I64, _I64, _I64, _I64, _I64)
+    return (_I64, _I64, _I, _I, _I64, _I64, _U64_2D, _U64_2D, ssa, _I64, _I64_2D, _I64, _I64, _I64, _I64, _I64,
+            _I64)
 
 
 # Every kernel and the argument types CudaFmEngine launches it with (see seed_filter_kernels.SIGNATURES).
@@ -70,17 +70,15 @@ def search_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, ids: n
 
 
 @cuda.jit(cache=True)
-def fill_kernel(qoff: np.ndarray, qerr: np.ndarray, first: int, last: int, n: int, counts: np.ndarray,
+def fill_kernel(qoff: np.ndarray, qerr: np.ndarray, first: int, last: int, counts: np.ndarray,
                 text_starts: np.ndarray, fwd_occ: np.ndarray, fwd_mark: np.ndarray, fwd_ssa: np.ndarray,
-                rev_occ: np.ndarray, rev_mark: np.ndarray, rev_ssa: np.ndarray, ref_starts: np.ndarray,
-                rows: np.ndarray, row_at: np.ndarray, n_rows: np.ndarray, cand_off: np.ndarray, win_s: np.ndarray,
-                win_e: np.ndarray, win_d: np.ndarray) -> None:
+                ref_starts: np.ndarray, rows: np.ndarray, row_at: np.ndarray, n_rows: np.ndarray,
+                cand_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
     """Query first + thread writes the windows of its accepted strings (rows[row_at[q]:], n_rows[q] of
     them) from slot cand_off[q] - cand_off[first] on, unsorted."""
     qi = first + cuda.grid(1)
     if qi >= last:
         return
     a = row_at[qi]
-    row_windows(rows[a:a + n_rows[qi]], n_rows[qi], qoff[qi + 1] - qoff[qi], qerr[qi >> 1], n, counts, text_starts,
-                fwd_occ, fwd_mark, fwd_ssa, rev_occ, rev_mark, rev_ssa, ref_starts, win_s, win_e, win_d,
-                cand_off[qi] - cand_off[first])
+    row_windows(rows[a:a + n_rows[qi]], n_rows[qi], qoff[qi + 1] - qoff[qi], qerr[qi >> 1], counts, text_starts,
+                fwd_occ, fwd_mark, fwd_ssa, ref_starts, win_s, win_e, win_d, cand_off[qi] - cand_off[first])
