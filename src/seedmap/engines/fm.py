@@ -13,7 +13,7 @@ from seedmap.index.fm import FmIndex, sequence_range
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
 
-SAVED_ROWS = 8  # accepted strings kept per query by the count pass; queries with more are searched again
+SAVED_ROWS = 32  # accepted strings kept per query by the count pass (1 kB); queries with more are searched again
 ANY_WINDOW = 1 << 30  # max_window: pieces are any length, so every plan is fully sensitive
 DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, two pieces long) go straight to verification
 

@@ -10,9 +10,10 @@ once per step, which subsumes Salavert's equivalence rules (no I-D / D-I pairs, 
 I-M / M-I) and interval-shrinkage rule (children with an empty interval are never entered). A branch is
 pruned when no cell of its column plus BWA's lower bound of the rest of the read (the D array) stays
 within e; it is accepted, and not walked further, as soon as the whole read part fits within e. A string
-with at most `small` rows (an option; 0 = never) is not walked further either: its rows go straight to
-verification, which is cheaper than walking a near-unique string base by base, and loses nothing (its
-windows hold every alignment its subtree could accept). There is no cap on branches or hits.
+with at most `small` rows (an option; 0 = never), in a step whose exact piece is rare (SMALL_PIECE), is not
+walked further either: its rows go straight to verification, which is cheaper than walking a near-unique
+string base by base, and loses nothing (its windows hold every alignment its subtree could accept). There
+is no cap on branches or hits.
 
 An accepted string gives the exact piece's reference position for each of its rows, hence the diagonal
 of an alignment within e; its window [diag - e, diag + m + e) holds that alignment, which the shared
@@ -29,6 +30,11 @@ from seedmap.filter.neighborhood_bs import _sort_windows
 
 ROW = 4  # an accepted string: piece start in the read, depth (its bases left of the piece), forward lo, hi
 BIG = 1 << 40
+# A step's rare strings go to verification only where its exact piece is this rare too: a piece with more rows
+# lies in a repeat family, whose diverged copies (rare once two pieces long, yet far from the read) a walk drops
+# in a few bases where each verification costs a locate (synthetic 250 Mbp human-like genome: 2.2 M candidates
+# for 5,000 reads without this, 0.1 M with it).
+SMALL_PIECE = 16
 SMALL_FROM = 2  # strings of at least this many pieces' length may go to verification when rare enough
 KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children
 
@@ -314,8 +320,9 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         left = (ext_l, len_l, bound_l, cap_l, cols_l, s0, s1, s2)
         # Strings this long and this rare are verified rather than walked on: -(bases still to go).
         done = je - js - min(m, SMALL_FROM * (je - js))
+        step_small = small if hi - lo <= SMALL_PIECE else 0
         n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r, len_r, e, bound_r, cap_r, cols_r,
-                               s3, s4, s5, s6, kids, left, js, small, done, out, n_out)
+                               s3, s4, s5, s6, kids, left, js, step_small, done, out, n_out)
         total += c
     return n_out, total
 
