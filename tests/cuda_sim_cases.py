@@ -461,8 +461,9 @@ def fm_case(kind: str, seed: int, n: int, lengths: tuple[int, int]) -> tuple[Ref
 
 
 @pytest.mark.parametrize("kind,r,errors,lengths,sizes", [
-    ("repetitive", 4, 0.06, (20, 50), {}),
-    ("repetitive", 3, 0.12, (20, 30), {"scratch_bytes": 1, "candidate_budget": 300}),  # a query per launch
+    ("repetitive", 4, 0.06, (20, 50), {"saved_rows": 4}),
+    # a query per launch:
+    ("repetitive", 3, 0.12, (20, 30), {"scratch_bytes": 1, "candidate_budget": 300, "saved_rows": 4}),
     ("random", 16, 0.05, (30, 60), {"verify_below": 0}),
     ("random", 2, 0.0, (20, 30), {}),  # e = 0: the forward index alone
 ])
@@ -475,7 +476,9 @@ def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
     qcodes, qoff = batch.queries()
     qerr = errors_per_read(batch.lengths, errors)
     small = sizes.get("verify_below", 1)
-    want_q, want_rows = FmEngine(ix, ref.starts, verify_below=small).candidate_windows(qcodes, qoff, qerr)
+    keep = sizes.get("saved_rows", SAVED_ROWS)
+    want_q, want_rows = FmEngine(ix, ref.starts, verify_below=small, saved_rows=keep).candidate_windows(qcodes, qoff,
+                                                                                                      qerr)
     assert want_q.size > 0
     got_q, got_rows = CudaFmEngine(ix, ref.starts, **sizes).candidate_windows(qcodes, qoff, qerr)
     assert np.array_equal(got_q, want_q) and np.array_equal(got_rows, want_rows)
@@ -483,8 +486,8 @@ def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
         nq = qoff.size - 1
         n_saved = np.empty(nq, dtype=np.int64)
         count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, small,
-                         np.empty((nq, SAVED_ROWS, ROW), dtype=np.int64), n_saved)
-        assert n_saved.max() > SAVED_ROWS
+                         np.empty((nq, keep, ROW), dtype=np.int64), n_saved)
+        assert n_saved.max() > keep
 
 
 def test_fm_segments_and_int64_samples(small_blocks):

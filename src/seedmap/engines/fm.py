@@ -25,8 +25,9 @@ class FmEngine(CandidateEngine):
 
     def __init__(self, index: FmIndex, ref_starts: np.ndarray, bulk: object = None,
                  packed: np.ndarray | None = None, nmask: np.ndarray | None = None,
-                 verify_below: int = DEFAULT_VERIFY_BELOW) -> None:
+                 verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = SAVED_ROWS) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
+        self.saved_rows = saved_rows
         self.index = index
         self.small = verify_below
         self.max_window = ANY_WINDOW
@@ -34,7 +35,7 @@ class FmEngine(CandidateEngine):
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
         ix = self.index
         nq = qoff.size - 1
-        saved = np.empty((nq, SAVED_ROWS, ROW), dtype=np.int64)
+        saved = np.empty((nq, self.saved_rows, ROW), dtype=np.int64)
         n_saved = np.empty(nq, dtype=np.int64)
         counts = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, self.small, saved,
                                   n_saved)

@@ -26,8 +26,9 @@ class CudaFmEngine(CandidateEngine):
 
     def __init__(self, index: FmIndex, ref_starts: np.ndarray, stream: object = 0, share: DeviceShare | None = None,
                  verify_below: int = DEFAULT_VERIFY_BELOW, candidate_budget: int = CANDIDATE_BUDGET,
-                 scratch_bytes: int = SCRATCH_BYTES) -> None:
+                 scratch_bytes: int = SCRATCH_BYTES, saved_rows: int = SAVED_ROWS) -> None:
         super().__init__(ref_starts)
+        self.saved_rows = saved_rows
         self.index = index
         self.small = verify_below
         self.max_window = ANY_WINDOW
@@ -73,17 +74,18 @@ class CudaFmEngine(CandidateEngine):
         d_q = cuda.to_device(np.ascontiguousarray(qcodes, dtype=np.uint8), stream=st)
         d_qoff = cuda.to_device(qoff, stream=st)
         d_qerr = cuda.to_device(qerr, stream=st)
-        # Pass 1: every query, its first SAVED_ROWS accepted strings kept.
-        row_at = np.arange(nq + 1, dtype=np.int64) * SAVED_ROWS
-        d_rows = cuda.device_array((nq * SAVED_ROWS, ROW), dtype=np.int64, stream=st)
+        # Pass 1: every query, its first saved_rows accepted strings kept.
+        keep = self.saved_rows
+        row_at = np.arange(nq + 1, dtype=np.int64) * keep
+        d_rows = cuda.device_array((nq * keep, ROW), dtype=np.int64, stream=st)
         n_rows, cand = self._search(d_q, d_qoff, d_qerr, np.arange(nq, dtype=np.int64), width, d_rows, row_at)
-        more = np.flatnonzero(n_rows > SAVED_ROWS)
+        more = np.flatnonzero(n_rows > keep)
         if more.size:  # searched again into room for all their strings, behind the kept ones
             extra_off = np.zeros(more.size + 1, dtype=np.int64)
             np.cumsum(n_rows[more], out=extra_off[1:])
-            extra_off += nq * SAVED_ROWS
+            extra_off += nq * keep
             grown = cuda.device_array((int(extra_off[-1]), ROW), dtype=np.int64, stream=st)
-            grown[:nq * SAVED_ROWS].copy_to_device(d_rows, stream=st)
+            grown[:nq * keep].copy_to_device(d_rows, stream=st)
             d_rows = grown
             self._search(d_q, d_qoff, d_qerr, more, width, d_rows, extra_off)
             row_at[more] = extra_off[:-1]
