@@ -408,6 +408,8 @@ def ratios(rows: list[dict], kinds: list[str]) -> None:
             s = ok.get((f"seedmap {kind}", mode), {})
             cells.append(f"{s[key] / y[key]:.2f}x" if s.get(key) is not None and y.get(key) else "")
         table.append([label, *cells])
+    if not any(cell for row in table for cell in row[1:]):
+        return
     head = ["seedmap / yara", *(f"{k} (default)" if k == DEFAULT_ENGINE else k for k in engines)]
     print()
     print(markdown_table(head, table))
