@@ -74,6 +74,9 @@ def test_size_records_and_features(genome):
     fractions = {k: summary.bases[k] / SIZE for k in sg.KIND_NAMES}
     assert 0.07 < fractions["Alu"] < 0.11 and 0.10 < fractions["L1"] < 0.17
     assert 0.01 < fractions["microsatellite"] < 0.03 and fractions["satellite"] > 0.005
+    assert 0.025 < fractions["segdup"] < 0.05
+    assert 0.1 < summary.young_copies["Alu"] / summary.copies["Alu"] < 0.3
+    assert 0.03 < summary.young_copies["L1"] / summary.copies["L1"] < 0.2
 
 
 def bed_rows(path: Path) -> list[tuple[str, int, int, str, str]]:
@@ -104,6 +107,7 @@ def test_repeat_copies_are_diverged_copies_of_their_family(genome):
     rows = bed_rows(d / "g.bed")
     assert sum(r[3].startswith("gap/") for r in rows) == summary.copies["gap"]
     shared = {"Alu": [], "L1": []}
+    young = {"Alu": [], "L1": []}
     lengths = {"Alu": [], "L1": []}
     tandem = []
     for seq, a, b, name, _ in rows:
@@ -112,7 +116,8 @@ def test_repeat_copies_are_diverged_copies_of_their_family(genome):
         if kind in shared:
             assert copy.islower() or re.search("[RYKMSWBDHV]", copy)  # soft-masked
             got = kmers(copy.upper(), k)
-            shared[kind].append(len(got & family_kmers[kind]) / max(len(got), 1))
+            share = len(got & family_kmers[kind]) / max(len(got), 1)
+            (young if int(name.split("/")[1]) >= sg.OLD_SUBFAMILIES else shared)[kind].append(share)
             lengths[kind].append(b - a)
         elif kind == "microsatellite":  # a tandem repeat: few distinct words a bit longer than its unit
             unit = int(name.split("/")[1])
@@ -126,6 +131,10 @@ def test_repeat_copies_are_diverged_copies_of_their_family(genome):
         share = sorted(shared[kind])
         assert 0.05 < share[len(share) // 2] < 0.5 and share[-1] < 0.95
         assert sum(x > 0.005 for x in share) > 0.95 * len(share)
+    # young copies, 1-4% diverged: 0.99^13 = 88% to 0.96^13 = 59% of their 13-mers shared
+    for kind in young:
+        share = sorted(young[kind])
+        assert len(share) > 5 and 0.55 < share[len(share) // 2] < 0.9 and share[len(share) // 10] > 0.4
     assert min(lengths["L1"]) < 1000 and max(lengths["L1"]) > 5000  # 5'-truncated, some full length
     # the background (outside every BED interval) shares next to nothing with the families
     chr1 = records["chr1"].upper()
@@ -139,6 +148,38 @@ def test_repeat_copies_are_diverged_copies_of_their_family(genome):
     assert total > 0.5 * len(chr1)
     hits = sum(len(kmers(p, k) & (family_kmers["Alu"] | family_kmers["L1"])) for p in background)
     assert hits < 0.002 * total
+
+
+def test_segmental_duplications_copy_their_source(genome):
+    d, summary, records = genome
+    dups = [r for r in bed_rows(d / "g.bed") if r[3].startswith("segdup/")]
+    assert len(dups) == summary.copies["segdup"] > 5
+    assert {r[4] for r in dups} == {"+", "-"}
+    for seq, a, b, name, strand in dups:
+        assert 1000 <= b - a <= 50_000
+        source_seq, source = name.split("/")[1].rsplit(":", 1)
+        assert source_seq == seq  # within a sequence
+        source = records[seq][int(source):int(source) + b - a].upper()
+        copy = records[seq][a:b].upper()
+        assert "N" not in copy and "N" not in source
+        if strand == "-":
+            source = revcomp(source)
+        got = kmers(copy, 13)
+        # 0.5-5% diverged: 0.995^13 = 94% to 0.95^13 = 51% of the 13-mers shared (an indel moves a few)
+        assert 0.4 < len(got & kmers(source, 13)) / len(got) < 0.99
+
+
+def test_features_off(genome, tmp_path: Path):
+    """Without young subfamilies and duplications: none annotated, and a genome of its own (the one the
+    generator wrote before them)."""
+    d, _, _ = genome
+    off = sg.Features(young_alu=0, young_l1=0, segdups=0)
+    summary = sg.write_genome(tmp_path / "off.fa", SIZE, seed=SEED, bed=tmp_path / "off.bed", features=off)
+    assert summary.copies["segdup"] == summary.young_copies["Alu"] == summary.young_copies["L1"] == 0
+    assert sum(summary.lengths) == SIZE
+    assert (tmp_path / "off.fa").read_bytes() != (d / "g.fa").read_bytes()
+    names = {r[3] for r in bed_rows(tmp_path / "off.bed")}
+    assert not any(n.startswith("segdup") or n in ("Alu/3", "Alu/4", "L1/3", "L1/4") for n in names)
 
 
 def test_too_small(tmp_path: Path):
