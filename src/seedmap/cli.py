@@ -14,6 +14,7 @@ import threading
 from seedmap import __version__
 from seedmap.errors import SeedmapError, Terminated
 from seedmap.index import fm, kmer, neighborhood
+from seedmap.index.default_kind import FM_FROM_BASES, estimated_bases, map_kind, size_kind
 from seedmap.pipeline.options import CPU_BATCH, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
 
 log = logging.getLogger("seedmap")
@@ -113,8 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ix = sub.add_parser("index", help="build an index of a reference FASTA")
     ix.add_argument("reference", help="FASTA file, plain or gz")
-    ix.add_argument("--kind", choices=["neighborhood", "kmer", "fm"], default="neighborhood",
-                    help="neighborhood index (Tran; default), k-mer hash table (mrFAST) or FM-index (Salavert)")
+    ix.add_argument("--kind", choices=["neighborhood", "kmer", "fm"], default=None,
+                    help="neighborhood index (Tran), k-mer hash table (mrFAST) or FM-index (Salavert); default: "
+                         f"neighborhood below about {FM_FROM_BASES // 10**6} Mbp of reference (fastest there), fm "
+                         "from there on (repeat-rich genomes: faster, a third of the memory)")
     ix.add_argument("-o", "--output",
                     help="index directory (default: REFERENCE.smi, REFERENCE.kmer.smi, REFERENCE.fm.smi)")
     ix.add_argument("-u", "--seed-length", type=int, default=neighborhood.DEFAULT_SEED_LENGTH,
@@ -162,8 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "unique best, none after a tie (its MAPQ is 0 anyway), so a MAPQ >= 30 filter "
                          "keeps what it keeps in all-mapping")
     mp.add_argument("--no-early-stop", dest="early_stop", action="store_false", help=argparse.SUPPRESS)
-    mp.add_argument("--engine", choices=["neighborhood", "kmer", "fm"], default="neighborhood",
-                    help="index kind to map with (default %(default)s); all engines report the same hits")
+    mp.add_argument("--engine", choices=["neighborhood", "kmer", "fm"], default=None,
+                    help="index kind to map with; all engines report the same hits (default: the kind of --index, "
+                         "else the one 'seedmap index' would build for this reference when its index is there, "
+                         "else any index there, else that one, built in memory)")
     mp.add_argument("--index", help="index directory (default: REFERENCE.smi, REFERENCE.kmer.smi or REFERENCE.fm.smi)")
     mp.add_argument("--adjacency", type=positive_int, default=1,
                     help="kmer engine: a candidate needs this many agreeing seeds (e + A seeds are taken, so "
@@ -334,6 +339,10 @@ def _index(args: argparse.Namespace) -> None:
     from seedmap.index.kinds import build_index
     from seedmap.pipeline.warmup import compile_for_index
 
+    if args.kind is None:
+        args.kind = "neighborhood" if args.ph else size_kind(args.reference)
+        log.info("building the %s index (the default for a reference of about %d Mbp; --kind chooses)", args.kind,
+                 estimated_bases(args.reference) // 10**6)
     if args.ph and args.kind != "neighborhood":
         raise SeedmapError(f"--ph builds perfect hashes of a neighborhood index, not of --kind {args.kind}")
     if (args.max_memory or args.segment_bases) and args.kind == "kmer":
@@ -386,6 +395,7 @@ def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
     from seedmap.io.read_group import parse_read_group
     from seedmap.pipeline.options import EngineOptions, MapOptions, PairOptions, RunOptions
 
+    args.engine = args.engine or _engine_of(args)
     _check_engine_options(args)
     paired = args.reads2 is not None or args.interleaved
     if args.interleaved and args.reads2 is not None:
@@ -411,6 +421,17 @@ def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
                              adjacency=args.adjacency, gpu_verify=args.gpu_verify),
         pairs=PairOptions(orientation=args.orientation, rescue_edits=args.rescue_edits,
                           unpaired_penalty=args.unpaired_penalty))
+
+
+def _engine_of(args: argparse.Namespace) -> str:
+    """The engine of a run that names none: the one its engine options belong to, else map_kind's."""
+    if args.filter != "bs" or args.windows or args.step or args.fe:
+        return "neighborhood"
+    if args.adjacency != 1:
+        return "kmer"
+    kind = map_kind(args.reference, args.index)
+    log.info("engine: %s", kind)
+    return kind
 
 
 def _check_engine_options(args: argparse.Namespace) -> None:
