@@ -55,7 +55,6 @@ from benchutil import (  # noqa: E402
 from genome_scale import READ_LENGTH, disk_bytes, records_digest, simulate_reads  # noqa: E402
 
 KINDS = ("fm", "neighborhood", "kmer")
-DEFAULT_ENGINE = "neighborhood"  # seedmap map's default --engine
 TOOLS = ("yara", "bwa")
 EDITS = 5
 TOLERANCE = 10  # bases between a record's clipped-in start and a truth location
@@ -386,14 +385,21 @@ def report(size: float, rows: list[dict], kinds: list[str]) -> None:
           f"are truth locations ({truth or 'no truth run'}; within {TOLERANCE} bases of the clipped-in start), "
           "over the reads the truth maps; best stratum: primary among the fewest-edit truth locations; "
           "all-mapping rows: truth locations reported.")
-    ratios(rows, kinds)
+    ratios(rows, kinds, default_engine(size))
 
 
-def ratios(rows: list[dict], kinds: list[str]) -> None:
+def default_engine(size_mbp: float) -> str:
+    """The engine seedmap maps with when none is named, for a reference of this size (its FASTA's bytes)."""
+    from seedmap.index import default_kind
+
+    return "fm" if size_mbp * 1e6 >= default_kind.FM_FROM_BASES else "neighborhood"
+
+
+def ratios(rows: list[dict], kinds: list[str], default: str) -> None:
     """Each engine's figures over yara's (the default engine first)."""
     ok = {(r["tool"], r["mode"]): r for r in rows if "error" not in r}
     yara_all, yara_best = ok.get(("yara", "all")), ok.get(("yara", "best"))
-    engines = sorted(kinds, key=lambda k: k != DEFAULT_ENGINE)
+    engines = sorted(kinds, key=lambda k: k != default)
     if not (yara_all or yara_best) or not engines:
         return
     figures = (("all-mapping time", "all", "wall_s"), ("--best time", "best", "wall_s"),
@@ -410,7 +416,7 @@ def ratios(rows: list[dict], kinds: list[str]) -> None:
         table.append([label, *cells])
     if not any(cell for row in table for cell in row[1:]):
         return
-    head = ["seedmap / yara", *(f"{k} (default)" if k == DEFAULT_ENGINE else k for k in engines)]
+    head = ["seedmap / yara", *(f"{k} (default)" if k == default else k for k in engines)]
     print()
     print(markdown_table(head, table))
 
