@@ -15,6 +15,7 @@ from seedmap import __version__
 from seedmap.errors import SeedmapError, Terminated
 from seedmap.index import fm, kmer, neighborhood
 from seedmap.index.default_kind import FM_FROM_BASES, estimated_bases, map_kind, size_kind
+from seedmap.io.reference import check_fasta
 from seedmap.pipeline.options import CPU_BATCH, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
 
 log = logging.getLogger("seedmap")
@@ -146,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     mp = sub.add_parser("map", help="map reads; SAM to stdout or -o", epilog=MAP_EPILOG,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    mp.add_argument("reference", help="reference FASTA (its index REFERENCE.smi is used when present)")
+    mp.add_argument("reference", help="reference FASTA (its index REFERENCE.smi, .fm.smi or .kmer.smi is used when "
+                                      "present; see --engine)")
     mp.add_argument("reads", help="reads: FASTQ or FASTA, plain or gz (mate 1 of pairs with READS2 or -p)")
     mp.add_argument("reads2", nargs="?", help="mate 2 of paired-end reads (same order and names as READS)")
     mp.add_argument("-o", "--output", help="output file: BAM when it ends in .bam, CRAM when it ends in .cram (encoded "
@@ -340,6 +342,7 @@ def _index(args: argparse.Namespace) -> None:
     from seedmap.pipeline.warmup import compile_for_index
 
     if args.kind is None:
+        check_fasta(args.reference)  # its one error line comes before anything is logged
         args.kind = "neighborhood" if args.ph else size_kind(args.reference)
         log.info("building the %s index (the default for a reference of about %d Mbp; --kind chooses)", args.kind,
                  estimated_bases(args.reference) // 10**6)
@@ -429,9 +432,7 @@ def _engine_of(args: argparse.Namespace) -> str:
         return "neighborhood"
     if args.adjacency != 1:
         return "kmer"
-    kind = map_kind(args.reference, args.index)
-    log.info("engine: %s", kind)
-    return kind
+    return map_kind(args.reference, args.index)  # the log names it as the index is loaded or built
 
 
 def _check_engine_options(args: argparse.Namespace) -> None:

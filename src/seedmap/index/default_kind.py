@@ -13,6 +13,7 @@ benchmarks/human_like.py measures it.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from seedmap.index import store
@@ -25,7 +26,10 @@ def estimated_bases(fasta: str | Path) -> int:
     """About how many bases the FASTA holds, from its size alone (reading a human genome takes a minute):
     0 when it cannot be seen (a pipe, a missing file: reading it reports that)."""
     try:
-        size = os.stat(fasta).st_size
+        st = os.stat(fasta)
+        if not stat.S_ISREG(st.st_mode):  # a pipe: a look would take bytes the reader needs
+            return 0
+        size = st.st_size
         with open(fasta, "rb") as fh:
             gz = fh.read(2) == b"\x1f\x8b"
     except OSError:

@@ -136,7 +136,7 @@ def load_or_build(fasta: str, index_path: str | None, kind: str = "neighborhood"
         t0 = time.perf_counter()
         st = store.load(path, kind, spec.arrays, fasta)
         ix = spec.from_arrays(st.params, st.arrays)
-        log.info("loaded index %s in %.1f s", path, time.perf_counter() - t0)
+        log.info("loaded the %s index %s in %.1f s", kind, path, time.perf_counter() - t0)
         return st.reference, ix
     check_fasta(fasta)  # before saying what it will build from it
     log.info("no %s index at %s: building one in memory (run 'seedmap index' to keep it)", kind, path)
