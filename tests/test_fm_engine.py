@@ -246,7 +246,9 @@ def oracle_popcount_table(bits: np.ndarray) -> np.ndarray:
 def oracle_one_text(text: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     sa = fm.suffix_array(text)
     bwt = text[sa - 1]
-    occ = oracle_popcount_table(np.stack([bwt == c + 1 for c in range(fm.SYMBOLS)]))
+    counts = oracle_popcount_table(np.stack([bwt == c + 1 for c in range(fm.SYMBOLS)]))[:, :fm.SYMBOLS]
+    planes = oracle_popcount_table(np.stack([(bwt >> k) & 1 == 1 for k in range(fm.PLANES)]))[:, fm.PLANES:]
+    occ = np.ascontiguousarray(np.concatenate([counts, planes], axis=1))
     marked = (sa % r == 0) | (bwt == 0)
     return occ, oracle_popcount_table(marked[None, :]), sa[marked]
 
@@ -321,7 +323,7 @@ def test_tables_from_a_64_bit_suffix_array(rng):
     g = genome_with_n(rng, 2000)
     text, _ = fm.make_text(Reference.from_codes(["g", "h"], [g, genome_with_n(rng, 99)]))
     sa = fm.suffix_array(text).astype(np.int64)
-    occ = np.zeros((text.size // 64 + 1, 2 * fm.SYMBOLS), dtype=np.uint64)
+    occ = np.zeros((text.size // 64 + 1, fm.OCC_WORDS), dtype=np.uint64)
     mark = np.zeros((text.size // 64 + 1, 2), dtype=np.uint64)
     ssa = np.empty(fm._count_marked(text, 5), dtype=np.int64)
     fm._fill_tables(text, sa, 5, occ, mark, ssa)

@@ -13,6 +13,7 @@ M2 = np.uint64(0x3333333333333333)
 M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
 H01 = np.uint64(0x0101010101010101)
 ONE = np.uint64(1)
+PLANES_AT = 5  # occ table rows: the counts of the 5 symbols, then the 3 bit planes of the codes (index/fm.py)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -32,9 +33,21 @@ def rank(table: np.ndarray, width: int, c: int, i: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _plane(occ_tab: np.ndarray, w: int, k: int, code: int) -> np.uint64:
+    """Bit plane k of block w, inverted where bit k of code is 0: its set bits are rows agreeing with code."""
+    p = occ_tab[w, PLANES_AT + k]
+    return p if (code >> k) & 1 else ~p
+
+
+@njit(cache=True, nogil=True, inline="always")
 def occ(occ_tab: np.ndarray, c: int, i: int) -> int:
-    """O(c, i): occurrences of symbol c in B[0..i)."""
-    return rank(occ_tab, 5, c, i)
+    """O(c, i): occurrences of symbol c in B[0..i) (index/fm.py: the count before the block, then the
+    block's rows below i whose three code bit planes spell c + 1)."""
+    w = i >> 6
+    code = c + 1
+    rows = _plane(occ_tab, w, 0, code) & _plane(occ_tab, w, 1, code) & _plane(occ_tab, w, 2, code)
+    below = (ONE << np.uint64(i & 63)) - ONE
+    return np.int64(occ_tab[w, c]) + popcount(rows & below)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -59,13 +72,12 @@ def backward_search(occ_tab: np.ndarray, counts: np.ndarray, n: int, p: np.ndarr
 
 @njit(cache=True, nogil=True)
 def bwt_symbol(occ_tab: np.ndarray, i: int) -> int:
-    """B[i] as a symbol 0..4, or -1 for a separator."""
+    """B[i] as a symbol 0..4, or -1 for a separator (code 0)."""
     w = i >> 6
     bit = np.uint64(i & 63)
-    for c in range(5):
-        if (occ_tab[w, 5 + c] >> bit) & ONE:
-            return c
-    return -1
+    code = ((occ_tab[w, PLANES_AT] >> bit) & ONE) | (((occ_tab[w, PLANES_AT + 1] >> bit) & ONE) << ONE)
+    code |= ((occ_tab[w, PLANES_AT + 2] >> bit) & ONE) << np.uint64(2)
+    return np.int64(code) - 1
 
 
 @njit(cache=True, nogil=True)

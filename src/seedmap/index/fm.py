@@ -5,9 +5,10 @@ Text: every sequence's codes + 1 (A=1 C=2 G=3 T=4, N=5) followed by a separator 
 cross it at the cost of one edit, as the verifier does). The reverse text is reverse(text[:-1]) + [0].
 
 Per text: the suffix array (pydivsufsort), the BWT B[i] = text[SA[i] - 1] (text[-1] = 0), and
-- occ: per 64 rows, for the five symbols A C G T N, a count word (occurrences before the block) and a bit
-  word (rows of the block holding the symbol): O(c, i) = count + popcount(bits below i). Row layout
-  (blocks, 10): counts of the 5 symbols, then their bit words.
+- occ: per 64 rows, the counts of the five symbols A C G T N before the block, then three bit planes of
+  the block's text codes (bit k of plane k = bit k of the row's code; a separator is code 0): O(c, i) =
+  count + popcount(the rows below i whose planes spell c's code). Row layout (blocks, OCC_WORDS = 8):
+  64 bytes, one cache line (one-hot bit words per symbol took 10 words: 1.25 B/base per text, now 1).
 - C[c]: text symbols smaller than symbol c + 1 (separators included, so LF(i) = C[c] + O(c, i)).
 - the sampled SA, of the forward text only (the search hands every string to locate by its forward
   rows): rows whose SA value is a multiple of r, and every row whose BWT symbol is a separator (LF cannot
@@ -29,6 +30,8 @@ from seedmap.io.reference import Reference, ref_code
 
 DEFAULT_SA_SAMPLE = 16
 SYMBOLS = 5  # A C G T N (text codes 1..5); 0 is the separator
+PLANES = 3  # bit planes of a row's text code (0..5)
+OCC_WORDS = SYMBOLS + PLANES
 
 
 @dataclass
@@ -48,8 +51,9 @@ class FmIndex:
 
     @classmethod
     def from_arrays(cls, params: dict, a: dict) -> FmIndex:
-        # (An index stored before the search located in the forward index alone also holds rev_mark and
-        # rev_ssa: unused, and never read from disk.)
+        if a["fwd_occ"].shape[1] != OCC_WORDS:
+            raise SeedmapError("this FM index was built by an older seedmap (its occurrence tables have "
+                               "another layout): rebuild it with seedmap index --kind fm")
         return cls(int(params["r"]), int(a["text_starts"][-1]), a["counts"], a["text_starts"], a["fwd_occ"],
                    a["fwd_mark"], a["fwd_ssa"], a["rev_occ"])
 
@@ -101,7 +105,7 @@ def one_text(text: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     blocks = n // 64 + 1  # O(c, n) must be readable too
     ssa_size = _count_marked(text, r) if r else 0  # SA values v marked: v % r == 0 or text[v - 1] is a separator
     sa = suffix_array(text)
-    occ = np.zeros((blocks, 2 * SYMBOLS), dtype=np.uint64)
+    occ = np.zeros((blocks, OCC_WORDS), dtype=np.uint64)
     mark = np.zeros((blocks if r else 0, 2), dtype=np.uint64)
     ssa = np.empty(ssa_size, dtype=sa.dtype)
     _fill_tables(text, sa, r, occ, mark, ssa)
@@ -122,7 +126,7 @@ def _count_marked(text: np.ndarray, r: int) -> int:
 @njit(cache=True, nogil=True)
 def _fill_tables(text: np.ndarray, sa: np.ndarray, r: int, occ: np.ndarray, mark: np.ndarray,
                  ssa: np.ndarray) -> None:
-    """Per block of 64 rows: the symbols' counts before the block and their bit words (occ), the marked
+    """Per block of 64 rows: the symbols' counts before the block and its codes' bit planes (occ), the marked
     rows' count and bit word (mark; r = 0: none); ssa gets the marked rows' SA values in row order.
     B[i] = text[SA[i] - 1]."""
     n = text.size
@@ -139,8 +143,10 @@ def _fill_tables(text: np.ndarray, sa: np.ndarray, r: int, occ: np.ndarray, mark
             v = sa[i]
             c = text[v - 1] if v > 0 else text[n - 1]
             bit = np.uint64(1) << np.uint64(i - lo)
+            for k in range(PLANES):
+                if (c >> k) & 1:
+                    occ[b, SYMBOLS + k] |= bit
             if c > 0:
-                occ[b, SYMBOLS + c - 1] |= bit
                 count[c - 1] += np.uint64(1)
             if r and (v % r == 0 or c == 0):
                 word |= bit
@@ -195,9 +201,9 @@ MEASURED_EXTRA = 1.5
 
 
 def build_bytes_per_base(r: int, sa_bytes: int = 4) -> float:
-    """A build holds the text, its suffix array and the forward and reverse occ tables (10 words per 64
-    rows), the forward mark table (2) and SA samples (one SA value per r rows)."""
-    return 1 + sa_bytes + 2 * 10 * 8 / 64 + 2 * 8 / 64 + sa_bytes / r + MEASURED_EXTRA
+    """A build holds the text, its suffix array and the forward and reverse occ tables (OCC_WORDS words per
+    64 rows), the forward mark table (2) and SA samples (one SA value per r rows)."""
+    return 1 + sa_bytes + 2 * OCC_WORDS * 8 / 64 + 2 * 8 / 64 + sa_bytes / r + MEASURED_EXTRA
 
 
 def segment_bounds(ref: Reference, r: int, max_memory: int = 0, segment_bases: int = 0) -> list[int]:
