@@ -2,7 +2,7 @@
 index for large ones, and for mapping, an index already built for the reference before building another.
 
 Why the size decides: a small genome's reads are mostly unique, and the neighborhood engine finds them with a
-few table lookups (48 Mbp of bacteria, 200,000 reads, -t 2: 1.5 s against the FM engine's 14.8 s). A large
+few table lookups (48 Mbp of bacteria, 200,000 reads, -t 2: 2.0 s against the FM engine's 11.4 s). A large
 genome is mostly repeat families: the neighborhood index passes their diverged copies to verification and
 stores 15 B/base, while the FM search walks them off within a few bases from a 3 B/base index (100 Mbp
 human-like genome, 10,000 reads, -t 2: FM 4.1 s and 0.58 GB against 6.2 s and 2.3 GB, --best 1.9 s against
