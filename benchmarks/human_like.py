@@ -392,7 +392,7 @@ def default_engine(size_mbp: float) -> str:
     """The engine seedmap maps with when none is named, for a reference of this size (its FASTA's bytes)."""
     from seedmap.index import default_kind
 
-    return "fm" if size_mbp * 1e6 >= default_kind.FM_FROM_BASES else "neighborhood"
+    return default_kind.kind_for(int(size_mbp * 1e6))
 
 
 def ratios(rows: list[dict], kinds: list[str], default: str) -> None:

@@ -14,7 +14,7 @@ import threading
 from seedmap import __version__
 from seedmap.errors import SeedmapError, Terminated
 from seedmap.index import fm, kmer, neighborhood
-from seedmap.index.default_kind import FM_FROM_BASES, estimated_bases, map_kind, size_kind
+from seedmap.index.default_kind import FM_FROM_BASES, estimated_bases, kind_for, map_kind
 from seedmap.io.reference import check_fasta
 from seedmap.pipeline.options import CPU_BATCH, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
 
@@ -343,9 +343,10 @@ def _index(args: argparse.Namespace) -> None:
 
     if args.kind is None:
         check_fasta(args.reference)  # its one error line comes before anything is logged
-        args.kind = "neighborhood" if args.ph else size_kind(args.reference)
+        bases = estimated_bases(args.reference)
+        args.kind = "neighborhood" if args.ph else kind_for(bases)
         log.info("building the %s index (the default for a reference of about %d Mbp; --kind chooses)", args.kind,
-                 estimated_bases(args.reference) // 10**6)
+                 bases // 10**6)
     if args.ph and args.kind != "neighborhood":
         raise SeedmapError(f"--ph builds perfect hashes of a neighborhood index, not of --kind {args.kind}")
     if (args.max_memory or args.segment_bases) and args.kind == "kmer":
@@ -426,9 +427,15 @@ def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
                           unpaired_penalty=args.unpaired_penalty))
 
 
+def _neighborhood_options(args: argparse.Namespace) -> tuple[tuple[str, bool], ...]:
+    """(flag, given) of each option only the neighborhood engine takes."""
+    return (("--filter " + args.filter, args.filter != "bs"), ("--windows", bool(args.windows)),
+            ("--step", bool(args.step)), ("--fe", bool(args.fe)))
+
+
 def _engine_of(args: argparse.Namespace) -> str:
     """The engine of a run that names none: the one its engine options belong to, else map_kind's."""
-    if args.filter != "bs" or args.windows or args.step or args.fe:
+    if any(given for _, given in _neighborhood_options(args)):
         return "neighborhood"
     if args.adjacency != 1:
         return "kmer"
@@ -438,8 +445,7 @@ def _engine_of(args: argparse.Namespace) -> str:
 def _check_engine_options(args: argparse.Namespace) -> None:
     """An option that the chosen engine would ignore is an error, not a silent no-op."""
     if args.engine != "neighborhood":
-        for flag, given in (("--filter " + args.filter, args.filter != "bs"), ("--windows", args.windows),
-                            ("--step", args.step), ("--fe", args.fe)):
+        for flag, given in _neighborhood_options(args):
             if given:
                 raise SeedmapError(f"{flag} needs the neighborhood engine, not --engine {args.engine}")
     if args.engine != "kmer" and args.adjacency != 1:

@@ -37,9 +37,14 @@ def estimated_bases(fasta: str | Path) -> int:
     return size * GZ_BASES_PER_BYTE if gz else size
 
 
+def kind_for(bases: int) -> str:
+    """The kind for a reference of this many bases (see the module docstring)."""
+    return "fm" if bases >= FM_FROM_BASES else "neighborhood"
+
+
 def size_kind(fasta: str | Path) -> str:
-    """The kind for a reference of this size (see the module docstring)."""
-    return "fm" if estimated_bases(fasta) >= FM_FROM_BASES else "neighborhood"
+    """The kind for this reference FASTA, by its estimated size."""
+    return kind_for(estimated_bases(fasta))
 
 
 def map_kind(fasta: str | Path, index: str | Path | None) -> str:
