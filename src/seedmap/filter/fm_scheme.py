@@ -43,7 +43,7 @@ KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five child
 def scratch_size(m: int, e: int) -> int:
     """int64 words of search()'s scratch for a query of length m (its band columns, stacks and children)."""
     dim = m + e + 1
-    return 2 * m + 6 * (m + 1) + 2 * dim * (2 * e + 1) + 7 * dim + KIDS * dim
+    return 2 * m + 4 * (m + 1) + 2 * dim * (2 * e + 1) + 7 * dim + KIDS * dim
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -266,17 +266,15 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     s5, s6 = scratch[at + 5 * dim:at + 6 * dim], scratch[at + 6 * dim:at + 7 * dim]
     at += 7 * dim
     kids = scratch[at:at + KIDS * dim]
-    at += KIDS * dim
-    all_r, all_l = scratch[at:at + m + 1], scratch[at + m + 1:at + 2 * m + 2]
     for i in range(m):
         ext_r[i] = q[i]
         ext_l[i] = q[m - 1 - i]
         cap_l[i] = e
     cap_l[m] = e
     # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
-    # far end, so each step's bounds are a part of these (computed once, not once per step).
-    lower_bounds(fwd_occ, counts, n, ext_r, m, all_r)
-    lower_bounds(rev_occ, counts, n, ext_l, m, all_l)
+    # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
+    lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r)
+    lower_bounds(rev_occ, counts, n, ext_l, m, bound_l)
     n_out = 0
     total = 0
     for j in range(k):
@@ -308,21 +306,14 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
             continue
         len_r, len_l = m - je, js
         for i in range(len_r):
-            ext_r[i] = q[je + i]
-            bound_r[i] = all_r[je + i]
             cap_r[i] = ((je + i + 1) * k - 1) // m - j  # the piece holding read base je + i, counted from j
         cap_r[len_r] = k - 1 - j
-        bound_r[len_r] = 0
-        for i in range(len_l):
-            ext_l[i] = q[js - 1 - i]
-            bound_l[i] = all_l[m - js + i]
-        bound_l[len_l] = 0
-        left = (ext_l, len_l, bound_l, cap_l, cols_l, s0, s1, s2)
+        left = (ext_l[m - js:], len_l, bound_l[m - js:], cap_l, cols_l, s0, s1, s2)
         # Strings this long and this rare are verified rather than walked on: -(bases still to go).
         done = je - js - min(m, SMALL_FROM * (je - js))
         step_small = small if hi - lo <= SMALL_PIECE else 0
-        n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r, len_r, e, bound_r, cap_r, cols_r,
-                               s3, s4, s5, s6, kids, left, js, step_small, done, out, n_out)
+        n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r[je:], len_r, e, bound_r[je:], cap_r,
+                               cols_r, s3, s4, s5, s6, kids, left, js, step_small, done, out, n_out)
         total += c
     return n_out, total
 
