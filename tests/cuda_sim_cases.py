@@ -486,7 +486,7 @@ def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
         nq = qoff.size - 1
         n_saved = np.empty(nq, dtype=np.int64)
         count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, small,
-                         np.empty((nq, keep, ROW), dtype=np.int64), n_saved)
+                         np.empty((1, nq * keep, ROW), dtype=np.int64), np.empty(nq, dtype=np.int64), n_saved)
         assert n_saved.max() > keep
 
 

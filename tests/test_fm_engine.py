@@ -109,12 +109,30 @@ def test_random_genome(rng, e):
 
 
 @pytest.mark.parametrize("e", [0, 1, 2, 3, 4])
-@pytest.mark.parametrize("small,saved_rows", [(0, SAVED_ROWS), (8, 2)])  # 2: most queries searched again
+@pytest.mark.parametrize("small,saved_rows", [(0, SAVED_ROWS), (8, 2)])  # 2: repeat reads searched again
 def test_repetitive_genome(rng, e, small, saved_rows):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 40, (20, 90), e + 1)
     assert check(ref, reads, e, small=small, saved_rows=saved_rows) > 30
+
+
+def test_strings_that_do_not_fit_the_pool_are_searched_again(rng):
+    """The count pass keeps each query's accepted strings in a shared pool while there is room; the rest are
+    searched again by the fill: the same windows either way, and both paths taken."""
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    reads = sample_reads(rng, seqs, 40, (40, 90), 2)
+    qcodes = np.concatenate(reads).astype(np.uint8)  # each read once, as both of its strands' queries
+    qoff = np.zeros(len(reads) + 1, dtype=np.int64)
+    np.cumsum([r.size for r in reads], out=qoff[1:])
+    qerr = np.full(len(reads), 4, dtype=np.int64)
+    ix = fm.build(ref, 4)
+    tight, roomy = (FmEngine(ix, ref.starts, verify_below=0, saved_rows=k) for k in (1, 4096))
+    _, (_, row_at, n_saved) = tight._count(qcodes, qoff, qerr)
+    assert (row_at < 0).any() and (row_at >= 0).any() and n_saved.max() > 1
+    want, got = roomy.candidate_windows(qcodes, qoff, qerr), tight.candidate_windows(qcodes, qoff, qerr)
+    assert want[0].size > 0 and all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))  # (query, window)
 
 
 def test_rate_errors_long_and_short_reads(rng):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numba
 import numpy as np
 
 from seedmap.engines.base import CandidateEngine
@@ -13,7 +14,8 @@ from seedmap.index.fm import FmIndex, sequence_range
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
 
-SAVED_ROWS = 32  # accepted strings kept per query by the count pass (1 kB); queries with more are searched again
+SAVED_ROWS = 32  # accepted strings per query the count pass keeps room for, at least (1 kB)
+POOL_SLACK = 1.25  # room for this many times the strings per query of the last batch, when that is more
 ANY_WINDOW = 1 << 30  # max_window: pieces are any length, so every plan is fully sensitive
 DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, two pieces long) go straight to verification
 
@@ -28,6 +30,7 @@ class FmEngine(CandidateEngine):
                  verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = SAVED_ROWS) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
         self.saved_rows = saved_rows
+        self.rows_per_query = 0.0  # of the last batch: repeat-rich genomes need more room
         self.index = index
         self.small = verify_below
         self.max_window = ANY_WINDOW
@@ -35,20 +38,25 @@ class FmEngine(CandidateEngine):
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
         ix = self.index
         nq = qoff.size - 1
-        saved = np.empty((nq, self.saved_rows, ROW), dtype=np.int64)
+        threads = numba.get_num_threads()
+        per_query = max(self.saved_rows, POOL_SLACK * self.rows_per_query)
+        pool = np.empty((threads, -(-int(per_query * nq) // threads), ROW), dtype=np.int64)
+        row_at = np.empty(nq, dtype=np.int64)
         n_saved = np.empty(nq, dtype=np.int64)
-        counts = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, self.small, saved,
-                                  n_saved)
-        return counts, (saved, n_saved)
+        counts = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, self.small, pool,
+                                  row_at, n_saved)
+        if nq:
+            self.rows_per_query = float(n_saved.sum()) / nq  # a rough guide for the next batch's room only
+        return counts, (pool.reshape(-1, ROW), row_at, n_saved)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
         ix = self.index
-        saved, n_saved = state
+        rows, row_at, n_saved = state
         fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.n, ix.counts, ix.text_starts, ix.fwd_occ,
-                     ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, self.ref_starts, self.small, saved, n_saved, win_s, win_e,
-                     win_d)
+                     ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, self.ref_starts, self.small, rows, row_at, n_saved, win_s,
+                     win_e, win_d)
 
 
 def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,

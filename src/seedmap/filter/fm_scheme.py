@@ -15,6 +15,17 @@ walked further either: its rows go straight to verification, which is cheaper th
 string base by base, and loses nothing (its windows hold every alignment its subtree could accept). There
 is no cap on branches or hits.
 
+Each alignment is searched by one step only, its first that can find it (the smallest j whose right phase
+keeps it within the caps). Why step j - t cannot find it bounds its left part from below: after t of
+the left phase's pieces the alignment holds at least t edits in all, and at least j once the read part
+is done (by induction on t: step j - t fails in some piece y, before j or after it, see search). The left
+walk drops the cells under these floors and accepts only strings whose whole part costs at least j, so a
+repeat family's close copies are not walked again by every later step (250 Mbp human-like genome, e = 5:
+the last steps' left walks had most of the search's work). A cell is a minimum over paths, so a path
+through a dropped cell is no better than its cheaper path, which an earlier step finds at the same
+reference string. The floors count the right part at its least cost, so the right walk goes on past an
+accepted string while a longer one could end the read part with fewer edits.
+
 An accepted string gives the exact piece's reference position for each of its rows, hence the diagonal
 of an alignment within e; its window [diag - e, diag + m + e) holds that alignment, which the shared
 verification stage then finds (the part of the read beyond the piece's far side is checked there).
@@ -23,7 +34,7 @@ verification stage then finds (the part of the read beyond the piece's far side 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_thread_id, njit, prange
 
 from seedmap.filter.fm_search import bwt_symbol, extend, locate, lower_bounds, occ
 from seedmap.filter.neighborhood_bs import _sort_windows
@@ -43,7 +54,7 @@ KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five child
 def scratch_size(m: int, e: int) -> int:
     """int64 words of search()'s scratch for a query of length m (its band columns, stacks and children)."""
     dim = m + e + 1
-    return 2 * m + 4 * (m + 1) + 2 * dim * (2 * e + 1) + 7 * dim + KIDS * dim
+    return 2 * m + 4 * (m + 1) + 2 * (m + 2) + 2 * dim * (2 * e + 1) + 8 * dim + KIDS * dim
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -55,8 +66,9 @@ def _at(d: int, i: int, e: int) -> int:
 
 @njit(cache=True, nogil=True, inline="always")
 def _column(cols: np.ndarray, d: int, ext: np.ndarray, length: int, e: int, c: int, cap: np.ndarray,
-            bound: np.ndarray) -> int:
-    """Column d + 1 from column d for one more reference symbol c, cells over their cap dropped (BIG).
+            low: np.ndarray, bound: np.ndarray) -> int:
+    """Column d + 1 from column d for one more reference symbol c, cells over their cap or under their floor
+    (low) dropped (BIG).
     Returns the smallest cell + lower bound of the rest. Only the band |i - depth| <= e is computed:
     cells outside it exceed e."""
     nd = d + 1
@@ -72,7 +84,7 @@ def _column(cols: np.ndarray, d: int, ext: np.ndarray, length: int, e: int, c: i
             if i <= old_hi:
                 v = min(v, cols[_at(d, i, e)] + 1)
             v = min(v, prev + 1)
-        if v > cap[i]:
+        if v > cap[i] or v < low[i]:
             v = BIG
         cols[_at(nd, i, e)] = v
         prev = v
@@ -81,12 +93,13 @@ def _column(cols: np.ndarray, d: int, ext: np.ndarray, length: int, e: int, c: i
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _first_column(cols: np.ndarray, cost0: int, length: int, e: int, cap: np.ndarray, bound: np.ndarray) -> int:
+def _first_column(cols: np.ndarray, cost0: int, length: int, e: int, cap: np.ndarray, low: np.ndarray,
+                  bound: np.ndarray) -> int:
     """Column 0 (cost0 + i, within the caps); returns its smallest cell + lower bound of the rest. Cells
     beyond i = e exceed every cap (at most e), so the band holds all the others."""
     best = BIG
     for i in range(min(length, e) + 1):
-        v = cost0 + i if cost0 + i <= cap[i] else BIG
+        v = cost0 + i if low[i] <= cost0 + i <= cap[i] else BIG
         cols[_at(0, i, e)] = v
         best = min(best, v + bound[i])
     return best
@@ -108,16 +121,17 @@ def _record(out: np.ndarray, n_out: int, js: int, depth: int, lo: int, hi: int) 
 
 @njit(cache=True, nogil=True)
 def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext: np.ndarray, length: int,
-               e: int, cost0: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray, s_lo: np.ndarray,
-               s_hi: np.ndarray, s_c: np.ndarray, js: int, small: int, done: int, out: np.ndarray,
+               e: int, cost0: int, bound: np.ndarray, cap: np.ndarray, low: np.ndarray, cols: np.ndarray,
+               s_lo: np.ndarray, s_hi: np.ndarray, s_c: np.ndarray, js: int, small: int, done: int, out: np.ndarray,
                n_out: int) -> tuple[int, int]:
     """Last phase: walk the strings extending rows [lo0, hi0) (of the forward index: leftwards) for
-    ext[:length], starting at cost0, total within e; record accepted strings, and strings with at most
-    `small` rows once `done` + depth reaches SMALL_FROM (see search), in out (rows beyond out's size
-    are counted only). Returns (rows recorded, candidates)."""
+    ext[:length], starting at cost0, total within e and no cell under its floor (low; low[length + 1]: of
+    the whole part); record accepted strings, and strings with at most `small` rows once `done` + depth
+    reaches SMALL_FROM (see search), in out (rows beyond out's size are counted only). Returns (rows
+    recorded, candidates)."""
     total = 0
-    best = _first_column(cols, cost0, length, e, cap, bound)
-    if _last_cell(cols, 0, length, e) <= e or (hi0 - lo0 <= small and done >= 0 and best <= e):
+    best = _first_column(cols, cost0, length, e, cap, low, bound)
+    if low[length + 1] <= _last_cell(cols, 0, length, e) <= e or (hi0 - lo0 <= small and done >= 0 and best <= e):
         return _record(out, n_out, js, 0, lo0, hi0), hi0 - lo0
     if best > e:
         return n_out, 0
@@ -144,9 +158,10 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
             nlo, nhi = extend(occ_tab, counts, lo, s_hi[d], c)
             if nlo >= nhi:
                 continue
-        best = _column(cols, d, ext, length, e, c, cap, bound)
+        best = _column(cols, d, ext, length, e, c, cap, low, bound)
         nd = d + 1
-        if _last_cell(cols, nd, length, e) <= e or (nhi - nlo <= small and done + nd >= 0 and best <= e):
+        if low[length + 1] <= _last_cell(cols, nd, length, e) <= e or (nhi - nlo <= small and done + nd >= 0
+                                                                       and best <= e):
             # accepted, or so few rows that verifying them is cheaper than walking on
             n_out = _record(out, n_out, js, nd, nlo, nhi)
             total += nhi - nlo
@@ -161,29 +176,35 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
 @njit(cache=True, nogil=True)
 def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, flo0: int,
                 ext: np.ndarray, length: int, e: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray,
-                s_lo: np.ndarray, s_hi: np.ndarray, s_flo: np.ndarray, s_c: np.ndarray, kids: np.ndarray,
-                left: tuple, js: int, small: int, done: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
+                s_lo: np.ndarray, s_hi: np.ndarray, s_flo: np.ndarray, s_c: np.ndarray, s_acc: np.ndarray,
+                kids: np.ndarray, left: tuple, js: int, small: int, done: int, out: np.ndarray,
+                n_out: int) -> tuple[int, int]:
     """First phase: walk the strings extending rows [lo0, hi0) of the reverse-text index (rightwards) for
     ext[:length] within the caps, keeping the forward index's rows of the same string in step
     (bidirectional: the rows of Xc start after those of X followed by a smaller symbol, which the
-    reverse index counts in its BWT of X's rows). Each accepted string starts the left phase; strings
-    handed to verification are recorded by their forward rows, so that only the forward index is located.
+    reverse index counts in its BWT of X's rows). Each accepted string starts the left phase, and is walked on
+    while a longer one could end the read part with fewer edits (the left phase's floors need the right part's
+    least cost, see search; s_acc: the least cost accepted on the way to a node). Strings handed to
+    verification are recorded by their forward rows, so that only the forward index is located.
     kids[KIDS * d + 3 * x + k]: child x of the node at depth d (k: its lo, hi, forward lo)."""
-    ext_l, len_l, bound_l, cap_l, cols_l, lo_l, hi_l, c_l = left
+    ext_l, len_l, bound_l, cap_l, low_l, cols_l, lo_l, hi_l, c_l, low = left
     total = 0
-    best = _first_column(cols, 0, length, e, cap, bound)
+    best = _first_column(cols, 0, length, e, cap, low, bound)
     if best > e:
         return n_out, 0
     last = _last_cell(cols, 0, length, e)
-    if last <= e or hi0 - lo0 <= small:
-        if last <= e:
-            return _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, ext_l, len_l, e, last, bound_l,
-                              cap_l, cols_l, lo_l, hi_l, c_l, js, small, done, out, n_out)
-        if done >= 0:  # the piece's rows, in the forward index (the piece starts the string)
-            return _record(out, n_out, js, 0, flo0, flo0 + hi0 - lo0), hi0 - lo0
+    acc = BIG
+    if last <= e:
+        n_out, total = _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, ext_l, len_l, e, last, bound_l,
+                                  cap_l, low_l, cols_l, lo_l, hi_l, c_l, js, small, done, out, n_out)
+        if best >= last:
+            return n_out, total
+        acc = last
+    elif hi0 - lo0 <= small and done >= 0:  # the piece's rows, in the forward index (the piece starts the string)
+        return _record(out, n_out, js, 0, flo0, flo0 + hi0 - lo0), hi0 - lo0
     max_depth = length + e
     d = 0
-    s_lo[0], s_hi[0], s_flo[0], s_c[0] = lo0, hi0, flo0, -1
+    s_lo[0], s_hi[0], s_flo[0], s_c[0], s_acc[0] = lo0, hi0, flo0, -1, acc
     while d >= 0:
         c = s_c[d]
         k = KIDS * d
@@ -216,22 +237,26 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
         nlo, nhi, nflo = kids[k + 3 * c], kids[k + 3 * c + 1], kids[k + 3 * c + 2]
         if nlo >= nhi:
             continue
-        best = _column(cols, d, ext, length, e, c, cap, bound)
+        best = _column(cols, d, ext, length, e, c, cap, low, bound)
         nd = d + 1
         if best > e:
             continue
         last = _last_cell(cols, nd, length, e)
-        if last <= cap[length]:
+        acc = s_acc[d]
+        if last <= cap[length] and last < acc:
             n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, ext_l, len_l, e, last, bound_l,
-                                    cap_l, cols_l, lo_l, hi_l, c_l, js, small, done + nd, out, n_out)
+                                    cap_l, low_l, cols_l, lo_l, hi_l, c_l, js, small, done + nd, out,
+                                    n_out)
             total += got
-            continue
+            if best >= last:  # no longer string ends the read part with fewer edits
+                continue
+            acc = last
         if nhi - nlo <= small and done + nd >= 0:
             n_out = _record(out, n_out, js, 0, nflo, nflo + nhi - nlo)
             total += nhi - nlo
             continue
         d = nd
-        s_lo[d], s_hi[d], s_flo[d], s_c[d] = nlo, nhi, nflo, -1
+        s_lo[d], s_hi[d], s_flo[d], s_c[d], s_acc[d] = nlo, nhi, nflo, -1, acc
     return n_out, total
 
 
@@ -246,7 +271,13 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     after j, then leftwards pieces j - 1 .. 0 within e in all. Complete by the cycle lemma: with K = e + 1
     pieces and a_p <= e errors in all (a deletion between two pieces counted in the right one), some
     cyclic rotation j has every prefix of a_j, a_j+1, ... within (its length - 1) errors; its first
-    K - j pieces are step j's right phase."""
+    K - j pieces are step j's right phase.
+
+    Floors (see the module's notes): let j be the first step that keeps an alignment within its caps. Step
+    j - t (t >= 1) fails it at some piece y: a_(j-t) + ... + a_y >= y - (j - t) + 1. If y >= j, the left
+    pieces j - t .. j - 1 and the right part hold at least t + 1 edits (the right part's share from j to y
+    is at most y - j); if y < j, pieces j - t .. y hold y - j + t + 1 and, by induction, pieces y + 1 ..
+    j - 1 with the right part at least j - 1 - y. Either way at least t edits after t left pieces."""
     m = q.size
     if m <= e:
         return 0, 0
@@ -259,18 +290,23 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     at += 2 * m + 2
     cap_r, cap_l = scratch[at:at + m + 1], scratch[at + m + 1:at + 2 * m + 2]
     at += 2 * m + 2
+    low_r, low_l = scratch[at:at + m + 2], scratch[at + m + 2:at + 2 * m + 4]
+    at += 2 * m + 4
     cols_r, cols_l = scratch[at:at + band], scratch[at + band:at + 2 * band]
     at += 2 * band
     s0, s1, s2 = scratch[at:at + dim], scratch[at + dim:at + 2 * dim], scratch[at + 2 * dim:at + 3 * dim]
     s3, s4 = scratch[at + 3 * dim:at + 4 * dim], scratch[at + 4 * dim:at + 5 * dim]
     s5, s6 = scratch[at + 5 * dim:at + 6 * dim], scratch[at + 6 * dim:at + 7 * dim]
-    at += 7 * dim
+    s7 = scratch[at + 7 * dim:at + 8 * dim]
+    at += 8 * dim
     kids = scratch[at:at + KIDS * dim]
     for i in range(m):
         ext_r[i] = q[i]
         ext_l[i] = q[m - 1 - i]
         cap_l[i] = e
+        low_r[i] = 0
     cap_l[m] = e
+    low_r[m] = low_r[m + 1] = 0
     # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
     # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
     lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r)
@@ -308,12 +344,18 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         for i in range(len_r):
             cap_r[i] = ((je + i + 1) * k - 1) // m - j  # the piece holding read base je + i, counted from j
         cap_r[len_r] = k - 1 - j
-        left = (ext_l[m - js:], len_l, bound_l[m - js:], cap_l, cols_l, s0, s1, s2)
+        # Floors of the left phase: its t-th piece (walking leftwards) ends with at least t + 1 edits in all, else
+        # an earlier step finds the alignment (see above); low[i]: pieces done before read column i's piece.
+        low_l[0] = 0
+        for i in range(1, len_l + 1):
+            low_l[i] = j - 1 - ((js - i + 1) * k - 1) // m
+        low_l[len_l + 1] = j
+        left = (ext_l[m - js:], len_l, bound_l[m - js:], cap_l, low_l, cols_l, s0, s1, s2, low_r)
         # Strings this long and this rare are verified rather than walked on: -(bases still to go).
         done = je - js - min(m, SMALL_FROM * (je - js))
         step_small = small if hi - lo <= SMALL_PIECE else 0
         n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r[je:], len_r, e, bound_r[je:], cap_r,
-                               cols_r, s3, s4, s5, s6, kids, left, js, step_small, done, out, n_out)
+                               cols_r, s3, s4, s5, s6, s7, kids, left, js, step_small, done, out, n_out)
         total += c
     return n_out, total
 
@@ -328,14 +370,28 @@ def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
 
 @njit(cache=True, nogil=True, parallel=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: int, counts: np.ndarray,
-                     fwd_occ: np.ndarray, rev_occ: np.ndarray, small: int, saved: np.ndarray,
+                     fwd_occ: np.ndarray, rev_occ: np.ndarray, small: int, pool: np.ndarray, row_at: np.ndarray,
                      n_saved: np.ndarray) -> np.ndarray:
-    """Candidates per query; accepted strings saved per query (n_saved may exceed the room: searched again)."""
+    """Candidates per query, and its accepted strings kept for fill_windows: pool[t] is thread t's, where
+    its queries' strings lie one after another while there is room (a repeat-family read has thousands,
+    a unique one a few, so a shared slab holds far more queries whole than a fixed share each would).
+    row_at[qi]: where query qi's n_saved[qi] strings start in the pool (flattened), -1 when they did not
+    fit (searched again by fill_windows)."""
     nq = qoff.size - 1
     cand = np.zeros(nq, dtype=np.int64)
+    room = pool.shape[1]
+    used = np.zeros(pool.shape[0], dtype=np.int64)
     for qi in prange(nq):
+        t = get_thread_id()
+        at = used[t]
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        n_saved[qi], cand[qi] = search_query(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, small, saved[qi])
+        got, cand[qi] = search_query(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, small, pool[t, at:])
+        n_saved[qi] = got
+        if at + got <= room:
+            row_at[qi] = t * room + at
+            used[t] = at + got
+        else:
+            row_at[qi] = -1
     return cand
 
 
@@ -383,19 +439,20 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarra
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, n: int, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
                  fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, ref_starts: np.ndarray,
-                 small: int, saved: np.ndarray, n_saved: np.ndarray,
+                 small: int, rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray,
                  win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
     """Windows of every row of every accepted string of queries [q_first, q_last) (row_windows), sorted
-    by start per query."""
+    by start per query. rows: count_candidates' pool, flattened to (strings, ROW)."""
     base = cand_off[q_first]
     for qi in prange(q_first, q_last):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         e = qerr[qi >> 1]
-        rows = saved[qi]
-        if n_saved[qi] > rows.shape[0]:
-            rows = np.empty((n_saved[qi], ROW), dtype=np.int64)
-            search_query(q, e, n, counts, fwd_occ, rev_occ, small, rows)
+        if row_at[qi] >= 0:
+            mine = rows[row_at[qi]:row_at[qi] + n_saved[qi]]
+        else:
+            mine = np.empty((n_saved[qi], ROW), dtype=np.int64)
+            search_query(q, e, n, counts, fwd_occ, rev_occ, small, mine)
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-        row_windows(rows, n_saved[qi], q.size, e, counts, text_starts, fwd_occ, fwd_mark, fwd_ssa, ref_starts,
+        row_windows(mine, n_saved[qi], q.size, e, counts, text_starts, fwd_occ, fwd_mark, fwd_ssa, ref_starts,
                     win_start, win_end, win_diag, lo)
         _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
