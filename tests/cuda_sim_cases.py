@@ -348,7 +348,7 @@ def test_ph_filter_on_the_gpu(fe, budget, small_blocks):
 def test_other_filters_fall_back_to_the_cpu_engine(filter_name, shape, fe):
     """--filter bpr and spaced seeds filter on the CPU, through the engine make_engine picks."""
     from seedmap.engines.factory import neighborhood_engine as make_engine
-    from seedmap.pipeline.options import EngineOptions
+    from seedmap.options import EngineOptions
 
     ref, batch = genome_and_reads("repetitive", 3, 30, (20, 60))
     ix = neighborhood.build(ref, 5, 4, shape)

@@ -76,8 +76,8 @@ def test_index_compiles_single_end_runs_and_defers_the_others(tmp_path, monkeypa
     import numpy as np
 
     from seedmap.index.kinds import build_index
+    from seedmap.options import MapOptions, RunOptions
     from seedmap.pipeline import warmup
-    from seedmap.pipeline.options import MapOptions, RunOptions
     from seedmap.pipeline.run import run_map
 
     real = warmup._marker

@@ -16,7 +16,7 @@ from seedmap.engines.segmented import SegmentedEngine
 from seedmap.errors import SeedmapError
 from seedmap.index import fm, kmer, neighborhood, segments, store
 from seedmap.io.reference import Reference, check_fasta, read_fasta
-from seedmap.pipeline.options import EngineOptions
+from seedmap.options import EngineOptions
 from seedmap.verify.bulk import bulk_distances
 
 log = logging.getLogger("seedmap")

@@ -33,6 +33,7 @@ from seedmap.errors import SeedmapError
 from seedmap.io.chunks import RawBatch
 from seedmap.io.output import open_sink
 from seedmap.io.sam import header
+from seedmap.options import MIN_GPU_WORKERS, RunOptions
 from seedmap.pipeline.dask_worker import (
     Done,
     Failure,
@@ -46,7 +47,6 @@ from seedmap.pipeline.dask_worker import (
     ship,
 )
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head, check_reference, open_reads, warn_if_slow
-from seedmap.pipeline.options import MIN_GPU_WORKERS, RunOptions
 from seedmap.pipeline.run import DEPTH, _progress
 from seedmap.pipeline.timings import RunTimings
 

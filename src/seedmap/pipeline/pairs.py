@@ -11,10 +11,10 @@ import numpy as np
 from seedmap.engines.base import CandidateEngine
 from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch
+from seedmap.options import RunOptions
 from seedmap.paired.insert_size import FALLBACK, InsertModel
 from seedmap.paired.mapping import estimate_insert, map_pair_batch
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head
-from seedmap.pipeline.options import RunOptions
 from seedmap.pipeline.run import Setup, SingleRun, short_note
 from seedmap.pipeline.stages import StageClock
 

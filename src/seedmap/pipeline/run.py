@@ -26,10 +26,10 @@ from seedmap.io.output import bam_records, open_sink
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
+from seedmap.options import RunOptions, gpu_workers
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.guarantee import GuaranteeWarnings
 from seedmap.pipeline.inputs import Head, check_reference, open_reads, warn_if_slow
-from seedmap.pipeline.options import RunOptions, gpu_workers
 from seedmap.pipeline.scheduler import Scheduler
 from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
 from seedmap.pipeline.timings import RunTimings

@@ -20,7 +20,7 @@ from seedmap.backends import cpu
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records
-from seedmap.pipeline.options import MapOptions
+from seedmap.options import MapOptions
 from seedmap.pipeline.strata import stratified_locate
 from seedmap.records import make_records
 from seedmap.verify.shifts import shifted_placements

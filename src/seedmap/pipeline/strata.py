@@ -23,7 +23,7 @@ import numpy as np
 
 from seedmap.backends import cpu
 from seedmap.io.reference import Reference
-from seedmap.pipeline.options import MapOptions
+from seedmap.options import MapOptions
 from seedmap.records import tied_best
 from seedmap.verify.runs import joined_runs
 

@@ -177,7 +177,7 @@ def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], 
 def variant_run(fasta: str, index_path: str | None, kind: str, name: str) -> tuple[Reference, bool, Callable]:
     """(reference, paired, the run's warm) of this kind of run (a precompile.variant key; one "-memory" needs
     a FASTA without an index) with default options."""
-    from seedmap.pipeline.options import EngineOptions, MapOptions, RunOptions
+    from seedmap.options import EngineOptions, MapOptions, RunOptions
     from seedmap.pipeline.pairs import PairRun
     from seedmap.pipeline.run import SingleRun, prepare
     from seedmap.pipeline.stages import SamFormatter

@@ -31,7 +31,7 @@ from seedmap.engines.segmented import SegmentedEngine
 from seedmap.index.neighborhood import NeighborhoodIndex
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
-from seedmap.pipeline.options import EngineOptions
+from seedmap.options import EngineOptions
 
 log = logging.getLogger("seedmap")
 

@@ -18,7 +18,7 @@ from seedmap.backends.cuda.device import DeviceChoice
 from seedmap.backends.cuda.engines import cpu_stages, make_engine, quiet_performance_warnings, warm_up
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.io.reference import Reference
-from seedmap.pipeline.options import EngineOptions
+from seedmap.options import EngineOptions
 from seedmap.pipeline.scheduler import Scheduler
 
 # What a run does with one batch, given the engine to find its candidates with: called as
