@@ -339,7 +339,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
 
 def _index(args: argparse.Namespace) -> None:
     from seedmap.index.kinds import build_index
-    from seedmap.pipeline.warmup import compile_for_index
+    from seedmap.pipeline.run import compile_for_index
 
     if args.kind is None:
         check_fasta(args.reference)  # its one error line comes before anything is logged

@@ -161,7 +161,7 @@ class _RunState:
 
     def __init__(self, job: Job, loaded: tuple) -> None:
         from seedmap.pipeline import threads
-        from seedmap.pipeline.run import SingleRun, device_choice, prepare
+        from seedmap.pipeline.single import SingleRun, device_choice, prepare
 
         opts = job.opts
         s = prepare(opts, loaded)

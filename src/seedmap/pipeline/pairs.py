@@ -15,7 +15,7 @@ from seedmap.options import RunOptions
 from seedmap.paired.insert_size import FALLBACK, InsertModel
 from seedmap.paired.mapping import estimate_insert, map_pair_batch
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head
-from seedmap.pipeline.run import Setup, SingleRun, short_note
+from seedmap.pipeline.single import Setup, SingleRun, short_note
 from seedmap.pipeline.stages import StageClock
 
 log = logging.getLogger("seedmap")

@@ -340,7 +340,8 @@ RECORD = """
 import json, sys, time
 from numba.core import event, sigutils
 from numba.core.dispatcher import Dispatcher
-from seedmap.pipeline.warmup import cached_kernels_load_quickly, variant_run, warmup_batch
+from seedmap.pipeline.run import variant_run
+from seedmap.pipeline.warmup import cached_kernels_load_quickly, warmup_batch
 
 depth, seen, compiled = [0], {}, []
 compile_now = Dispatcher.compile
