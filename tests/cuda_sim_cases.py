@@ -26,7 +26,6 @@ from test_bitvector_verify import expected as oracle_locations  # noqa: E402
 from test_bitvector_verify import mutate, read_from, window  # noqa: E402
 from test_bulk_verify import expected, make_case, run  # noqa: E402
 
-from seedmap.backends import cpu  # noqa: E402
 from seedmap.backends.cuda import (  # noqa: E402
     align_kernels,
     device,
@@ -46,6 +45,7 @@ from seedmap.filter.fm_scheme import ROW, count_candidates  # noqa: E402
 from seedmap.index import fm, neighborhood  # noqa: E402
 from seedmap.io.reference import Reference  # noqa: E402
 from seedmap.pipeline import EngineOptions, errors_per_read  # noqa: E402
+from seedmap.verify import windows as cpu  # noqa: E402
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)  # uint64 wrap-around in the simulated kernels
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -398,7 +398,7 @@ def test_workers_of_one_device_share_its_copies(kind, small_blocks):
     share = DeviceShare()
     a, b = (make_engine(kind, ix, ref, EngineOptions(kind=kind), share=share) for _ in range(2))
     alone = make_engine(kind, ix, ref, EngineOptions(kind=kind))
-    va, vb, vo = (e.verify_windows.device for e in (a, b, alone))
+    va, vb, vo = (e.locator.device for e in (a, b, alone))
     assert va is not vb and va.d_packed is vb.d_packed and va.d_nmask is vb.d_nmask  # own reads, one reference
     assert vo.d_packed is not va.d_packed
     if kind == "neighborhood":

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from seedmap.engines.base import CandidateEngine
+from seedmap.engines.base import Engine
 from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch
 from seedmap.options import RunOptions
@@ -44,7 +44,7 @@ class PairRun(SingleRun):
         super().warm(batch)
         self.estimate(batch)  # its own kernels (the run estimates before its workers start)
 
-    def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: CandidateEngine | None = None) -> tuple:
+    def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: Engine | None = None) -> tuple:
         engine = self.s.engine if engine is None else engine
         return map_pair_batch(batch, engine, self.s.fmt, self.opts.map, self.opts.pairs, self.insert, clock)
 

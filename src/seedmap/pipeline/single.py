@@ -12,7 +12,7 @@ from functools import partial
 
 import numpy as np
 
-from seedmap.engines.base import CandidateEngine
+from seedmap.engines.base import Engine
 from seedmap.index.kinds import KINDS, load_or_build
 from seedmap.io.chunks import RawBatch
 from seedmap.io.output import bam_records
@@ -34,18 +34,18 @@ DEPTH = 4  # batches per worker read and not yet written: slack for batches that
 class Setup:
     ref: Reference
     ix: object
-    engine: CandidateEngine
+    engine: Engine
     fmt: SamFormatter
     warn: GuaranteeWarnings
 
 
-def load_engine(opts: RunOptions) -> tuple[Reference, object, CandidateEngine]:
+def load_engine(opts: RunOptions) -> tuple[Reference, object, Engine]:
     """The reference, its index (memory-mapped when stored, else built in memory) and the engine."""
     ref, ix = load_or_build(opts.reference, opts.index, opts.engine.kind)
     return ref, ix, KINDS[opts.engine.kind].engine(ix, ref, opts.engine)
 
 
-def prepare(opts: RunOptions, loaded: tuple[Reference, object, CandidateEngine] | None = None) -> Setup:
+def prepare(opts: RunOptions, loaded: tuple[Reference, object, Engine] | None = None) -> Setup:
     """What a map run needs before its first read: the reference and its index, the engine the options
     ask for (`loaded`, when already open: a Dask worker keeps them between runs), the record formatter,
     and the warnings for plans that lose sensitivity (a run's own: they warn once per read length)."""
@@ -78,7 +78,7 @@ class SingleRun:
         self.s.warn.check(batch.lengths)
         return batch
 
-    def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: CandidateEngine | None = None) -> tuple:
+    def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: Engine | None = None) -> tuple:
         """(output bytes, stats) of a batch; its candidates from `engine` (a GPU's), else the run's engine."""
         return map_batch(batch, self.s.engine if engine is None else engine, self.s.fmt, self.opts.map, clock)
 
@@ -95,7 +95,7 @@ class SingleRun:
         return lambda: partial(self.work, budget=budget, timings=timings)
 
     def work(self, item: RawBatch | ReadBatch, budget: threading_setup.ThreadBudget, timings: RunTimings,
-             engine: CandidateEngine | None = None) -> tuple:
+             engine: Engine | None = None) -> tuple:
         """(output bytes, stats) of a batch, parsed here, mapped with `engine` (a GPU worker's) or the run's,
         the host kernels on this worker's share of the threads; its stage seconds added to `timings`."""
         budget.enter()
