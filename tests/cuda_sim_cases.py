@@ -387,9 +387,9 @@ def test_workers_of_one_device_share_its_copies(kind, small_blocks):
     """Engines made with one DeviceShare (the workers of one GPU) hold one device copy of the reference and
     the index and find what an engine with copies of its own finds (the CPU's locations); another share
     makes its own copies."""
-    from seedmap.backends.cuda.engines import make_engine
     from seedmap.backends.cuda.resident import DeviceShare
     from seedmap.index import kmer
+    from seedmap.kinds import device_engine as make_engine
 
     ref, batch = genome_and_reads("repetitive", 9, 20, (30, 60))
     ix = neighborhood.build(ref, 6, 4) if kind == "neighborhood" else kmer.build(ref, 8)
@@ -493,8 +493,8 @@ def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
 def test_fm_segments_and_int64_samples(small_blocks):
     """An FM index in genome segments (each part searched with its sequences' starts) through make_engine,
     and SA samples stored as int64: the CPU's locations."""
-    from seedmap.backends.cuda.engines import make_engine
     from seedmap.index.segments import SegmentedIndex
+    from seedmap.kinds import device_engine as make_engine
 
     ref, batch = fm_case("random", 22, 16, (30, 50))
     bounds = fm.segment_bounds(ref, 4, segment_bases=ref.total // 2)

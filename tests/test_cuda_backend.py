@@ -186,10 +186,10 @@ def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
 def test_what_stays_on_the_cpu_is_logged_once(monkeypatch, caplog, kind, options, want):
     """prepare_devices (once per run, before the workers) logs what of the search runs on the CPU, and why;
     the engines of the workers (two per GPU) log nothing more."""
-    from seedmap.backends.cuda import mapper
     from seedmap.backends.cuda.device import DeviceChoice
     from seedmap.index import neighborhood
     from seedmap.io.reference import Reference
+    from seedmap.pipeline import devices as mapper
 
     monkeypatch.setattr(mapper, "warm_up", lambda *args: None)
     rng = np.random.default_rng(0)

@@ -75,7 +75,7 @@ def test_index_compiles_single_end_runs_and_defers_the_others(tmp_path, monkeypa
     after the index announces nothing."""
     import numpy as np
 
-    from seedmap.index.kinds import build_index
+    from seedmap.kinds import build_index
     from seedmap.options import MapOptions, RunOptions
     from seedmap.pipeline import warmup
     from seedmap.pipeline.run import compile_for_index, run_map

@@ -338,7 +338,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
 
 
 def _index(args: argparse.Namespace) -> None:
-    from seedmap.index.kinds import build_index
+    from seedmap.kinds import build_index
     from seedmap.pipeline.run import compile_for_index
 
     if args.kind is None:

@@ -74,7 +74,7 @@ def _keep_verified(first: int, last: int, cand_off: np.ndarray, cand_len: np.nda
 
 
 class Engine(Protocol):
-    """What the pipeline maps with (pipeline/stages.py, pipeline/strata.py, paired/mapping.py): the three
+    """What the pipeline maps with (pipeline/stages.py, strata.py, pair_stages.py): the three
     stages of a batch, each with the same arguments and results on every engine and device.
 
     candidate_windows: the contract in engines/__init__.py. verify_windows: the locations in those windows,

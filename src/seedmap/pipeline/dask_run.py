@@ -131,7 +131,7 @@ def stored_index(opts: RunOptions) -> tuple[Path, str, object]:
     """The index the workers map with (absolute path), its identity, and its reference (names, lengths for
     the header), loaded here with the cheap checks a load makes (the FASTA's stamp among them)."""
     from seedmap.index import store
-    from seedmap.index.kinds import KINDS
+    from seedmap.kinds import KINDS
 
     kind = opts.engine.kind
     path = Path(opts.index) if opts.index else store.default_path(opts.reference, kind)

@@ -13,8 +13,8 @@ from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch
 from seedmap.options import RunOptions
 from seedmap.paired.insert_size import FALLBACK, InsertModel
-from seedmap.paired.mapping import estimate_insert, map_pair_batch
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head
+from seedmap.pipeline.pair_stages import estimate_insert, map_pair_batch
 from seedmap.pipeline.single import Setup, SingleRun, short_note
 from seedmap.pipeline.stages import StageClock
 

@@ -65,7 +65,7 @@ def run_map(opts: RunOptions) -> None:
     if choice.kind == "cpu":
         sched = Scheduler(batches, [run.worker(budget, timings)] * budget.workers, DEPTH)
     else:
-        from seedmap.backends.cuda.mapper import device_scheduler
+        from seedmap.pipeline.devices import device_scheduler
 
         sched = device_scheduler(batches, choice, opts.engine.kind, s.ix, s.ref, opts.engine,
                                  partial(run.work, budget=budget, timings=timings), per_device)

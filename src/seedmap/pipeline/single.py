@@ -13,11 +13,11 @@ from functools import partial
 import numpy as np
 
 from seedmap.engines.base import Engine
-from seedmap.index.kinds import KINDS, load_or_build
 from seedmap.io.chunks import RawBatch
 from seedmap.io.output import bam_records
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
+from seedmap.kinds import KINDS, load_or_build
 from seedmap.options import RunOptions
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.guarantee import GuaranteeWarnings

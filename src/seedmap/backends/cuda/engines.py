@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 import numpy as np
@@ -227,35 +228,40 @@ class DeviceEngine:
         return self.aligner(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, seq_starts)
 
 
-def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, stream: object = 0,
-                share: DeviceShare | None = None) -> DeviceEngine:
-    """The engine of an index kind on the current CUDA device (the runner's KINDS give the CPU ones): its
-    candidates verified on the device, against the reference and reads resident there. Engines made with
-    one `share` (the workers of one device) hold one copy of the reference and the index."""
+def make_engine(candidates: Callable[..., object], ix: object, ref: Reference, options: EngineOptions,
+                stream: object = 0, share: DeviceShare | None = None) -> DeviceEngine:
+    """A DeviceEngine on the current CUDA device, its candidates from `candidates` (an index kind's `cuda`
+    constructor in seedmap.kinds.KINDS: one of the three below); seedmap.kinds.device_engine calls this."""
     share = share if share is not None else DeviceShare()
     device = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream, share=share)
-    return DeviceEngine(_candidate_engine(kind, ix, ref, options, device, stream, share), DeviceLocator(device),
+    return DeviceEngine(candidates(ix, ref, options, device, stream, share), DeviceLocator(device),
                         DeviceAligner(device))
 
 
-def _candidate_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
-                      stream: object, share: DeviceShare) -> object:
-    if kind == "neighborhood" and isinstance(ix, SegmentedIndex):  # genome segments share the device
+def neighborhood_candidates(ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
+                            stream: object, share: DeviceShare) -> object:
+    """MAROSE seed + filter on the device; genome segments share it."""
+    if isinstance(ix, SegmentedIndex):
         budget = share.get(ix, "budget", device_budget)
         part_budget = None if budget is None else budget // len(ix.parts)
         return SegmentedEngine([CudaNeighborhoodEngine(part, ref.starts, windows=options.windows, step=options.step,
                                                        fe=options.fe, budget=part_budget, stream=stream,
                                                        filter_name=options.filter, share=share)
                                 for part in ix.parts])
-    if kind == "neighborhood":
-        return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,
-                                      fe=options.fe, stream=stream, filter_name=options.filter, share=share)
-    if kind == "kmer":  # CPU seeding; its candidates are verified in bulk on the GPU
-        return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=device, packed=ref.packed,
-                          nmask=ref.nmask)
-    if kind == "fm":  # the search scheme, the locates and the dedupe on the GPU
-        return fm_engine(ix, ref, make=lambda part, starts: CudaFmEngine(part, starts, stream=stream, share=share))
-    raise ValueError(f"no CUDA engine for the {kind} index")
+    return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,
+                                  fe=options.fe, stream=stream, filter_name=options.filter, share=share)
+
+
+def kmer_candidates(ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
+                    stream: object, share: DeviceShare) -> object:
+    """CPU seeding; the candidates are verified in bulk on the GPU."""
+    return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=device, packed=ref.packed, nmask=ref.nmask)
+
+
+def fm_candidates(ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
+                  stream: object, share: DeviceShare) -> object:
+    """The search scheme, the locates and the dedupe on the GPU."""
+    return fm_engine(ix, ref, make=lambda part, starts: CudaFmEngine(part, starts, stream=stream, share=share))
 
 
 def launched_kernels(kind: str, ix: object, options: EngineOptions) -> list[tuple[object, tuple]]:
