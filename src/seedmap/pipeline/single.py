@@ -17,7 +17,7 @@ from seedmap.io.chunks import RawBatch
 from seedmap.io.output import bam_records
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
-from seedmap.kinds import KINDS, load_or_build
+from seedmap.kinds import cpu_engine, load_or_build
 from seedmap.options import RunOptions
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.guarantee import GuaranteeWarnings
@@ -42,7 +42,7 @@ class Setup:
 def load_engine(opts: RunOptions) -> tuple[Reference, object, Engine]:
     """The reference, its index (memory-mapped when stored, else built in memory) and the engine."""
     ref, ix = load_or_build(opts.reference, opts.index, opts.engine.kind)
-    return ref, ix, KINDS[opts.engine.kind].engine(ix, ref, opts.engine)
+    return ref, ix, cpu_engine(opts.engine.kind, ix, ref, opts.engine)
 
 
 def prepare(opts: RunOptions, loaded: tuple[Reference, object, Engine] | None = None) -> Setup:
