@@ -28,8 +28,8 @@ from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records, header
 from seedmap.paired.insert_size import InsertModel
-from seedmap.paired.mapping import map_pair_batch
 from seedmap.pipeline import MapOptions, PairOptions, SamFormatter
+from seedmap.pipeline.pair_stages import map_pair_batch
 
 
 def pair_records(rng: np.random.Generator, n_pairs: int) -> tuple[Reference, tuple]:

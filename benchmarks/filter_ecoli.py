@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from seedmap.engines.neighborhood import NeighborhoodEngine  # noqa: E402
 from seedmap.engines.neighborhood_ph import PerfectHashEngine  # noqa: E402
-from seedmap.index.kinds import load_or_build  # noqa: E402
 from seedmap.io.chunks import read_batches  # noqa: E402
+from seedmap.kinds import load_or_build  # noqa: E402
 from seedmap.pipeline import errors_per_read  # noqa: E402
 
 

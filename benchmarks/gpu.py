@@ -175,11 +175,11 @@ def fm_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
 
 def location_rows(ref: object, setting: str, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
                   win_q: np.ndarray, win: np.ndarray, repeat: int) -> list[list[str]]:
-    """The verify stage on those merged windows: backends.cpu.verify (every CPU thread) against the GPU
+    """The verify stage on those merged windows: verify.windows.verify (every CPU thread) against the GPU
     locator, whole calls (windows sent, locations fetched; the reads already on the device)."""
-    from seedmap.backends import cpu
     from seedmap.backends.cuda.locations import DeviceLocator
     from seedmap.backends.cuda.verify_kernels import DeviceVerifier
+    from seedmap.verify import windows as cpu
 
     locate = DeviceLocator(DeviceVerifier(ref.packed, ref.nmask))
     args = (qcodes, qoff, qerr, win_q, win, ref.packed, ref.nmask)

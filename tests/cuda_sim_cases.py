@@ -26,7 +26,6 @@ from test_bitvector_verify import expected as oracle_locations  # noqa: E402
 from test_bitvector_verify import mutate, read_from, window  # noqa: E402
 from test_bulk_verify import expected, make_case, run  # noqa: E402
 
-from seedmap.backends import cpu  # noqa: E402
 from seedmap.backends.cuda import (  # noqa: E402
     align_kernels,
     device,
@@ -46,6 +45,7 @@ from seedmap.filter.fm_scheme import ROW, count_candidates  # noqa: E402
 from seedmap.index import fm, neighborhood  # noqa: E402
 from seedmap.io.reference import Reference  # noqa: E402
 from seedmap.pipeline import EngineOptions, errors_per_read  # noqa: E402
+from seedmap.verify import windows as cpu  # noqa: E402
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)  # uint64 wrap-around in the simulated kernels
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -348,7 +348,7 @@ def test_ph_filter_on_the_gpu(fe, budget, small_blocks):
 def test_other_filters_fall_back_to_the_cpu_engine(filter_name, shape, fe):
     """--filter bpr and spaced seeds filter on the CPU, through the engine make_engine picks."""
     from seedmap.engines.factory import neighborhood_engine as make_engine
-    from seedmap.pipeline.options import EngineOptions
+    from seedmap.options import EngineOptions
 
     ref, batch = genome_and_reads("repetitive", 3, 30, (20, 60))
     ix = neighborhood.build(ref, 5, 4, shape)
@@ -387,9 +387,9 @@ def test_workers_of_one_device_share_its_copies(kind, small_blocks):
     """Engines made with one DeviceShare (the workers of one GPU) hold one device copy of the reference and
     the index and find what an engine with copies of its own finds (the CPU's locations); another share
     makes its own copies."""
-    from seedmap.backends.cuda.engines import make_engine
     from seedmap.backends.cuda.resident import DeviceShare
     from seedmap.index import kmer
+    from seedmap.kinds import device_engine as make_engine
 
     ref, batch = genome_and_reads("repetitive", 9, 20, (30, 60))
     ix = neighborhood.build(ref, 6, 4) if kind == "neighborhood" else kmer.build(ref, 8)
@@ -398,7 +398,7 @@ def test_workers_of_one_device_share_its_copies(kind, small_blocks):
     share = DeviceShare()
     a, b = (make_engine(kind, ix, ref, EngineOptions(kind=kind), share=share) for _ in range(2))
     alone = make_engine(kind, ix, ref, EngineOptions(kind=kind))
-    va, vb, vo = (e.verify_windows.device for e in (a, b, alone))
+    va, vb, vo = (e.locator.device for e in (a, b, alone))
     assert va is not vb and va.d_packed is vb.d_packed and va.d_nmask is vb.d_nmask  # own reads, one reference
     assert vo.d_packed is not va.d_packed
     if kind == "neighborhood":
@@ -493,8 +493,8 @@ def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
 def test_fm_segments_and_int64_samples(small_blocks):
     """An FM index in genome segments (each part searched with its sequences' starts) through make_engine,
     and SA samples stored as int64: the CPU's locations."""
-    from seedmap.backends.cuda.engines import make_engine
     from seedmap.index.segments import SegmentedIndex
+    from seedmap.kinds import device_engine as make_engine
 
     ref, batch = fm_case("random", 22, 16, (30, 50))
     bounds = fm.segment_bounds(ref, 4, segment_bases=ref.total // 2)

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from oracle import GAP, aligned_interval, fewest_gaps
 from test_sam import reference_from_alignment
 
-from seedmap.backends import cpu
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.index import neighborhood
 from seedmap.io.reference import Reference
 from seedmap.pipeline import MapOptions, SamFormatter, map_batch
+from seedmap.verify import windows as cpu
 from seedmap.verify.align import OP_I, OP_M, align, free_bounds
 
 

@@ -30,8 +30,8 @@ from seedmap.io.read_group import parse_read_group
 from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records, header
-from seedmap.paired.mapping import map_pair_batch
 from seedmap.pipeline import MapOptions, PairOptions, SamFormatter, map_batch
+from seedmap.pipeline.pair_stages import map_pair_batch
 
 RG = parse_read_group(r"@RG\tID:lane1\tSM:s1")
 

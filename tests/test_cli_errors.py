@@ -427,7 +427,7 @@ def test_error_count_is_cut_to_a_quarter_of_short_reads(work: Path):
 
 
 def test_errors_per_read_at_most_a_quarter():
-    from seedmap.pipeline.options import MapOptions
+    from seedmap.options import MapOptions
 
     lengths = np.array([10, 19, 20, 24, 31, 32, 80])
     assert MapOptions(errors=8).read_errors(lengths).tolist() == [10, 19, 5, 6, 7, 8, 8]
@@ -439,8 +439,8 @@ def test_errors_per_read_at_most_a_quarter():
                                                         (20, 294_000, True), (16, 294_000, False)])
 def test_slow_error_budget_is_warned(caplog: pytest.LogCaptureFixture, errors: int, genome: int, slow: bool):
     """100 bp reads: more than 10,000 random places per read for their e + 1 pigeonhole pieces is a warning."""
+    from seedmap.options import MapOptions
     from seedmap.pipeline.inputs import warn_if_slow
-    from seedmap.pipeline.options import MapOptions
 
     with caplog.at_level(logging.WARNING, logger="seedmap"):
         warn_if_slow(MapOptions(errors=errors), np.full(100, 100), genome)

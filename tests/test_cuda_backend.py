@@ -186,10 +186,10 @@ def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
 def test_what_stays_on_the_cpu_is_logged_once(monkeypatch, caplog, kind, options, want):
     """prepare_devices (once per run, before the workers) logs what of the search runs on the CPU, and why;
     the engines of the workers (two per GPU) log nothing more."""
-    from seedmap.backends.cuda import mapper
     from seedmap.backends.cuda.device import DeviceChoice
     from seedmap.index import neighborhood
     from seedmap.io.reference import Reference
+    from seedmap.pipeline import devices as mapper
 
     monkeypatch.setattr(mapper, "warm_up", lambda *args: None)
     rng = np.random.default_rng(0)
@@ -207,7 +207,7 @@ def test_batch_size_defaults_by_device():
     its workers (100,000 each for the fewest, two), never less than the CPU's batch; a size given is kept."""
     from dataclasses import replace
 
-    from seedmap.pipeline.options import CPU_BATCH, GPU_BATCH, RunOptions
+    from seedmap.options import CPU_BATCH, GPU_BATCH, RunOptions
 
     opts = RunOptions("ref.fa", "reads.fq")
     assert opts.batch_size is None
@@ -223,6 +223,6 @@ def test_batch_size_defaults_by_device():
 def test_gpu_workers_spread_the_threads_over_the_devices(threads, devices, per_device):
     """-t host threads for a GPU run: one worker per thread, spread over the devices, at least two each (one
     batch's transfers and host stages overlap another's kernels)."""
-    from seedmap.pipeline.options import gpu_workers
+    from seedmap.options import gpu_workers
 
     assert gpu_workers(threads, devices) == per_device

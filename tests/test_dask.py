@@ -18,7 +18,7 @@ from conftest import COMP, decode, mutate, random_genome
 from distributed import Client, LocalCluster, WorkerPlugin  # the test extra installs dask[distributed]
 
 from seedmap.cli import main
-from seedmap.index.kinds import build_index
+from seedmap.kinds import build_index
 from seedmap.pipeline import EngineOptions, RunOptions, dask_run
 from seedmap.pipeline.run import run_map
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import decode
 
-from seedmap.index.kinds import build_index
 from seedmap.io.reference import read_fasta
+from seedmap.kinds import build_index
 from seedmap.pipeline import EngineOptions, MapOptions, RunOptions
 from seedmap.pipeline.run import run_map
 

@@ -182,7 +182,7 @@ def test_stored_index_maps_like_neighborhood_for_threads_and_batches(tmp_path):
     """Index on disk (memory-mapped), several thread counts and batch sizes: the neighborhood's SAM."""
     from test_determinism import EXAMPLES, _map
 
-    from seedmap.index.kinds import build_index
+    from seedmap.kinds import build_index
 
     ref = tmp_path / "ref.fa.gz"
     ref.write_bytes((EXAMPLES / "ref.fa.gz").read_bytes())

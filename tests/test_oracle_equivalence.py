@@ -151,7 +151,7 @@ def test_edits_at_read_ends_pick_the_latest_optimal_start(rng):
 
 def test_windows_with_many_locations_lose_none(rng, monkeypatch):
     """Force the overflow path of the verifier (more locations in a window than its first-pass slots)."""
-    from seedmap.backends import cpu
+    from seedmap.verify import windows as cpu
 
     monkeypatch.setattr(cpu, "SLOTS", 1)
     seqs = repetitive_genome(rng)

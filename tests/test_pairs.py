@@ -18,10 +18,10 @@ from seedmap.index import neighborhood
 from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
+from seedmap.options import PairOptions
 from seedmap.paired.insert_size import InsertModel
-from seedmap.paired.mapping import map_pair_batch
 from seedmap.pipeline import MapOptions, SamFormatter
-from seedmap.pipeline.options import PairOptions
+from seedmap.pipeline.pair_stages import map_pair_batch
 
 CIGAR_RE = re.compile(r"(\d+)([MID])")
 MODEL = InsertModel(160.0, 20.0)  # proper: 80..240

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from conftest import COMP, decode, mutate, random_genome
 
-from seedmap.index.kinds import build_index
+from seedmap.kinds import build_index
 from seedmap.paired.insert_size import InsertModel
 from seedmap.pipeline import RunOptions
 from seedmap.pipeline.run import run_map

@@ -34,10 +34,10 @@ from seedmap.engines.segmented import SegmentedEngine, SegmentGate, merge_segmen
 from seedmap.errors import SeedmapError
 from seedmap.filter.neighborhood_bs import _merge_one
 from seedmap.index import fm, neighborhood, segments
-from seedmap.index.kinds import plan_build
 from seedmap.index.segments import SegmentedIndex
 from seedmap.index.words import range_words, sorted_words
 from seedmap.io.reference import Reference
+from seedmap.kinds import plan_build
 from seedmap.pipeline import EngineOptions
 from seedmap.verify.bulk import bulk_distances
 

@@ -75,10 +75,10 @@ def test_index_compiles_single_end_runs_and_defers_the_others(tmp_path, monkeypa
     after the index announces nothing."""
     import numpy as np
 
-    from seedmap.index.kinds import build_index
+    from seedmap.kinds import build_index
+    from seedmap.options import MapOptions, RunOptions
     from seedmap.pipeline import warmup
-    from seedmap.pipeline.options import MapOptions, RunOptions
-    from seedmap.pipeline.run import run_map
+    from seedmap.pipeline.run import compile_for_index, run_map
 
     real = warmup._marker
     monkeypatch.setattr(warmup, "_marker", lambda *key: tmp_path / "cache" / real(*key).name)
@@ -90,7 +90,7 @@ def test_index_compiles_single_end_runs_and_defers_the_others(tmp_path, monkeypa
     (tmp_path / "ref.fa").write_text(f">a\n{genome}\n")
     (tmp_path / "reads.fa").write_text(f">r0\n{genome[100:200]}\n")
     index = build_index(str(tmp_path / "ref.fa"), None, "neighborhood", {"u": 10, "l": 16})
-    warmup.compile_for_index(str(tmp_path / "ref.fa"), str(index), "neighborhood")
+    compile_for_index(str(tmp_path / "ref.fa"), str(index), "neighborhood")
     assert {p.name for p in (tmp_path / "cache").iterdir()} == {"seedmap-compiled-neighborhood"}
     assert asked == [("neighborhood", "se")]  # its listed kernels went to the worker processes
     for output, best, notice in (("out.sam", False, None), ("out.sam", True, "for --best/-n"),

@@ -13,7 +13,7 @@ from oracle import oracle_locations
 from seedmap.engines.fm import FmEngine
 from seedmap.index import fm
 from seedmap.io.reference import Reference
-from seedmap.pipeline.options import MapOptions, errors_per_read
+from seedmap.options import MapOptions, errors_per_read
 from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
 from seedmap.pipeline.strata import stratified_locate, subset_queries
 from seedmap.records import make_records, searched_depth

@@ -16,7 +16,7 @@ from seedmap.errors import SeedmapError, Terminated
 from seedmap.index import fm, kmer, neighborhood
 from seedmap.index.default_kind import FM_FROM_BASES, estimated_bases, kind_for, map_kind
 from seedmap.io.reference import check_fasta
-from seedmap.pipeline.options import CPU_BATCH, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
+from seedmap.options import CPU_BATCH, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
 
 log = logging.getLogger("seedmap")
 
@@ -338,8 +338,8 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
 
 
 def _index(args: argparse.Namespace) -> None:
-    from seedmap.index.kinds import build_index
-    from seedmap.pipeline.warmup import compile_for_index
+    from seedmap.kinds import build_index
+    from seedmap.pipeline.run import compile_for_index
 
     if args.kind is None:
         check_fasta(args.reference)  # its one error line comes before anything is logged
@@ -397,7 +397,7 @@ def _check(args: argparse.Namespace) -> None:
 
 def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
     from seedmap.io.read_group import parse_read_group
-    from seedmap.pipeline.options import EngineOptions, MapOptions, PairOptions, RunOptions
+    from seedmap.options import EngineOptions, MapOptions, PairOptions, RunOptions
 
     args.engine = args.engine or _engine_of(args)
     _check_engine_options(args)

@@ -9,7 +9,7 @@ import numpy as np
 
 from seedmap.errors import SeedmapError
 from seedmap.io.output import atomic_path, check_target
-from seedmap.stats import Summary
+from seedmap.io.sam_scan import Summary
 
 
 def _bars(ax: object, counts: np.ndarray, label: str, offset: float = 0.0, width: float = 0.8) -> None:

@@ -12,39 +12,20 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
 from seedmap.errors import SeedmapError
-from seedmap.io.sam_scan import SamFields, scan_chunk
+from seedmap.io.output import samtools_message
+from seedmap.io.sam_scan import SamFields, Summary, scan_chunk
 
 CHUNK = 32 << 20
 HIST_MAX = 20  # text histograms list values up to this, then one '>' line
 
 UNMAPPED, SECONDARY, SUPPLEMENTARY = 4, 256, 2048
 PAIRED, PROPER, MATE_UNMAPPED, READ1, READ2, QCFAIL, DUP = 1, 2, 8, 64, 128, 512, 1024
-
-
-@dataclass
-class Summary:
-    records: int
-    reads: int
-    mapped: int
-    unique: int
-    multi: int
-    mean_multi_hits: float
-    nm_primary: np.ndarray  # histogram: index = edit distance
-    nm_all: np.ndarray
-    hits: np.ndarray  # histogram: index = locations of a read (0 = unmapped)
-    insert_sizes: np.ndarray
-    flagstat: dict[str, tuple[int, int]] = field(default_factory=dict)  # QC-passed, QC-failed
-
-    @property
-    def unmapped(self) -> int:
-        return self.reads - self.mapped
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -68,13 +49,6 @@ def _scan_stream(fh: BinaryIO, label: str) -> SamFields:
         carry = data[cut:]
         if not block:
             return SamFields.concat(parts)
-
-
-def samtools_message(exc: Exception) -> str:
-    """What samtools printed on stderr, on one line (pysam's SamtoolsError wraps it in a long repr)."""
-    text = str(exc)
-    text = text.split("stderr=", 1)[1] if "stderr=" in text else text
-    return " ".join(text.replace("\\n", " ").strip("'\" \n").split())
 
 
 def _bgzf_fields(path: str, label: str, tmp: str) -> SamFields:

@@ -1,16 +1,21 @@
 """What every engine shares: count candidates, then fill them in query chunks that fit a memory budget,
-then merge each query's overlapping windows (the dedupe stage)."""
+then merge each query's overlapping windows (the dedupe stage); then verify the windows and align the
+locations found, on the CPU (a device's engine, backends/cuda/engines.DeviceEngine, does both on its GPU).
+Engine is the interface the pipeline maps with; CandidateEngine the base class of the CPU engines."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol
 
 import numpy as np
 from numba import njit, prange
 
 from seedmap.filter import plan
 from seedmap.filter.neighborhood_bs import merge_windows
+from seedmap.verify.align import align
+from seedmap.verify.windows import verify
 
 # Raw candidates materialised at once (24 bytes each); more are processed in query chunks.
 CANDIDATE_BUDGET = 8_000_000
@@ -68,6 +73,33 @@ def _keep_verified(first: int, last: int, cand_off: np.ndarray, cand_len: np.nda
         cand_len[qi] = n
 
 
+class Engine(Protocol):
+    """What the pipeline maps with (pipeline/stages.py, strata.py, pair_stages.py): the three
+    stages of a batch, each with the same arguments and results on every engine and device.
+
+    candidate_windows: the contract in engines/__init__.py. verify_windows: the locations in those windows,
+    (query, start, end, distance) ordered by query then start (verify/windows.verify). align_locations:
+    their CIGAR and MD (verify/align.align). max_window and guarantee: what the window plans promise
+    (pipeline/guarantee.py); bulk_verifying_all: the warm-up's switch (CandidateEngine.bulk_verifying_all).
+    """
+
+    max_window: int
+
+    def guarantee(self, m: int, e: int) -> str: ...
+
+    def bulk_verifying_all(self) -> AbstractContextManager[None]: ...
+
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
+                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def verify_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
+                       win: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]: ...
+
+    def align_locations(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
+                        loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
+                        nmask: np.ndarray, seq_starts: np.ndarray) -> dict: ...
+
+
 class CandidateEngine:
     """Subclasses implement _count (candidates per query, plus state handed to _fill) and _fill.
 
@@ -104,6 +136,17 @@ class CandidateEngine:
             yield
         finally:
             self.bulk_min = saved
+
+    def verify_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
+                       win: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The locations in the windows, verified on the CPU (verify/windows.py)."""
+        return verify(qcodes, qoff, qerr, win_q, win, packed, nmask)
+
+    def align_locations(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
+                        loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
+                        nmask: np.ndarray, seq_starts: np.ndarray) -> dict:
+        """The locations' CIGAR and MD, aligned on the CPU (verify/align.py)."""
+        return align(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, seq_starts)
 
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
         raise NotImplementedError

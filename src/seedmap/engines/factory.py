@@ -10,7 +10,7 @@ from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.engines.neighborhood_bpr import NeighborhoodBprEngine
 from seedmap.engines.neighborhood_ph import PerfectHashEngine
 from seedmap.index.neighborhood import NeighborhoodIndex
-from seedmap.pipeline.options import EngineOptions
+from seedmap.options import EngineOptions
 
 FILTERS = {"bs": NeighborhoodEngine, "ph": PerfectHashEngine, "bpr": NeighborhoodBprEngine}
 

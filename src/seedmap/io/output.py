@@ -264,12 +264,17 @@ def _cram_reference(fasta: str, tmp: str) -> str:
     return copy
 
 
+def samtools_message(exc: Exception) -> str:
+    """What samtools printed on stderr, on one line (pysam's SamtoolsError wraps it in a long repr)."""
+    text = str(exc)
+    text = text.split("stderr=", 1)[1] if "stderr=" in text else text
+    return " ".join(text.replace("\\n", " ").strip("'\" \n").split())
+
+
 def _bam_to_cram(bam: str, reference: str, out: str, threads: int, label: str) -> None:
     """MD and NM are stored as written (htslib would otherwise drop them and make them anew on reading, at
     the end of the tags): `samtools view` of the CRAM prints the SAM records exactly."""
     import pysam
-
-    from seedmap.stats import samtools_message
 
     try:
         pysam.samtools.view("-C", "--no-PG", "-@", str(max(threads - 1, 0)), "--output-fmt-option", "store_md=1",

@@ -6,8 +6,8 @@ import numpy as np
 from numba import njit
 
 from seedmap import __version__
+from seedmap.io.ascii import CIGAR_CHARS, write_int
 from seedmap.io.reference import Reference, sequence_of
-from seedmap.verify.align import CIGAR_CHARS, _write_int
 
 BASES = np.frombuffer(b"ACGTN", dtype=np.uint8)
 RC_BASES = np.frombuffer(b"TGCAN", dtype=np.uint8)
@@ -45,14 +45,14 @@ def _tag_int(buf: np.ndarray, p: int, a: int, b: int, value: int) -> int:
         buf[p] = 45
         p += 1
         value = -value
-    return _write_int(buf, p, value)
+    return write_int(buf, p, value)
 
 
 @njit(cache=True, nogil=True)
 def _cigar(buf: np.ndarray, p: int, li: int, cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
            n_runs: np.ndarray) -> int:
     for c in range(cig_off[li], cig_off[li] + n_runs[li]):
-        p = _write_int(buf, p, lens[c])
+        p = write_int(buf, p, lens[c])
         buf[p] = CIGAR_CHARS[ops[c]]
         p += 1
     return p
@@ -65,7 +65,7 @@ def _ref_pos(buf: np.ndarray, p: int, pos: int, ref_starts: np.ndarray, ref_name
     s = sequence_of(ref_starts, pos)
     p = _copy(buf, p, ref_names[ref_name_off[s]:ref_name_off[s + 1]])
     buf[p] = 9
-    return _write_int(buf, p + 1, pos - ref_starts[s] + 1)
+    return write_int(buf, p + 1, pos - ref_starts[s] + 1)
 
 
 def format_records(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec_mapq: np.ndarray,
@@ -124,13 +124,13 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         paired = (flag & 1) != 0
         p = _copy(buf, p, names[name_off[r]:name_off[r + 1]])
         buf[p] = 9
-        p = _write_int(buf, p + 1, flag)
+        p = write_int(buf, p + 1, flag)
         buf[p] = 9
         p += 1
         if li < 0 and paired and mi >= 0:  # unmapped, placed at its mate
             p = _ref_pos(buf, p, loc_s[mi], ref_starts, ref_names, ref_name_off)
             p = _copy(buf, p, UNMAPPED_MAPQ_CIGAR)
-            p = _write_int(buf, p, loc_s[mi] - ref_starts[sequence_of(ref_starts, loc_s[mi])] + 1)
+            p = write_int(buf, p, loc_s[mi] - ref_starts[sequence_of(ref_starts, loc_s[mi])] + 1)
             buf[p] = 9
             buf[p + 1] = 48
             p += 2
@@ -139,7 +139,7 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         else:
             p = _ref_pos(buf, p, loc_s[li], ref_starts, ref_names, ref_name_off)
             buf[p] = 9
-            p = _write_int(buf, p + 1, rec_mapq[k])
+            p = write_int(buf, p + 1, rec_mapq[k])
             buf[p] = 9
             p = _cigar(buf, p + 1, li, cig_off, ops, lens, n_runs)
             if not paired:
@@ -156,7 +156,7 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
                 else:
                     p = _copy(buf, p, ref_names[ref_name_off[s]:ref_name_off[s + 1]])
                 buf[p] = 9
-                p = _write_int(buf, p + 1, at - ref_starts[s] + 1)
+                p = write_int(buf, p + 1, at - ref_starts[s] + 1)
                 buf[p] = 9
                 p += 1
                 t = tlen[k]
@@ -164,7 +164,7 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
                     buf[p] = 45
                     p += 1
                     t = -t
-                p = _write_int(buf, p, t)
+                p = write_int(buf, p, t)
         buf[p] = 9
         p += 1
         a, b = offsets[r], offsets[r + 1]

@@ -1,8 +1,8 @@
-"""Reads the fields `seedmap stats` needs from SAM text: a numba kernel over a chunk of lines."""
+"""Reads the fields `seedmap stats` needs from SAM text (a numba kernel over a chunk of lines), and their Summary."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -30,6 +30,27 @@ class SamFields:
                              np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.bool_))
         return SamFields(*(np.concatenate([getattr(p, f) for p in parts]) for f in
                            ("name", "flag", "mapq", "tlen", "nm", "diff_ref")))
+
+
+@dataclass
+class Summary:
+    """What `seedmap stats` says of a file's SamFields (stats.summarise; report_plot draws it)."""
+
+    records: int
+    reads: int
+    mapped: int
+    unique: int
+    multi: int
+    mean_multi_hits: float
+    nm_primary: np.ndarray  # histogram: index = edit distance
+    nm_all: np.ndarray
+    hits: np.ndarray  # histogram: index = locations of a read (0 = unmapped)
+    insert_sizes: np.ndarray
+    flagstat: dict[str, tuple[int, int]] = field(default_factory=dict)  # QC-passed, QC-failed
+
+    @property
+    def unmapped(self) -> int:
+        return self.reads - self.mapped
 
 
 @njit(cache=True, nogil=True)

@@ -1,1 +1,2 @@
-"""Paired-end reads: pairing mates, insert size, rescue, pair records, one batch of pairs (mapping.py)."""
+"""Paired-end reads: pairing mates, insert size, rescue, pair records (one batch of pairs through them:
+seedmap.pipeline.pair_stages)."""

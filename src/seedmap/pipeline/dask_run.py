@@ -33,6 +33,7 @@ from seedmap.errors import SeedmapError
 from seedmap.io.chunks import RawBatch
 from seedmap.io.output import open_sink
 from seedmap.io.sam import header
+from seedmap.options import MIN_GPU_WORKERS, RunOptions
 from seedmap.pipeline.dask_worker import (
     Done,
     Failure,
@@ -46,8 +47,8 @@ from seedmap.pipeline.dask_worker import (
     ship,
 )
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head, check_reference, open_reads, warn_if_slow
-from seedmap.pipeline.options import MIN_GPU_WORKERS, RunOptions
-from seedmap.pipeline.run import DEPTH, _progress
+from seedmap.pipeline.pairs import PairRun, chosen_insert, sample
+from seedmap.pipeline.single import DEPTH, SingleRun, progress
 from seedmap.pipeline.timings import RunTimings
 
 log = logging.getLogger("seedmap")
@@ -103,7 +104,7 @@ def run_on_dask(opts: RunOptions) -> None:
         flow = Flow(client, DEPTH * max(threads, 1), relay)
         totals: dict[str, int] = {}
         t_map = time.perf_counter()
-        with open_sink(opts.output, ref, opts.threads, opts.reference) as sink, _progress(opts.progress) as advance:
+        with open_sink(opts.output, ref, opts.threads, opts.reference) as sink, progress(opts.progress) as advance:
             text = header(ref, opts.command_line)
             sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
             for done in flow.results(items, submit, lambda d: advance(d.stats.reads)):
@@ -130,7 +131,7 @@ def stored_index(opts: RunOptions) -> tuple[Path, str, object]:
     """The index the workers map with (absolute path), its identity, and its reference (names, lengths for
     the header), loaded here with the cheap checks a load makes (the FASTA's stamp among them)."""
     from seedmap.index import store
-    from seedmap.index.kinds import KINDS
+    from seedmap.kinds import KINDS
 
     kind = opts.engine.kind
     path = Path(opts.index) if opts.index else store.default_path(opts.reference, kind)
@@ -227,8 +228,6 @@ def batches(client: object, job: Job, shipped: object, relay: Relay, head: Head)
     o = job.opts
     if not o.paired:
         return head.raw_then_rest(), None
-    from seedmap.pipeline.pairs import chosen_insert, sample
-
     if o.insert is not None:
         log.info("insert size (given): %s", o.insert.describe())
         return head.raw_then_rest(), o.insert
@@ -337,9 +336,6 @@ def _outcome(future: object, result: object, what: str) -> Done | Ready | Failur
 
 
 def _summary(opts: RunOptions, totals: dict, elapsed: float, total: float) -> None:
-    from seedmap.pipeline.pairs import PairRun
-    from seedmap.pipeline.run import SingleRun
-
     run = PairRun(opts, None) if opts.paired else SingleRun(opts, None)  # the summary only reads the options
     run.summary(totals, elapsed, total)
 

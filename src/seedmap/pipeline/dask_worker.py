@@ -33,7 +33,7 @@ import numpy as np
 from seedmap.errors import SeedmapError
 from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch
-from seedmap.pipeline.options import RunOptions
+from seedmap.options import RunOptions
 
 log = logging.getLogger("seedmap")
 
@@ -161,7 +161,7 @@ class _RunState:
 
     def __init__(self, job: Job, loaded: tuple) -> None:
         from seedmap.pipeline import threads
-        from seedmap.pipeline.run import SingleRun, device_choice, prepare
+        from seedmap.pipeline.single import SingleRun, device_choice, prepare
 
         opts = job.opts
         s = prepare(opts, loaded)
@@ -190,7 +190,7 @@ class _RunState:
 
         s, opts = self.run.s, self.run.opts
         if self.choice.kind != "cpu":
-            from seedmap.backends.cuda.mapper import prepare_devices
+            from seedmap.pipeline.devices import prepare_devices
 
             prepare_devices(self.choice, opts.engine.kind, s.ix, opts.engine)
             return
@@ -215,8 +215,8 @@ class _RunState:
         me = threading.get_ident()
         fn = self.mappers.get(me)
         if fn is None:
-            from seedmap.backends.cuda.mapper import device_mapper
             from seedmap.backends.cuda.resident import DeviceShare
+            from seedmap.pipeline.devices import device_mapper
 
             s, opts = self.run.s, self.run.opts
             dev = self.choice.ids[next(self.turn) % len(self.choice.ids)]
@@ -267,7 +267,7 @@ def _state(job: Job, shipped: ShippedIndex | None) -> _RunState:
 def _loaded(job: Job, shipped: ShippedIndex | None) -> tuple:
     """(reference, index, engine) for the job, opened once per worker process and kept."""
     from seedmap.index import store
-    from seedmap.index.kinds import KINDS
+    from seedmap.kinds import KINDS
 
     opts = job.opts
     key = (job.index_id, opts.engine)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from seedmap.filter import plan
-from seedmap.pipeline.options import MAX_ERROR_RATE, MapOptions, errors_per_read
+from seedmap.options import MAX_ERROR_RATE, MapOptions, errors_per_read
 
 log = logging.getLogger("seedmap")
 

@@ -8,14 +8,14 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from seedmap.engines.base import CandidateEngine
+from seedmap.engines.base import Engine
 from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch
+from seedmap.options import RunOptions
 from seedmap.paired.insert_size import FALLBACK, InsertModel
-from seedmap.paired.mapping import estimate_insert, map_pair_batch
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head
-from seedmap.pipeline.options import RunOptions
-from seedmap.pipeline.run import Setup, SingleRun, short_note
+from seedmap.pipeline.pair_stages import estimate_insert, map_pair_batch
+from seedmap.pipeline.single import Setup, SingleRun, short_note
 from seedmap.pipeline.stages import StageClock
 
 log = logging.getLogger("seedmap")
@@ -44,7 +44,7 @@ class PairRun(SingleRun):
         super().warm(batch)
         self.estimate(batch)  # its own kernels (the run estimates before its workers start)
 
-    def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: CandidateEngine | None = None) -> tuple:
+    def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: Engine | None = None) -> tuple:
         engine = self.s.engine if engine is None else engine
         return map_pair_batch(batch, engine, self.s.fmt, self.opts.map, self.opts.pairs, self.insert, clock)
 

@@ -340,7 +340,8 @@ RECORD = """
 import json, sys, time
 from numba.core import event, sigutils
 from numba.core.dispatcher import Dispatcher
-from seedmap.pipeline.warmup import cached_kernels_load_quickly, variant_run, warmup_batch
+from seedmap.pipeline.run import variant_run
+from seedmap.pipeline.warmup import cached_kernels_load_quickly, warmup_batch
 
 depth, seen, compiled = [0], {}, []
 compile_now = Dispatcher.compile
@@ -437,7 +438,7 @@ def write_genome(path: str) -> str:
 
 def build_in(env: dict[str, str], fasta: str, kind: str) -> str:
     """The index of `fasta` (default parameters), built in a process using `env`'s cache."""
-    code = ("import sys; from seedmap.index.kinds import DEFAULT_PARAMS, build_index; "
+    code = ("import sys; from seedmap.kinds import DEFAULT_PARAMS, build_index; "
             "print(build_index(sys.argv[1], None, sys.argv[2], dict(DEFAULT_PARAMS[sys.argv[2]])))")
     out = subprocess.run([sys.executable, "-c", code, fasta, kind], capture_output=True, text=True, env=env,
                          check=True)

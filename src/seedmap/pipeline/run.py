@@ -1,4 +1,5 @@
-"""One `seedmap map` run, single-end or paired: set-up, the threaded pipeline, the summary.
+"""One `seedmap map` run, single-end or paired: set-up, the threaded pipeline, the summary (or on Dask:
+dask_run.py); and the kernels a map run will need, compiled after `seedmap index` (compile_for_index).
 
     set-up:    index (memory-mapped) -> engine -> formatter -> warm-up (compiles, outside the clock)
     pipeline:  reader thread (cuts raw batches) -> workers (parse, then every stage of a batch)
@@ -11,67 +12,26 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import partial
 
 import numba
-import numpy as np
 
-from seedmap.engines.base import CandidateEngine
-from seedmap.index.kinds import KINDS, load_or_build
-from seedmap.io.chunks import RawBatch
-from seedmap.io.output import bam_records, open_sink
-from seedmap.io.reads import ReadBatch
+from seedmap.io.output import open_sink
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
+from seedmap.options import EngineOptions, MapOptions, RunOptions, gpu_workers
 from seedmap.pipeline import threads as threading_setup
-from seedmap.pipeline.guarantee import GuaranteeWarnings
-from seedmap.pipeline.inputs import Head, check_reference, open_reads, warn_if_slow
-from seedmap.pipeline.options import RunOptions, gpu_workers
+from seedmap.pipeline.inputs import check_reference, open_reads, warn_if_slow
+from seedmap.pipeline.pairs import PairRun
+from seedmap.pipeline.precompile import VARIANTS
 from seedmap.pipeline.scheduler import Scheduler
-from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
+from seedmap.pipeline.single import DEPTH, SingleRun, device_choice, prepare, progress
+from seedmap.pipeline.stages import SamFormatter
 from seedmap.pipeline.timings import RunTimings
 from seedmap.pipeline.warmup import warm_up
 
 log = logging.getLogger("seedmap")
-
-DEPTH = 4  # batches per worker read and not yet written: slack for batches that finish out of order
-
-
-@dataclass
-class Setup:
-    ref: Reference
-    ix: object
-    engine: CandidateEngine
-    fmt: SamFormatter
-    warn: GuaranteeWarnings
-
-
-def load_engine(opts: RunOptions) -> tuple[Reference, object, CandidateEngine]:
-    """The reference, its index (memory-mapped when stored, else built in memory) and the engine."""
-    ref, ix = load_or_build(opts.reference, opts.index, opts.engine.kind)
-    return ref, ix, KINDS[opts.engine.kind].engine(ix, ref, opts.engine)
-
-
-def prepare(opts: RunOptions, loaded: tuple[Reference, object, CandidateEngine] | None = None) -> Setup:
-    """What a map run needs before its first read: the reference and its index, the engine the options
-    ask for (`loaded`, when already open: a Dask worker keeps them between runs), the record formatter,
-    and the warnings for plans that lose sensitivity (a run's own: they warn once per read length)."""
-    ref, ix, engine = loaded if loaded is not None else load_engine(opts)
-    o = opts.engine
-    warn = GuaranteeWarnings(opts.map, engine.max_window, o.windows, o.step, o.fe, getattr(engine, "guarantee", None))
-    fmt = SamFormatter(ref, opts.read_group, bam=bam_records(opts.output), secondary_seq=opts.secondary_seq)
-    return Setup(ref, ix, engine, fmt, warn)
-
-
-def device_choice(opts: RunOptions) -> object:
-    """The devices the options ask for (a missing GPU is an error)."""
-    from seedmap.backends.cuda.device import resolve
-
-    return resolve(opts.device)
-
 
 def run_map(opts: RunOptions) -> None:
     if opts.dask:
@@ -91,12 +51,7 @@ def run_map(opts: RunOptions) -> None:
     s = prepare(opts)
     warn_if_slow(opts.map, head.lengths(), s.ref.total)
     timings.add("set-up (index, engine)", time.perf_counter() - t0)
-    if opts.paired:
-        from seedmap.pipeline.pairs import PairRun
-
-        run = PairRun(opts, s)
-    else:
-        run = SingleRun(opts, s)
+    run = PairRun(opts, s) if opts.paired else SingleRun(opts, s)
     numba.set_num_threads(budget.threads)  # this thread's kernels: warm-up, insert size estimate
     t1 = time.perf_counter()
     warm_up(s.ref, opts.paired, opts.engine.kind, run.warm, opts.map.stratified, s.fmt.bam)
@@ -110,12 +65,12 @@ def run_map(opts: RunOptions) -> None:
     if choice.kind == "cpu":
         sched = Scheduler(batches, [run.worker(budget, timings)] * budget.workers, DEPTH)
     else:
-        from seedmap.backends.cuda.mapper import device_scheduler
+        from seedmap.pipeline.devices import device_scheduler
 
         sched = device_scheduler(batches, choice, opts.engine.kind, s.ix, s.ref, opts.engine,
                                  partial(run.work, budget=budget, timings=timings), per_device)
     results = sched.results()
-    with open_sink(opts.output, s.ref, budget.threads, opts.reference) as sink, _progress(opts.progress) as advance:
+    with open_sink(opts.output, s.ref, budget.threads, opts.reference) as sink, progress(opts.progress) as advance:
         text = header(s.ref, opts.command_line)
         sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
         for data, stats, *_ in results:
@@ -134,74 +89,23 @@ def run_map(opts: RunOptions) -> None:
         timings.report(elapsed, len(sched.workers), sched.worker_seconds)
 
 
-class SingleRun:
-    """Single-end reads: batches of reads, each through map_batch."""
-
-    def __init__(self, opts: RunOptions, s: Setup) -> None:
-        self.opts, self.s = opts, s
-
-    def batches(self, head: Head) -> Iterator[RawBatch | ReadBatch]:
-        """The opened reads' first batch (parsed already), then raw batches: the workers parse them."""
-        return head.parsed_then_rest()
-
-    def parsed(self, item: RawBatch | ReadBatch) -> ReadBatch:
-        batch = item.parse() if isinstance(item, RawBatch) else item
-        self.s.warn.check(batch.lengths)
-        return batch
-
-    def map(self, batch: ReadBatch, clock: StageClock | None = None, engine: CandidateEngine | None = None) -> tuple:
-        """(output bytes, stats) of a batch; its candidates from `engine` (a GPU's), else the run's engine."""
-        return map_batch(batch, self.s.engine if engine is None else engine, self.s.fmt, self.opts.map, clock)
-
-    def warm(self, batch: ReadBatch) -> None:
-        """The warm-up's batch through every kernel the run's batches may call: the stages, the bulk
-        verification that only repetitive reads take, and the sensitivity check of a new read length."""
-        for m in np.unique(batch.lengths).tolist():
-            self.s.warn.warm(m)
-        with self.s.engine.bulk_verifying_all():
-            self.map(batch)
-
-    def worker(self, budget: threading_setup.ThreadBudget, timings: RunTimings) -> Callable[[], Callable]:
-        """A CPU worker factory: each worker maps whole batches, its kernels on its share of the threads."""
-        return lambda: partial(self.work, budget=budget, timings=timings)
-
-    def work(self, item: RawBatch | ReadBatch, budget: threading_setup.ThreadBudget, timings: RunTimings,
-             engine: CandidateEngine | None = None) -> tuple:
-        """(output bytes, stats) of a batch, parsed here, mapped with `engine` (a GPU worker's) or the run's,
-        the host kernels on this worker's share of the threads; its stage seconds added to `timings`."""
-        budget.enter()
-        try:
-            clock = StageClock(between=budget.refresh)
-            batch = self.parsed(item)
-            clock.lap("parse")
-            data, stats = self.map(batch, clock, engine)
-            timings.merge(clock.seconds)
-            return data, stats
-        finally:
-            budget.leave()
-
-    def summary(self, n: dict, elapsed: float, total: float) -> None:
-        reads = n.get("reads", 0)
-        mapped = n.get("mapped", 0)
-        log.info("mapped %d reads: %d (%.2f%%) with at least one location, %d records%s; %.0f reads/s "
-                 "(%.1f s mapping, %.1f s total)", reads, mapped, 100.0 * mapped / max(reads, 1), n.get("records", 0),
-                 short_note(n.get("short", 0), self.opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
+def variant_run(fasta: str, index_path: str | None, kind: str, name: str) -> tuple[Reference, bool, Callable]:
+    """(reference, paired, the run's warm) of this kind of run (a precompile.variant key; one "-memory" needs
+    a FASTA without an index) with default options."""
+    paired, stratified, bam = VARIANTS[name.removesuffix("-memory")]
+    opts = RunOptions(reference=fasta, reads="", index=index_path, engine=EngineOptions(kind=kind),
+                      map=MapOptions(best_only=stratified))
+    s = prepare(opts)
+    if bam:
+        s.fmt = SamFormatter(s.ref, bam=True)
+    return s.ref, paired, (PairRun(opts, s) if paired else SingleRun(opts, s)).warm
 
 
-def short_note(short: int, min_length: int) -> str:
-    return f"; {short} reads shorter than {min_length} bp reported unmapped (--min-length)" if short else ""
-
-
-@contextmanager
-def _progress(enabled: bool) -> Iterator:
-    if not enabled:
-        yield lambda n: None
-        return
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    with Progress(SpinnerColumn(), TextColumn("mapping {task.completed:,} reads"), TimeElapsedColumn(),
-                  transient=True, console=Console(stderr=True)) as bar:
-        task = bar.add_task("map", total=None)
-        yield lambda n: bar.advance(task, n)
-
+def compile_for_index(fasta: str, index_path: str, kind: str, names: tuple[str, ...] = ("se",)) -> None:
+    """After `seedmap index`: compile the kernels that mapping with this index needs, of the kinds of run
+    `names` (precompile.VARIANTS keys). By default a single-end run writing SAM, what a first map run most
+    likely is; the others (--best/-n, paired, BAM) compile in the first run that needs them, a few seconds."""
+    for name in names:
+        paired, stratified, bam = VARIANTS[name]
+        ref, _, warm = variant_run(fasta, index_path, kind, name)
+        warm_up(ref, paired, kind, warm, stratified, bam)

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from seedmap.backends import cpu
+from seedmap.engines.base import Engine
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records
-from seedmap.pipeline.options import MapOptions
+from seedmap.options import MapOptions
 from seedmap.pipeline.strata import stratified_locate
 from seedmap.records import make_records
 from seedmap.verify.shifts import shifted_placements
@@ -54,14 +54,14 @@ class Locations:
     dist: np.ndarray
 
 
-def locate(batch: ReadBatch, engine: object, ref: Reference, qerr: np.ndarray,
+def locate(batch: ReadBatch, engine: Engine, ref: Reference, qerr: np.ndarray,
            clock: StageClock | None = None) -> tuple[Locations, tuple]:
     clock = clock or StageClock()
     qcodes, qoff = batch.queries()
     clock.lap("queries")
     win_q, windows = engine.candidate_windows(qcodes, qoff, qerr)
     clock.lap("candidates")
-    loc = Locations(*cpu.verifier_of(engine)(qcodes, qoff, qerr, win_q, windows, ref.packed, ref.nmask))
+    loc = Locations(*engine.verify_windows(qcodes, qoff, qerr, win_q, windows, ref.packed, ref.nmask))
     clock.lap("verify")
     return loc, (qcodes, qoff)
 
@@ -112,7 +112,7 @@ class BatchStats:
     short: int  # shorter than --min-length: not searched, reported unmapped
 
 
-def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOptions,
+def map_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: MapOptions,
               clock: StageClock | None = None) -> tuple[np.ndarray, BatchStats]:
     clock = clock or StageClock()
     ref = fmt.ref
@@ -123,7 +123,7 @@ def map_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOpti
         loc = Locations(*stratified_locate(qcodes, qoff, qerr, batch.lengths > qerr, engine, ref, opts, clock))
     else:
         loc, (qcodes, qoff) = locate(batch, engine, ref, qerr, clock)
-    aln = cpu.aligner_of(engine)(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, ref.packed,
+    aln = engine.align_locations(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, ref.packed,
                                  ref.nmask, ref.starts)
     loc.start, loc.end = aln.pop("start"), aln.pop("end")  # each alignment's interval: the records' POS
     clock.lap("traceback")

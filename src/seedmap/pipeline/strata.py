@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from seedmap.backends import cpu
+from seedmap.engines.base import Engine
 from seedmap.io.reference import Reference
-from seedmap.pipeline.options import MapOptions
+from seedmap.options import MapOptions
 from seedmap.records import tied_best
 from seedmap.verify.runs import joined_runs
 
@@ -95,7 +95,7 @@ def _to_merge(n_reads: int, q: np.ndarray, d: np.ndarray, partial: np.ndarray, o
 
 
 def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, searchable: np.ndarray,
-                      engine: object, ref: Reference, opts: MapOptions, clock: object) -> tuple[np.ndarray, ...]:
+                      engine: Engine, ref: Reference, opts: MapOptions, clock: object) -> tuple[np.ndarray, ...]:
     """Locations (query, start, end, dist; by query then start) up to each read's `need` (which
     records.searched_depth derives again from them)."""
     n_reads = qerr.size
@@ -112,7 +112,7 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         sub_codes, sub_off = subset_queries(qcodes, qoff, open_)
         win_q, windows = engine.candidate_windows(sub_codes, sub_off, budget)
         clock.lap("candidates")
-        q, s, e, d = cpu.verifier_of(engine)(sub_codes, sub_off, budget, win_q, windows, ref.packed, ref.nmask)
+        q, s, e, d = engine.verify_windows(sub_codes, sub_off, budget, win_q, windows, ref.packed, ref.nmask)
         partial = budget[q >> 1] < qerr[open_[q >> 1]]  # found at a budget below the read's: runs may merge
         q = 2 * open_[q >> 1] + (q & 1)  # back to the batch's query numbers
         clock.lap("verify")

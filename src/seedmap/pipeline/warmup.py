@@ -26,7 +26,7 @@ from seedmap.io.chunks import RawBatch, record_starts
 from seedmap.io.plain_fastq import fastq_blocks
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference, unpack_codes
-from seedmap.pipeline.precompile import VARIANTS, CompileClock, compile_listed, serialized_cache_saves, variant
+from seedmap.pipeline.precompile import CompileClock, compile_listed, serialized_cache_saves, variant
 
 log = logging.getLogger("seedmap")
 
@@ -172,30 +172,3 @@ def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], 
             marker.touch()
         except OSError:  # a cache gone read-only: the notice shows again next time, nothing else changes
             pass
-
-
-def variant_run(fasta: str, index_path: str | None, kind: str, name: str) -> tuple[Reference, bool, Callable]:
-    """(reference, paired, the run's warm) of this kind of run (a precompile.variant key; one "-memory" needs
-    a FASTA without an index) with default options."""
-    from seedmap.pipeline.options import EngineOptions, MapOptions, RunOptions
-    from seedmap.pipeline.pairs import PairRun
-    from seedmap.pipeline.run import SingleRun, prepare
-    from seedmap.pipeline.stages import SamFormatter
-
-    paired, stratified, bam = VARIANTS[name.removesuffix("-memory")]
-    opts = RunOptions(reference=fasta, reads="", index=index_path, engine=EngineOptions(kind=kind),
-                      map=MapOptions(best_only=stratified))
-    s = prepare(opts)
-    if bam:
-        s.fmt = SamFormatter(s.ref, bam=True)
-    return s.ref, paired, (PairRun(opts, s) if paired else SingleRun(opts, s)).warm
-
-
-def compile_for_index(fasta: str, index_path: str, kind: str, names: tuple[str, ...] = ("se",)) -> None:
-    """After `seedmap index`: compile the kernels that mapping with this index needs, of the kinds of run
-    `names` (precompile.VARIANTS keys). By default a single-end run writing SAM, what a first map run most
-    likely is; the others (--best/-n, paired, BAM) compile in the first run that needs them, a few seconds."""
-    for name in names:
-        paired, stratified, bam = VARIANTS[name]
-        ref, _, warm = variant_run(fasta, index_path, kind, name)
-        warm_up(ref, paired, kind, warm, stratified, bam)

@@ -17,27 +17,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from seedmap.io.ascii import write_int as _write_int  # (the name backends/cuda/align_kernels.py twins)
 from seedmap.io.reference import unpack_into
 
 OP_M, OP_I, OP_D = 0, 1, 2
-CIGAR_CHARS = np.frombuffer(b"MID", dtype=np.uint8)
 BASES = np.frombuffer(b"ACGTN", dtype=np.uint8)
-
-
-@njit(cache=True, nogil=True)
-def _write_int(buf: np.ndarray, p: int, value: int) -> int:
-    if value == 0:
-        buf[p] = 48
-        return p + 1
-    digits = 0
-    v = value
-    while v > 0:
-        digits += 1
-        v //= 10
-    for k in range(digits - 1, -1, -1):
-        buf[p + k] = 48 + value % 10
-        value //= 10
-    return p + digits
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 import time
 import warnings
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import numpy as np
 from numba import config, cuda, from_dtype, types
@@ -23,7 +25,7 @@ from seedmap.backends.cuda.locations import DeviceLocator
 from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import BANDED, DeviceVerifier, sync
-from seedmap.engines.base import CANDIDATE_BUDGET, in_chunks, no_windows
+from seedmap.engines.base import CANDIDATE_BUDGET, CandidateEngine, in_chunks, no_windows
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
@@ -31,7 +33,7 @@ from seedmap.engines.segmented import SegmentedEngine
 from seedmap.index.neighborhood import NeighborhoodIndex
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
-from seedmap.pipeline.options import EngineOptions
+from seedmap.options import EngineOptions
 
 log = logging.getLogger("seedmap")
 
@@ -106,6 +108,12 @@ class CudaNeighborhoodEngine:
                           if len(self.segments) == 1 else None)
         if len(self.segments) > 1:
             log.info("the index is loaded in %d segments", len(self.segments))
+
+    def guarantee(self, m: int, e: int) -> str:
+        return self.cpu.guarantee(m, e)
+
+    def bulk_verifying_all(self) -> AbstractContextManager[None]:
+        return self.cpu.bulk_verifying_all()  # (the device kernels verify nothing in bulk)
 
     def _load(self, a_lo: int, a_hi: int, stream: object = None) -> tuple:
         """Device copies of the index part for seed addresses [a_lo, a_hi), on `stream` (this engine's by
@@ -189,52 +197,71 @@ def cpu_stages(kind: str, ix: object, options: EngineOptions) -> list[tuple[int,
 
 
 class DeviceEngine:
-    """A run's engine on a CUDA device: the candidate engine (its attributes are this object's),
-    verify_windows, the device's twin of backends.cpu.verify, which the stages take for its windows, and
-    align_locations, the twin of verify.align.align, for their traceback (backends.cpu.aligner_of)."""
+    """A run's engine on a CUDA device (an engines.base.Engine): the candidate engine's windows, verified on
+    the device (verify_windows, the twin of verify.windows.verify) and their locations aligned there
+    (align_locations, the twin of verify.align.align)."""
 
-    def __init__(self, engine: object, verify_windows: DeviceLocator, align_locations: DeviceAligner) -> None:
+    def __init__(self, engine: CandidateEngine | CudaNeighborhoodEngine, verify_windows: DeviceLocator,
+                 align_locations: DeviceAligner) -> None:
         self.engine = engine
-        self.verify_windows = verify_windows
-        self.align_locations = align_locations
+        self.max_window = engine.max_window
+        self.locator = verify_windows
+        self.aligner = align_locations
 
-    def __getattr__(self, name: str) -> object:
-        try:
-            engine = self.__dict__["engine"]
-        except KeyError:  # not set up yet (copy, unpickling): no recursion
-            raise AttributeError(name) from None
-        return getattr(engine, name)
+    def guarantee(self, m: int, e: int) -> str:
+        return self.engine.guarantee(m, e)
+
+    def bulk_verifying_all(self) -> AbstractContextManager[None]:
+        return self.engine.bulk_verifying_all()
+
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
+                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.engine.candidate_windows(qcodes, qoff, qerr)
+
+    def verify_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
+                       win: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]:
+        return self.locator(qcodes, qoff, qerr, win_q, win, packed, nmask)
+
+    def align_locations(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
+                        loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
+                        nmask: np.ndarray, seq_starts: np.ndarray) -> dict:
+        return self.aligner(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, seq_starts)
 
 
-def make_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, stream: object = 0,
-                share: DeviceShare | None = None) -> DeviceEngine:
-    """The engine of an index kind on the current CUDA device (the runner's KINDS give the CPU ones): its
-    candidates verified on the device, against the reference and reads resident there. Engines made with
-    one `share` (the workers of one device) hold one copy of the reference and the index."""
+def make_engine(candidates: Callable[..., object], ix: object, ref: Reference, options: EngineOptions,
+                stream: object = 0, share: DeviceShare | None = None) -> DeviceEngine:
+    """A DeviceEngine on the current CUDA device, its candidates from `candidates` (an index kind's `cuda`
+    constructor in seedmap.kinds.KINDS: one of the three below); seedmap.kinds.device_engine calls this."""
     share = share if share is not None else DeviceShare()
     device = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream, share=share)
-    return DeviceEngine(_candidate_engine(kind, ix, ref, options, device, stream, share), DeviceLocator(device),
+    return DeviceEngine(candidates(ix, ref, options, device, stream, share), DeviceLocator(device),
                         DeviceAligner(device))
 
 
-def _candidate_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
-                      stream: object, share: DeviceShare) -> object:
-    if kind == "neighborhood" and isinstance(ix, SegmentedIndex):  # genome segments share the device
+def neighborhood_candidates(ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
+                            stream: object, share: DeviceShare) -> object:
+    """MAROSE seed + filter on the device; genome segments share it."""
+    if isinstance(ix, SegmentedIndex):
         budget = share.get(ix, "budget", device_budget)
         part_budget = None if budget is None else budget // len(ix.parts)
         return SegmentedEngine([CudaNeighborhoodEngine(part, ref.starts, windows=options.windows, step=options.step,
                                                        fe=options.fe, budget=part_budget, stream=stream,
                                                        filter_name=options.filter, share=share)
                                 for part in ix.parts])
-    if kind == "neighborhood":
-        return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,
-                                      fe=options.fe, stream=stream, filter_name=options.filter, share=share)
-    if kind == "kmer":  # CPU seeding; its candidates are verified in bulk on the GPU
-        return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=device, packed=ref.packed,
-                          nmask=ref.nmask)
-    if kind == "fm":  # the search scheme, the locates and the dedupe on the GPU
-        return fm_engine(ix, ref, make=lambda part, starts: CudaFmEngine(part, starts, stream=stream, share=share))
-    raise ValueError(f"no CUDA engine for the {kind} index")
+    return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,
+                                  fe=options.fe, stream=stream, filter_name=options.filter, share=share)
+
+
+def kmer_candidates(ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
+                    stream: object, share: DeviceShare) -> object:
+    """CPU seeding; the candidates are verified in bulk on the GPU."""
+    return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=device, packed=ref.packed, nmask=ref.nmask)
+
+
+def fm_candidates(ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
+                  stream: object, share: DeviceShare) -> object:
+    """The search scheme, the locates and the dedupe on the GPU."""
+    return fm_engine(ix, ref, make=lambda part, starts: CudaFmEngine(part, starts, stream=stream, share=share))
 
 
 def launched_kernels(kind: str, ix: object, options: EngineOptions) -> list[tuple[object, tuple]]:

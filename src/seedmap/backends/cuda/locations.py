@@ -1,4 +1,4 @@
-"""Verification of candidate windows on the GPU: the twin of backends.cpu.verify (same arguments, same
+"""Verification of candidate windows on the GPU: the twin of verify.windows.verify (same arguments, same
 locations), with the window kernel of locate_kernels in place of the CPU's; the two-pass slot scheme
 (SLOTS per window, overflowing windows again with room for all) is the CPU's own code.
 
@@ -15,16 +15,16 @@ import threading
 import numpy as np
 from numba import cuda
 
-from seedmap.backends import cpu
 from seedmap.backends.cuda import locate_kernels as lk
 from seedmap.backends.cuda.verify_kernels import MAX_READ, MAXW, DeviceVerifier, sync
+from seedmap.verify import windows
 
 log = logging.getLogger("seedmap")
 _LONG_READS_SAID = threading.Event()  # the CPU fallback for long reads is logged once per process
 
 
 class DeviceLocator:
-    """Callable with backends.cpu.verify's arguments; verifies on the stream of `device`."""
+    """Callable with verify.windows.verify's arguments; verifies on the stream of `device`."""
 
     def __init__(self, device: DeviceVerifier) -> None:
         self.device = device
@@ -37,22 +37,22 @@ class DeviceLocator:
         qoff64 = np.asarray(qoff, dtype=np.int64)
         long = (qoff64[win_q + 1] - qoff64[win_q]) > MAX_READ
         if not long.any():
-            return cpu.verify(qcodes, qoff, qerr, win_q, win, dev.packed, dev.nmask, run=self._run)
+            return windows.verify(qcodes, qoff, qerr, win_q, win, dev.packed, dev.nmask, run=self._run)
         if not _LONG_READS_SAID.is_set():
             _LONG_READS_SAID.set()
             log.info("reads longer than %d bp are verified on the CPU (the GPU kernel holds a read in %d "
                      "64-bit words)", MAX_READ, MAXW)
         # A query's windows all go one way (the read's length decides), so each part keeps its queries'
         # order, and a stable sort by query merges them.
-        parts = [cpu.verify(qcodes, qoff, qerr, win_q[~long], win[~long], dev.packed, dev.nmask, run=self._run),
-                 cpu.verify(qcodes, qoff, qerr, win_q[long], win[long], dev.packed, dev.nmask)]
+        parts = [windows.verify(qcodes, qoff, qerr, win_q[~long], win[~long], dev.packed, dev.nmask, run=self._run),
+                 windows.verify(qcodes, qoff, qerr, win_q[long], win[long], dev.packed, dev.nmask)]
         cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
         order = np.argsort(cols[0], kind="stable")
         return tuple(c[order] for c in cols)
 
     def _run(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
              packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
-        """backends.cpu._run on the device: (slot offsets, starts, ends, distances, count per window)."""
+        """verify.windows._run on the device: (slot offsets, starts, ends, distances, count per window)."""
         nw = win_q.size
         slot_off = np.zeros(nw + 1, dtype=np.int64)
         np.cumsum(cap, out=slot_off[1:])

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from seedmap.backends.cpu import aligner_of
+from seedmap.engines.base import Engine
 from seedmap.io.reads import ReadBatch
 from seedmap.mapq import EDIT_RATIO, UNSEEN_WEIGHT
+from seedmap.options import MapOptions, PairOptions, errors_per_read
 from seedmap.paired.insert_size import InsertModel, estimate
 from seedmap.paired.pairing import ORIENTATIONS, choose_pairs
 from seedmap.paired.records import FLAG_PROPER, make_pair_records
 from seedmap.paired.rescue import rescue
-from seedmap.pipeline.options import MapOptions, PairOptions, errors_per_read
 from seedmap.pipeline.stages import BatchStats, SamFormatter, StageClock, locate
 
 
@@ -53,20 +53,20 @@ def _sorted_locations(n_reads: int, q: np.ndarray, s: np.ndarray, e: np.ndarray,
     return PairLocations(read, q, s, e, d, (q & 1).astype(np.bool_), ref_id.astype(np.int64), off)
 
 
-def locate_pairs(batch: ReadBatch, engine: object, ref_starts: np.ndarray, qerr: np.ndarray,
+def locate_pairs(batch: ReadBatch, engine: Engine, ref_starts: np.ndarray, qerr: np.ndarray,
                  ref: object, clock: StageClock | None = None) -> tuple[PairLocations, tuple]:
     loc, queries = locate(batch, engine, ref, qerr, clock)
     return _sorted_locations(batch.size, loc.query, loc.start, loc.end, loc.dist, ref_starts), queries
 
 
-def estimate_insert(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOptions,
+def estimate_insert(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: MapOptions,
                     orientation: str) -> tuple[InsertModel | None, int]:
     qerr = opts.read_errors(batch.lengths)
     pl, _ = locate_pairs(batch, engine, fmt.starts, qerr, fmt.ref)
     return estimate(pl.read, pl.start, pl.end, pl.rev, pl.ref_id, batch.size, ORIENTATIONS[orientation])
 
 
-def map_pair_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: MapOptions, popts: PairOptions,
+def map_pair_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: MapOptions, popts: PairOptions,
                    model: InsertModel, clock: StageClock | None = None) -> tuple[np.ndarray, PairStats]:
     clock = clock or StageClock()
     ref = fmt.ref
@@ -97,7 +97,7 @@ def map_pair_batch(batch: ReadBatch, engine: object, fmt: SamFormatter, opts: Ma
                  popts.unpaired_penalty, EDIT_RATIO, UNSEEN_WEIGHT, chosen, proper, mapq,
                  np.empty(pl.read.size, dtype=np.float64))
     clock.lap("pairing")
-    aln = aligner_of(engine)(qcodes, qoff, budget, pl.query, pl.start, pl.end, pl.dist, ref.packed, ref.nmask,
+    aln = engine.align_locations(qcodes, qoff, budget, pl.query, pl.start, pl.end, pl.dist, ref.packed, ref.nmask,
                              ref.starts)
     pl.start, pl.end = aln.pop("start"), aln.pop("end")  # each alignment's interval: POS and TLEN
     clock.lap("traceback")

@@ -1,4 +1,5 @@
-"""CPU backend: verification of merged candidate windows in parallel with numba (verify/bitvector.py per window)."""
+"""Verification of merged candidate windows on the CPU, in parallel with numba (bitvector.py per window): the
+locations of each window's alignments. A device backend has its twin (backends/cuda/locations.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from numba import njit, prange
 from seedmap.intrinsics import prefetch
 from seedmap.io.reference import ref_code, unpack_into
 from seedmap.ranges import expand_ranges
-from seedmap.verify.align import align
 from seedmap.verify.bitvector import build_masks, window_locations
 
 BLOCK = 64  # windows per parallel task: scratch buffers are allocated once per block
@@ -150,15 +150,3 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
         return q[order], s[order], e[order], d[order]
     slot, of = expand_ranges(slot_off, count)
     return win_q[of], loc_start[slot], loc_end[slot], loc_dist[slot]
-
-
-def verifier_of(engine: object) -> Callable:
-    """The window verifier of an engine's candidates: a GPU engine's own (verify_windows, this module's
-    verify on its device), else this CPU one. Same arguments, same locations."""
-    return getattr(engine, "verify_windows", verify)
-
-
-def aligner_of(engine: object) -> Callable:
-    """The traceback of an engine's locations: a GPU engine's own (align_locations, verify.align on its
-    device), else verify.align on the CPU. Same arguments, same CIGAR and MD."""
-    return getattr(engine, "align_locations", align)

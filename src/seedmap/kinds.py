@@ -1,4 +1,6 @@
-"""The index kinds: how each is built, stored, loaded, and which engine maps with it."""
+"""The index kinds, each registered once: how its index is built, stored and loaded, and the engines that map
+with it, on the CPU (engines/) and on a CUDA device (backends/cuda/engines.py). A new kind is one entry in
+KINDS; a new device backend another constructor per kind."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from seedmap.engines.base import CandidateEngine
+from seedmap.engines.base import CandidateEngine, Engine
 from seedmap.engines.factory import neighborhood_engine
 from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
@@ -16,7 +18,7 @@ from seedmap.engines.segmented import SegmentedEngine
 from seedmap.errors import SeedmapError
 from seedmap.index import fm, kmer, neighborhood, segments, store
 from seedmap.io.reference import Reference, check_fasta, read_fasta
-from seedmap.pipeline.options import EngineOptions
+from seedmap.options import EngineOptions
 from seedmap.verify.bulk import bulk_distances
 
 log = logging.getLogger("seedmap")
@@ -30,8 +32,10 @@ class IndexKind:
     arrays: Callable[[dict], tuple[str, ...]]  # the arrays a stored index with these parameters holds
     build: Callable[[Reference, dict], object]
     from_arrays: Callable[[dict, dict], object]
-    engine: Callable[[object, Reference, EngineOptions], CandidateEngine]
+    engine: Callable[[object, Reference, EngineOptions], CandidateEngine]  # on the CPU
     describe: Callable[[object, dict], str]  # what a build made, for the log
+    # Its candidate engine on a CUDA device: (index, reference, options, DeviceVerifier, stream, DeviceShare)
+    cuda: Callable[..., object]
 
 
 KINDS = {
@@ -40,21 +44,24 @@ KINDS = {
         build=lambda ref, p: _build_neighborhood(ref, p),
         from_arrays=lambda p, a: _neighborhood_from_arrays(p, a),
         engine=lambda ix, ref, o: _neighborhood_engine(ix, ref, o),
-        describe=neighborhood.describe),
+        describe=neighborhood.describe,
+        cuda=lambda *a: _cuda().neighborhood_candidates(*a)),
     "kmer": IndexKind(
         "kmer", lambda p: ("offsets", "pos"),
         build=lambda ref, p: kmer.build(ref, p["k"]),
         from_arrays=lambda p, a: kmer.KmerIndex(p["k"], a["offsets"], a["pos"]),
         engine=lambda ix, ref, o: KmerEngine(ix, ref.starts, adjacency=o.adjacency, bulk=bulk_distances,
                                              packed=ref.packed, nmask=ref.nmask),
-        describe=lambda ix, p: f"k={ix.k}: {ix.pos.size} positions"),
+        describe=lambda ix, p: f"k={ix.k}: {ix.pos.size} positions",
+        cuda=lambda *a: _cuda().kmer_candidates(*a)),
     "fm": IndexKind(
         "fm", fm.stored_arrays,
         build=lambda ref, p: (fm.segmented_build(ref, p["r"], segments.bounds_of(p)) if p.get("segments")
                               else fm.build(ref, p["r"])),
         from_arrays=fm.from_arrays,
         engine=lambda ix, ref, o: fm_engine(ix, ref, bulk=bulk_distances),
-        describe=fm.describe),
+        describe=fm.describe,
+        cuda=lambda *a: _cuda().fm_candidates(*a)),
 }
 DEFAULT_PARAMS = {
     "neighborhood": {"u": neighborhood.DEFAULT_SEED_LENGTH, "l": neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH},
@@ -81,6 +88,26 @@ def _neighborhood_engine(ix: object, ref: Reference, o: EngineOptions) -> Candid
     if isinstance(ix, segments.SegmentedIndex):
         return SegmentedEngine([neighborhood_engine(part, ref.starts, o, **verifier) for part in ix.parts])
     return neighborhood_engine(ix, ref.starts, o, **verifier)
+
+
+def _cuda() -> object:
+    """The CUDA backend's engines, imported on first use (numba.cuda is not loaded by CPU runs)."""
+    from seedmap.backends.cuda import engines
+
+    return engines
+
+
+def cpu_engine(kind: str, ix: object, ref: Reference, options: EngineOptions) -> Engine:
+    """The engine of an index kind on the CPU."""
+    return KINDS[kind].engine(ix, ref, options)
+
+
+def device_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, stream: object = 0,
+                  share: object = None) -> Engine:
+    """The engine of an index kind on the current CUDA device: its candidates verified and aligned on the
+    device, against the reference and reads resident there. Engines made with one `share` (a
+    backends.cuda.resident.DeviceShare: the workers of one device) hold one copy of the reference and index."""
+    return _cuda().make_engine(KINDS[kind].cuda, ix, ref, options, stream, share)
 
 
 SEGMENT_BOUNDS = {  # (reference, params, max_memory, segment_bases, map_memory) -> bounds

@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterable
 from numba import config, cuda
 
 from seedmap.backends.cuda.device import DeviceChoice
-from seedmap.backends.cuda.engines import cpu_stages, make_engine, quiet_performance_warnings, warm_up
+from seedmap.backends.cuda.engines import cpu_stages, quiet_performance_warnings, warm_up
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.io.reference import Reference
-from seedmap.pipeline.options import EngineOptions
+from seedmap.kinds import device_engine
+from seedmap.options import EngineOptions
 from seedmap.pipeline.scheduler import Scheduler
 
 # What a run does with one batch, given the engine to find its candidates with: called as
@@ -43,7 +44,7 @@ def device_mapper(dev: int, kind: str, ix: object, ref: Reference, engine_option
     with lock:
         cuda.select_device(dev)  # binds this thread to its GPU
         stream = 0 if simulated() else cuda.stream()
-        engine = make_engine(kind, ix, ref, engine_options, stream, share)
+        engine = device_engine(kind, ix, ref, engine_options, stream, share)
 
     def run(batch: object, **more: object) -> tuple[bytes, object]:
         with lock:
