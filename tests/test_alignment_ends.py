@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from conftest import COMP, batch_of, decode, mutate, random_genome, repetitive_genome
+from helpers import COMP, batch_of, decode, mutate, random_genome, reference_from_alignment, repetitive_genome
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import GAP, aligned_interval, fewest_gaps
-from test_sam import reference_from_alignment
 
 from seedmap.backends import cpu
 from seedmap.engines.neighborhood import NeighborhoodEngine

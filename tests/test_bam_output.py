@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pysam
 import pytest
-from test_cli_errors import error_lines, fails_cleanly, fasta, fastq, random_dna, seedmap, truncated_gzip
+from helpers import error_lines, fails_cleanly, fasta, fastq, random_dna, seedmap, truncated_gzip
 
 from seedmap.errors import SeedmapError
 from seedmap.io.output import open_sink

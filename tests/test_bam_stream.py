@@ -15,10 +15,9 @@ import dnaio
 import numpy as np
 import pysam
 import pytest
-from conftest import batch_of, decode, random_genome, repetitive_genome, sample_reads
+from helpers import MODEL, batch_of, decode, random_genome, repetitive_genome, sample_reads, simulate_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_pairs import MODEL, simulate_pairs
 
 import seedmap.pipeline.stages
 from seedmap.engines.neighborhood import NeighborhoodEngine

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import decode, random_genome, repetitive_genome, sample_reads
+from helpers import decode, random_genome, repetitive_genome, sample_reads
 
 from seedmap.engines.factory import neighborhood_engine as make_engine
 from seedmap.index import neighborhood

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import COMP, decode, mutate, random_genome
 from distributed import Client, LocalCluster, WorkerPlugin  # the test extra installs dask[distributed]
+from helpers import COMP, decode, mutate, random_genome
 
 from seedmap.cli import main
 from seedmap.index.kinds import build_index

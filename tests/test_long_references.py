@@ -15,8 +15,7 @@ import struct
 import numpy as np
 import pysam
 import pytest
-from conftest import COMP, batch_of, random_genome
-from test_cli_errors import fasta, fastq, maps, random_dna, sam_records, seedmap
+from helpers import COMP, batch_of, fasta, fastq, maps, random_dna, random_genome, sam_records, seedmap
 
 from seedmap.engines.factory import neighborhood_engine
 from seedmap.engines.kmer import KmerEngine

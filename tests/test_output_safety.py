@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_cli_errors import error_lines, fasta, fastq, random_dna, seedmap
+from helpers import error_lines, fasta, fastq, random_dna, seedmap
 
 SEED = 4242
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import decode, mutate, random_genome
+from helpers import decode, mutate, random_genome
 
 
 def seedmap(cwd: Path, *args: str) -> subprocess.CompletedProcess:

@@ -10,7 +10,7 @@ from pathlib import Path
 import dnaio
 import numpy as np
 import pytest
-from conftest import ragged_fasta
+from helpers import ragged_fasta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

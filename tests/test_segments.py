@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import (
+from helpers import (
     assert_oracle,
     batch_of,
     decode,

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from test_cli_errors import random_dna
+from helpers import random_dna
 
 KERNELS = """
 import numpy as np

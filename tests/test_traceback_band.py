@@ -9,10 +9,10 @@ global distance is the location's.
 from __future__ import annotations
 
 import numpy as np
+from helpers import mutate_acgt, window
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import _last_row
-from test_bitvector_verify import mutate, window
 
 from seedmap.verify.align import align_one
 
@@ -35,7 +35,7 @@ def traceback(q: np.ndarray, t: np.ndarray, band: int, dist: int) -> tuple:
 def test_band_of_the_distance_gives_the_wider_bands_alignment(seed, m, edits, repetitive, n_rate, wider):
     rng = np.random.default_rng(seed)
     t = window(rng, m, repetitive, n_rate)[:m]
-    q = np.minimum(mutate(rng, t.copy(), edits), 3)
+    q = np.minimum(mutate_acgt(rng, t.copy(), edits), 3)
     q[rng.random(q.size) < n_rate] = 4
     d = int(_last_row(q, t, free_start=False)[-1])
     if d >= q.size or abs(q.size - t.size) > d:
