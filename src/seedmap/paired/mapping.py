@@ -11,11 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from seedmap.backends.cpu import aligner_of
+from seedmap.flags import FLAG_PROPER
 from seedmap.io.reads import ReadBatch
 from seedmap.mapq import EDIT_RATIO, UNSEEN_WEIGHT
 from seedmap.paired.insert_size import InsertModel, estimate
 from seedmap.paired.pairing import ORIENTATIONS, choose_pairs
-from seedmap.paired.records import FLAG_PROPER, make_pair_records
+from seedmap.paired.records import make_pair_records
 from seedmap.paired.rescue import rescue
 from seedmap.pipeline.options import MapOptions, PairOptions, errors_per_read
 from seedmap.pipeline.stages import BatchStats, SamFormatter, StageClock, locate
