@@ -21,7 +21,7 @@ from seedmap.engines.factory import neighborhood_engine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter.kmer_seeds import _range
-from seedmap.filter.neighborhood_bs import _emit
+from seedmap.filter.windows import emit_windows
 from seedmap.index import kmer, neighborhood
 from seedmap.io.bam_encode import bam_header
 from seedmap.io.reference import Reference
@@ -42,7 +42,7 @@ def test_emit_windows_of_positions_past_2_31():
     n = pos.size
     ws, we, wd = (np.zeros(n, dtype=np.int64) for _ in range(3))
     m, e, o = 100, 4, 7
-    assert _emit(o, 0, n, m, e, pos, starts, 0, ws, we, wd) == n
+    assert emit_windows(o, 0, n, m, e, pos, starts, 0, ws, we, wd) == n
     p = pos.astype(np.int64)
     s = np.searchsorted(starts, p, side="right") - 1
     assert list(wd) == list(p - o)

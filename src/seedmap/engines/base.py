@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.filter import plan
-from seedmap.filter.neighborhood_bs import merge_windows
+from seedmap.filter.windows import merge_windows
 
 # Raw candidates materialised at once (24 bytes each); more are processed in query chunks.
 CANDIDATE_BUDGET = 8_000_000

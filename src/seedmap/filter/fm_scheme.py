@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.filter.fm_search import bwt_symbol, extend, locate, lower_bounds, occ
-from seedmap.filter.neighborhood_bs import _sort_windows
+from seedmap.filter.windows import sort_windows as _sort_windows
 
 ROW = 4  # an accepted string: piece start in the read, depth (its bases left of the piece), forward lo, hi
 BIG = 1 << 40

@@ -1,5 +1,5 @@
 """MAROSE seed + filter on the GPU: the twin of filter/neighborhood_passes.py (count_candidates,
-fill_windows) and neighborhood_bs.py (merge_windows) with the same result: per query, the merged
+fill_windows) and windows.py (merge_windows) with the same result: per query, the merged
 verification windows (start, end, min diag, max diag), ordered by query then start.
 
 One thread per (query, window): the window's seed block is looked up in the SeedBlocks resident on the
@@ -293,7 +293,7 @@ def sort_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d
 @cuda.jit(cache=True)
 def merge_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray, out_off: np.ndarray,
                  rows: np.ndarray, write: bool) -> None:
-    """Union of overlapping windows per query (sorted by start), as neighborhood_bs._merge_one: counts
+    """Union of overlapping windows per query (sorted by start), as windows.merge_one: counts
     into out_off[q + 1] (write=False), or rows (start, end, min diag, max diag) from out_off[q]."""
     q = cuda.grid(1)
     if q >= seg_off.size - 1:
