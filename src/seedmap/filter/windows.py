@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from seedmap.io.reference import sequence_of
+
 
 @njit(cache=True, nogil=True)
 def sort_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
@@ -39,7 +41,7 @@ def emit_windows(o: int, lo: int, hi: int, m: int, e: int, pos: np.ndarray, ref_
     clipped to the hit's sequence, diag = p - o; returns the next free slot."""
     for k in range(lo, hi):
         p = np.int64(pos[k])
-        s = np.searchsorted(ref_starts, p, side="right") - 1
+        s = sequence_of(ref_starts, p)
         diag = p - o
         win_start[w] = max(diag - e, ref_starts[s])
         win_end[w] = min(diag + m + e, ref_starts[s + 1])
