@@ -117,6 +117,7 @@ def large_engine(kind: str, ref: Reference, small: Reference, region: np.ndarray
     return neighborhood_engine(ix, ref.starts, EngineOptions())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["neighborhood", "kmer"])
 def test_map_past_2_31_and_2_32(large, kind: str):
     ref, small, region, reads, at = large

@@ -9,6 +9,7 @@ global distance is the location's.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from helpers import mutate_acgt, window
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +30,7 @@ def traceback(q: np.ndarray, t: np.ndarray, band: int, dist: int) -> tuple:
     return d, ops[:runs].tolist(), lens[:runs].tolist(), bytes(md[:md_len])
 
 
+@pytest.mark.slow
 @given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([5, 20, 64, 100, 150]), edits=st.integers(0, 8),
        repetitive=st.booleans(), n_rate=st.sampled_from([0.0, 0.0, 0.03]), wider=st.integers(1, 6))
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
