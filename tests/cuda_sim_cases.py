@@ -21,10 +21,20 @@ from numba.core.typing.typeof import Purpose
 if not os.environ.get("NUMBA_ENABLE_CUDASIM"):
     pytest.skip("run through tests/test_cuda_backend.py (needs NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
 
-from conftest import batch_of, genome_with_n, random_genome, repetitive_genome, sample_reads  # noqa: E402
-from test_bitvector_verify import expected as oracle_locations  # noqa: E402
-from test_bitvector_verify import mutate, read_from, window  # noqa: E402
-from test_bulk_verify import expected, make_case, run  # noqa: E402
+from helpers import (  # noqa: E402
+    batch_of,
+    bulk_case,
+    bulk_expected,
+    bulk_run,
+    genome_with_n,
+    mutate_acgt,
+    random_genome,
+    read_from,
+    repetitive_genome,
+    sample_reads,
+    window,
+)
+from helpers import window_locations as oracle_locations  # noqa: E402
 
 from seedmap.backends.cuda import (  # noqa: E402
     align_kernels,
@@ -48,7 +58,7 @@ from seedmap.pipeline import EngineOptions, errors_per_read  # noqa: E402
 from seedmap.verify import windows as cpu  # noqa: E402
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)  # uint64 wrap-around in the simulated kernels
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.cudasim]
 
 # ------------------------------------------------------------------------- launch signatures, as declared
 
@@ -109,9 +119,9 @@ def gpu_distances(case: dict, method: str) -> np.ndarray:
 @pytest.mark.parametrize("seed", [0])
 def test_bitvector_matches_cpu_and_oracle(seed):
     """Lengths across word boundaries (1..300: > 256 goes to the CPU twin), e up to 15, clipped windows."""
-    case = make_case(np.random.default_rng(seed), nreads=40, ncand=5)
-    want = run(case)
-    assert np.array_equal(want, expected(case))
+    case = bulk_case(np.random.default_rng(seed), nreads=40, ncand=5)
+    want = bulk_run(case)
+    assert np.array_equal(want, bulk_expected(case))
     got = gpu_distances(case, BITVECTOR)
     assert got.dtype == np.int32
     assert np.array_equal(got, want)
@@ -138,8 +148,8 @@ def test_n_never_matches(method):
     case = dict(genome=genome, ref=ref, reads=reads, qcodes=np.concatenate(reads), qoff=qoff,
                 qerr=np.full(len(reads) // 2 + 1, 3, dtype=np.int64), cand_q=cand_q, cand_diag=cand_diag,
                 s0=np.zeros(cand_q.size, dtype=np.int64), s1=np.full(cand_q.size, genome.size, dtype=np.int64))
-    want = run(case)
-    assert np.array_equal(want, expected(case))
+    want = bulk_run(case)
+    assert np.array_equal(want, bulk_expected(case))
     assert np.array_equal(gpu_distances(case, method), want)
     assert np.any(want > 0) and np.any(want <= 3)
 
@@ -147,9 +157,9 @@ def test_n_never_matches(method):
 def test_banded_matches_cpu():
     """Nouri's banded kernel on short reads (its band fits 32 lanes up to e = 7; wider ones and m <= e go
     to the bit-vector kernel)."""
-    case = make_case(np.random.default_rng(7), nreads=8, lengths=[3, 18, 24, 9, 21, 2, 16, 12], emax=4, ncand=3,
+    case = bulk_case(np.random.default_rng(7), nreads=8, lengths=[3, 18, 24, 9, 21, 2, 16, 12], emax=4, ncand=3,
                      glens=[400, 120, 60])
-    want = run(case)
+    want = bulk_run(case)
     got = gpu_distances(case, BANDED)
     assert np.array_equal(got, want)
     e_of = case["qerr"][case["cand_q"] >> 1]
@@ -157,7 +167,7 @@ def test_banded_matches_cpu():
 
 
 def test_reads_resident_between_calls():
-    case = make_case(np.random.default_rng(3), nreads=6, lengths=[40, 70], emax=5, ncand=2)
+    case = bulk_case(np.random.default_rng(3), nreads=6, lengths=[40, 70], emax=5, ncand=2)
     v = DeviceVerifier(case["ref"].packed, case["ref"].nmask)
     args = (case["qcodes"], case["qoff"], case["qerr"])
     half = case["cand_q"].size // 2
@@ -165,7 +175,7 @@ def test_reads_resident_between_calls():
     sent = v._reads_dev
     b = v(*args, case["cand_q"][half:], case["cand_diag"][half:], case["s0"][half:], case["s1"][half:])
     assert v._reads_dev is sent  # the second call sent only its candidates
-    assert np.array_equal(np.concatenate([a, b]), run(case))
+    assert np.array_equal(np.concatenate([a, b]), bulk_run(case))
 
 
 # ------------------------------------------------------------------------------- locations in windows
@@ -237,11 +247,11 @@ def test_window_locations_overflow_and_long_reads(small_blocks):
     for all); reads longer than 256 bp go to the CPU kernel, and the two parts merge in query order."""
     rng = np.random.default_rng(5)
     unit = rng.integers(0, 4, 15).astype(np.uint8)
-    tandem = mutate(rng, np.tile(unit, 40), 4)
+    tandem = mutate_acgt(rng, np.tile(unit, 40), 4)
     plain = rng.integers(0, 4, 900).astype(np.uint8)
     ref = Reference.from_codes(["t", "p"], [tandem, plain])
-    reads = [tandem[100:130].copy(), mutate(rng, plain[100:400].copy(), 3), tandem[200:245].copy(),
-             mutate(rng, plain[500:800].copy(), 2)]
+    reads = [tandem[100:130].copy(), mutate_acgt(rng, plain[100:400].copy(), 3), tandem[200:245].copy(),
+             mutate_acgt(rng, plain[500:800].copy(), 2)]
     qs = [x for q in reads for x in (q, q[::-1].copy())]
     qoff = np.zeros(len(qs) + 1, dtype=np.int64)
     np.cumsum([q.size for q in qs], out=qoff[1:])

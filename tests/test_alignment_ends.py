@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from conftest import COMP, batch_of, decode, mutate, random_genome, repetitive_genome
+import pytest
+from helpers import COMP, batch_of, decode, mutate, random_genome, reference_from_alignment, repetitive_genome
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import GAP, aligned_interval, fewest_gaps
-from test_sam import reference_from_alignment
 
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.index import neighborhood
@@ -35,6 +35,7 @@ def other(base: int) -> int:
     return (base + 1) % 4
 
 
+@pytest.mark.slow
 def test_a_first_base_substitution_is_not_an_insertion(rng):
     """The read is ref[p:p + 100] with its first and 60th bases substituted: the latest optimal start is
     p + 1 (read base 0 inserted), but `100M` at p costs the same 2 edits."""

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pysam
 import pytest
-from test_cli_errors import error_lines, fails_cleanly, fasta, fastq, random_dna, seedmap, truncated_gzip
+from helpers import error_lines, fails_cleanly, fasta, fastq, random_dna, seedmap, truncated_gzip
 
 from seedmap.errors import SeedmapError
 from seedmap.io.output import open_sink
@@ -154,6 +154,7 @@ def test_R_is_rg(work: Path):
     assert sam_parts(work / "short.sam")[1] == sam_parts(work / "long.sam")[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reference", ["ref.fa", "ref.fa.gz"])
 def test_cram_equals_sam(work: Path, reference: str):
     """-o x.cram writes CRAM, encoded against the reference (a gzip one through an indexed copy): samtools

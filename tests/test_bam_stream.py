@@ -15,10 +15,9 @@ import dnaio
 import numpy as np
 import pysam
 import pytest
-from conftest import batch_of, decode, random_genome, repetitive_genome, sample_reads
+from helpers import MODEL, batch_of, decode, random_genome, repetitive_genome, sample_reads, simulate_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_pairs import MODEL, simulate_pairs
 
 import seedmap.pipeline.stages
 from seedmap.engines.neighborhood import NeighborhoodEngine
@@ -139,6 +138,7 @@ def test_single_end_equals_samtools(monkeypatch, tmp_path, quals, rg, secondary_
     assert all((r[9] == r[10] == "*") != secondary_seq for f, r in zip(flags, records, strict=True) if f & 256)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rg", [False, True])
 def test_pairs_equal_samtools(monkeypatch, tmp_path, rg):
     ref, args = pair_args(monkeypatch, np.random.default_rng(5))

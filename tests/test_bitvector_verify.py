@@ -10,58 +10,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import mutate_acgt, read_from, window, window_locations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import _last_row, group, hits_one
+from oracle import _last_row
 
 from seedmap.verify.bitvector import build_masks, locations, start_of
 
 BLOCK_EDGES = [1, 2, 31, 63, 64, 65, 100, 127, 128, 129, 200]
 
 
-def expected(q: np.ndarray, t: np.ndarray, e: int) -> list[tuple[int, int, int]]:
-    return group(hits_one(q, t, e), q.size)
-
 
 def found(q: np.ndarray, t: np.ndarray, e: int) -> list[tuple[int, int, int]]:
     s, en, d = locations(q, t, e)
     return [(int(a), int(b), int(c)) for a, b, c in zip(s, en, d, strict=True)]
 
-
-def mutate(rng: np.random.Generator, seq: np.ndarray, edits: int) -> np.ndarray:
-    out = list(seq)
-    for _ in range(edits):
-        i = int(rng.integers(len(out) + 1))
-        kind = rng.integers(3)
-        if kind == 0 and i < len(out):
-            out[i] = (out[i] + 1 + rng.integers(3)) % 4
-        elif kind == 1:
-            out.insert(i, int(rng.integers(4)))
-        elif len(out) > 1:
-            del out[min(i, len(out) - 1)]
-    return np.array(out, dtype=np.uint8)
-
-
-def window(rng: np.random.Generator, m: int, repetitive: bool, n_rate: float) -> np.ndarray:
-    if repetitive:
-        unit = rng.integers(0, 4, int(rng.integers(1, 12)), dtype=np.uint8)
-        t = np.tile(unit, (3 * m) // unit.size + 2)[: 2 * m + int(rng.integers(0, 40))]
-        t = mutate(rng, t, int(rng.integers(0, 6)))
-    else:
-        t = rng.integers(0, 4, 2 * m + int(rng.integers(0, 40)), dtype=np.uint8)
-    t[rng.random(t.size) < n_rate] = 4
-    return t
-
-
-def read_from(rng: np.random.Generator, t: np.ndarray, m: int, e: int, n_rate: float) -> np.ndarray:
-    """A read of about m bases copied from t with up to e + 1 edits (so some windows miss), or random."""
-    if rng.random() < 0.15:
-        q = rng.integers(0, 4, m, dtype=np.uint8)
-    else:
-        s = int(rng.integers(0, max(1, t.size - m)))
-        q = mutate(rng, np.minimum(t[s:s + m], 3), int(rng.integers(0, e + 2)))
-    q[rng.random(q.size) < n_rate] = 4
-    return q
 
 
 @given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from(BLOCK_EDGES), e=st.integers(0, 6),
@@ -73,7 +36,7 @@ def test_locations_equal_the_oracle(seed, m, e, repetitive, n_rate):
     q = read_from(rng, t, m, e, n_rate)
     if q.size <= e:
         return
-    assert found(q, t, e) == expected(q, t, e)
+    assert found(q, t, e) == window_locations(q, t, e)
 
 
 @given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from(BLOCK_EDGES), e=st.integers(0, 6),
@@ -89,7 +52,7 @@ def test_candidate_sized_windows_equal_the_oracle(seed, m, e, repetitive, n_rate
     q = read_from(rng, t, m, e, n_rate)
     if q.size <= e:
         return
-    assert found(q, t, e) == expected(q, t, e)
+    assert found(q, t, e) == window_locations(q, t, e)
 
 
 @pytest.mark.parametrize("m", [40, 100, 150])
@@ -97,11 +60,11 @@ def test_tandem_repeat_gives_several_locations(rng, m):
     """A homopolymer-rich tandem repeat: the read fits at several shifts, so a window holds several runs
     of hit ends, some with tied best ends. The check on the oracle's answer keeps the case a hard one."""
     unit = np.array([0, 0, 0, 1, 2, 0, 0, 3], dtype=np.uint8)
-    t = mutate(rng, np.tile(unit, 60), 3)
-    q = mutate(rng, t[30:30 + m].copy(), 2)
+    t = mutate_acgt(rng, np.tile(unit, 60), 3)
+    q = mutate_acgt(rng, t[30:30 + m].copy(), 2)
     counts = []
     for e in range(1, 9):
-        want = expected(q, t, e)
+        want = window_locations(q, t, e)
         assert found(q, t, e) == want
         counts.append(len(want))
     assert max(counts) >= 10
@@ -114,11 +77,11 @@ def test_n_never_matches():
     tn = t.copy()
     tn[35] = 4
     assert found(q, tn, 0) == []
-    assert found(q, tn, 1) == expected(q, tn, 1) != []
+    assert found(q, tn, 1) == window_locations(q, tn, 1) != []
     qn = q.copy()
     qn[5] = 4
     assert found(qn, t, 0) == []
-    assert found(qn, t, 1) == expected(qn, t, 1) != []
+    assert found(qn, t, 1) == window_locations(qn, t, 1) != []
 
 
 @given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from(BLOCK_EDGES), d=st.integers(1, 40),

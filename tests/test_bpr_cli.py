@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import decode, random_genome, repetitive_genome, sample_reads
+from helpers import decode, random_genome, repetitive_genome, sample_reads
 
 from seedmap.engines.factory import neighborhood_engine as make_engine
 from seedmap.index import neighborhood
@@ -41,6 +41,7 @@ def work(tmp_path_factory) -> Path:
     return d
 
 
+@pytest.mark.slow
 def test_bpr_and_spaced_seeds_give_the_same_sam_as_bs(work):
     assert seedmap(work, "index", "ref.fa").returncode == 0
     assert seedmap(work, "index", "ref.fa", "--seed-shape", "####-####", "-l", "12", "-o", "spaced.smi"

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_genome, repetitive_genome, sample_reads, seedmap_locations
+from helpers import check_against_oracle, random_genome, repetitive_genome, sample_reads, seedmap_locations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import oracle_locations
-from test_oracle_equivalence import check
 
 from seedmap.io.reference import Reference
 
@@ -18,7 +17,7 @@ def test_random_genome(rng, e, fe):
     seqs = [random_genome(rng, 3000), random_genome(rng, 1200)]
     ref = Reference.from_codes(["a", "b"], seqs)
     reads = sample_reads(rng, seqs, 30, (60, 101), e + 1)
-    assert check(ref, reads, e, filter="bpr", fe=fe) > 15
+    assert check_against_oracle(ref, reads, e, filter="bpr", fe=fe) > 15
 
 
 @pytest.mark.parametrize("e,fe", [(1, 0), (2, 1), (3, 2), (5, 2)])
@@ -26,7 +25,7 @@ def test_repetitive_genome(rng, e, fe):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 30, (30, 101), e + 1)
-    assert check(ref, reads, e, filter="bpr", fe=fe, u=6, l=8) > 30
+    assert check_against_oracle(ref, reads, e, filter="bpr", fe=fe, u=6, l=8) > 30
 
 
 def _indel_reads(rng: np.random.Generator, g: np.ndarray, n: int, m: int, e: int) -> list[np.ndarray]:
@@ -51,7 +50,7 @@ def test_indels_inside_windows(rng, fe):
     g = random_genome(rng, 3000)
     ref = Reference.from_codes(["a"], [g])
     reads = _indel_reads(rng, g, 30, 80, 4)
-    assert check(ref, reads, 4, filter="bpr", fe=fe, u=8, l=12) >= 30
+    assert check_against_oracle(ref, reads, 4, filter="bpr", fe=fe, u=8, l=12) >= 30
 
 
 def test_too_few_windows_misses_hits(rng):
@@ -93,7 +92,7 @@ def test_spaced_seeds(rng, shape, filt, fe):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 30, (25, 101), 4)
-    assert check(ref, reads, 3, shape=shape, l=8, filter=filt, fe=fe) > 30
+    assert check_against_oracle(ref, reads, 3, shape=shape, l=8, filter=filt, fe=fe) > 30
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -106,4 +105,4 @@ def test_property_random_and_periodic(seed, e, fe, m, period):
         g[100:300] = np.resize(random_genome(rng, period), 200)
     ref = Reference.from_codes(["g"], [g])
     reads = sample_reads(rng, [g], 3, (m, m + 1), e + 1)
-    check(ref, reads, e, u=4, l=6, filter="bpr", fe=fe)
+    check_against_oracle(ref, reads, e, u=4, l=6, filter="bpr", fe=fe)

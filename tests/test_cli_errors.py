@@ -15,14 +15,26 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ragged_fasta
+from helpers import (
+    GARBAGE_BINARY,
+    error_lines,
+    fails_cleanly,
+    fasta,
+    fastq,
+    maps,
+    ragged_fasta,
+    random_dna,
+    sam_lines,
+    sam_records,
+    seedmap,
+    truncated_gzip,
+)
 
 GENOME_LENGTH = 5000
 READ_LENGTH = 80
@@ -33,60 +45,10 @@ SEED = 20240611
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def random_dna(rng: np.random.Generator, n: int) -> str:
-    return "".join(np.array(list("ACGT"))[rng.integers(0, 4, n)])
-
-
-def fasta(records: dict[str, str], width: int = 60) -> str:
-    return "".join(f">{name}\n" + "".join(seq[i:i + width] + "\n" for i in range(0, len(seq), width))
-                   for name, seq in records.items())
-
-
-def fastq(reads: dict[str, str]) -> str:
-    return "".join(f"@{name}\n{seq}\n+\n{'I' * len(seq)}\n" for name, seq in reads.items())
-
-
-def seedmap(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "SEEDMAP_DEBUG"}
-    return subprocess.run([sys.executable, "-m", "seedmap", *args], cwd=cwd, env=env, capture_output=True,
-                          encoding="utf-8", errors="replace", timeout=300)
-
-
-def error_lines(stderr: str) -> list[str]:
-    """stderr without the '[seedmap] ...' log lines (progress and warnings)."""
-    return [line for line in stderr.splitlines() if not line.startswith("[seedmap] ")]
-
-
-def fails_cleanly(cwd: Path, *args: str) -> str:
-    """Run a command that must fail with one `seedmap: error:` line and leave the directory as it was."""
-    before = sorted(os.listdir(cwd))
-    proc = seedmap(cwd, *args)
-    assert proc.returncode != 0, proc.stderr
-    assert "Traceback" not in proc.stderr, proc.stderr
-    lines = error_lines(proc.stderr)
-    assert len(lines) == 1 and lines[0].startswith("seedmap: error: "), proc.stderr
-    assert proc.stdout == ""
-    assert sorted(os.listdir(cwd)) == before, "files left behind"
-    return lines[0]
-
 
 def map_fails(cwd: Path, reference: str = "ref.fa", reads: str = "reads.fq", *options: str) -> str:
     return fails_cleanly(cwd, "map", reference, reads, "-o", "out.sam", *options)
 
-
-def maps(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    proc = seedmap(cwd, "map", *args)
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
-    return proc
-
-
-def sam_lines(text: str, keep_pg: bool = True) -> list[str]:
-    return [line for line in text.splitlines() if keep_pg or not line.startswith("@PG")]
-
-
-def sam_records(text: str) -> list[list[str]]:
-    return [line.split("\t") for line in text.splitlines() if not line.startswith("@")]
 
 
 # ---------------------------------------------------------------------------------------------- fixtures
@@ -116,13 +78,8 @@ def work(data: Path, tmp_path: Path) -> Path:
     return tmp_path
 
 
-def truncated_gzip(path: Path) -> bytes:
-    packed = gzip.compress(path.read_bytes())
-    return packed[:int(len(packed) * 0.7)]
-
 
 GARBAGE_TEXT = b"hello world\nthis is neither FASTA nor FASTQ\n"
-GARBAGE_BINARY = np.random.default_rng(7).integers(0, 256, 3000, dtype=np.uint8).tobytes()
 
 Maker = Callable[[Path], object]  # creates the bad input at the given path
 

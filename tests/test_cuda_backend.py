@@ -20,6 +20,8 @@ from seedmap.pipeline import EngineOptions
 HERE = Path(__file__).parent
 
 
+@pytest.mark.cudasim
+@pytest.mark.slow
 def test_kernels_under_cuda_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent / "src"), str(HERE), env.get("PYTHONPATH", "")])

@@ -20,6 +20,7 @@ HERE = Path(__file__).parent
 ARCHITECTURES = ("8.0", "9.0")
 
 
+@pytest.mark.slow
 def test_kernels_compile_for_real_gpus():
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent / "src"), env.get("PYTHONPATH", "")])

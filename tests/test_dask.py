@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import COMP, decode, mutate, random_genome
 from distributed import Client, LocalCluster, WorkerPlugin  # the test extra installs dask[distributed]
+from helpers import COMP, decode, mutate, random_genome
 
 from seedmap.cli import main
 from seedmap.kinds import build_index
@@ -23,6 +23,7 @@ from seedmap.pipeline import EngineOptions, RunOptions, dask_run
 from seedmap.pipeline.run import run_map
 
 HERE = Path(__file__).resolve().parent
+pytestmark = pytest.mark.slow  # every test starts a dask LocalCluster or a run on one
 
 
 def fastq(records: list[tuple[str, np.ndarray]]) -> str:
@@ -207,6 +208,7 @@ def test_cli_local_cluster(data, tmp_path):
     assert body[0] == body[1] and body[0].count("\n") >= 1200
 
 
+@pytest.mark.cudasim
 def test_cli_gpu_workers_under_cuda_simulator(data, tmp_path):
     """--device passes through to the workers: the simulated GPU's output is the CPU's."""
     (tmp_path / "few.fq").write_text("".join((data / "reads.fq").read_text().splitlines(keepends=True)[:4 * 60]))

@@ -6,14 +6,12 @@ import gzip
 from pathlib import Path
 
 import pytest
-from conftest import decode
+from helpers import EXAMPLES, decode, map_example
 
 from seedmap.io.reference import read_fasta
 from seedmap.kinds import build_index
-from seedmap.pipeline import EngineOptions, MapOptions, RunOptions
+from seedmap.pipeline import RunOptions
 from seedmap.pipeline.run import run_map
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 @pytest.fixture(scope="module")
@@ -25,22 +23,15 @@ def indexed_example(tmp_path_factory) -> Path:
     return ref
 
 
-def _map(ref: Path, out: Path, threads: int, batch: int, errors: float = 0.05, kind: str = "neighborhood",
-         **engine_options) -> list[str]:
-    run_map(RunOptions(reference=str(ref), reads=str(EXAMPLES / "reads.fq.gz"), output=str(out), threads=threads,
-                       batch_size=batch, command_line="seedmap test", map=MapOptions(errors=errors),
-                       engine=EngineOptions(kind=kind, **engine_options)))
-    return out.read_text().splitlines()
-
 
 def test_same_output_for_threads_and_batches(indexed_example, tmp_path):
     """Worker threads map batches side by side: the output is the same for 1, 2, 3 threads and any batch."""
-    a = _map(indexed_example, tmp_path / "a.sam", threads=1, batch=20_000)  # the default batch size
-    b = _map(indexed_example, tmp_path / "b.sam", threads=2, batch=777)
-    c = _map(indexed_example, tmp_path / "c.sam", threads=3, batch=1)
-    g = _map(indexed_example, tmp_path / "g.sam", threads=3, batch=20_000)
-    d = _map(indexed_example, tmp_path / "d.sam", threads=2, batch=5000, kind="kmer")
-    f = _map(indexed_example, tmp_path / "f.sam", threads=1, batch=300, kind="kmer", adjacency=2)
+    a = map_example(indexed_example, tmp_path / "a.sam", threads=1, batch=20_000)  # the default batch size
+    b = map_example(indexed_example, tmp_path / "b.sam", threads=2, batch=777)
+    c = map_example(indexed_example, tmp_path / "c.sam", threads=3, batch=1)
+    g = map_example(indexed_example, tmp_path / "g.sam", threads=3, batch=20_000)
+    d = map_example(indexed_example, tmp_path / "d.sam", threads=2, batch=5000, kind="kmer")
+    f = map_example(indexed_example, tmp_path / "f.sam", threads=1, batch=300, kind="kmer", adjacency=2)
     assert a == b == c == g == d == f
     records = [line for line in a if not line.startswith("@")]
     assert len({r.split("\t")[0] for r in records}) == 5000  # every read written, in input order
@@ -71,7 +62,7 @@ def test_example_reads_found_at_their_origin(indexed_example, tmp_path):
     bounds = zip(ref.names, ref.starts[:-1], ref.starts[1:], strict=True)
     seqs = {name: decode(codes[a:b]) for name, a, b in bounds}
     origin = _origins()
-    lines = _map(indexed_example, tmp_path / "e6.sam", threads=2, batch=100_000, errors=6)
+    lines = map_example(indexed_example, tmp_path / "e6.sam", threads=2, batch=100_000, errors=6)
     found = dict.fromkeys(origin, False)
     for line in lines:
         f = line.split("\t")
@@ -100,6 +91,6 @@ def test_same_bam_for_threads_and_batches(indexed_example, tmp_path):
             batch_size=b, command_line="seedmap test"))
     data = [p.read_bytes() for p in bams]
     assert data[0] == data[1] == data[2]
-    sam = _map(indexed_example, tmp_path / "a.sam", threads=2, batch=20_000)
+    sam = map_example(indexed_example, tmp_path / "a.sam", threads=2, batch=20_000)
     with pysam.AlignmentFile(str(bams[0]), "rb") as fh:
         assert [r.to_string() for r in fh] == [line for line in sam if not line.startswith("@")]

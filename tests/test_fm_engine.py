@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import (
+from helpers import (
     assert_oracle,
     engine_locations,
     genome_with_n,
@@ -180,7 +180,7 @@ def test_property(seed, e, m, r, small):
 
 def test_stored_index_maps_like_neighborhood_for_threads_and_batches(tmp_path):
     """Index on disk (memory-mapped), several thread counts and batch sizes: the neighborhood's SAM."""
-    from test_determinism import EXAMPLES, _map
+    from helpers import EXAMPLES, map_example
 
     from seedmap.kinds import build_index
 
@@ -188,9 +188,9 @@ def test_stored_index_maps_like_neighborhood_for_threads_and_batches(tmp_path):
     ref.write_bytes((EXAMPLES / "ref.fa.gz").read_bytes())
     build_index(str(ref), None, "neighborhood", {"u": 10, "l": 16})
     build_index(str(ref), None, "fm", {"r": 8})
-    a = _map(ref, tmp_path / "a.sam", threads=1, batch=100_000)
-    b = _map(ref, tmp_path / "b.sam", threads=2, batch=777, kind="fm")
-    c = _map(ref, tmp_path / "c.sam", threads=1, batch=5000, kind="fm")
+    a = map_example(ref, tmp_path / "a.sam", threads=1, batch=100_000)
+    b = map_example(ref, tmp_path / "b.sam", threads=2, batch=777, kind="fm")
+    c = map_example(ref, tmp_path / "c.sam", threads=1, batch=5000, kind="fm")
     assert a == b == c and len(a) > 5000
 
 

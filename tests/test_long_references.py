@@ -15,14 +15,13 @@ import struct
 import numpy as np
 import pysam
 import pytest
-from conftest import COMP, batch_of, random_genome
-from test_cli_errors import fasta, fastq, maps, random_dna, sam_records, seedmap
+from helpers import COMP, batch_of, fasta, fastq, maps, random_dna, random_genome, sam_records, seedmap
 
 from seedmap.engines.factory import neighborhood_engine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter.kmer_seeds import _range
-from seedmap.filter.neighborhood_bs import _emit
+from seedmap.filter.windows import emit_windows
 from seedmap.index import kmer, neighborhood
 from seedmap.io.bam_encode import bam_header
 from seedmap.io.reference import Reference
@@ -43,7 +42,7 @@ def test_emit_windows_of_positions_past_2_31():
     n = pos.size
     ws, we, wd = (np.zeros(n, dtype=np.int64) for _ in range(3))
     m, e, o = 100, 4, 7
-    assert _emit(o, 0, n, m, e, pos, starts, 0, ws, we, wd) == n
+    assert emit_windows(o, 0, n, m, e, pos, starts, 0, ws, we, wd) == n
     p = pos.astype(np.int64)
     s = np.searchsorted(starts, p, side="right") - 1
     assert list(wd) == list(p - o)
@@ -118,6 +117,7 @@ def large_engine(kind: str, ref: Reference, small: Reference, region: np.ndarray
     return neighborhood_engine(ix, ref.starts, EngineOptions())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["neighborhood", "kmer"])
 def test_map_past_2_31_and_2_32(large, kind: str):
     ref, small, region, reads, at = large

@@ -51,7 +51,7 @@ def test_a_read_inside_a_short_tandem_repeat_is_not_unique():
     """A read from inside a tandem array is one location (one run of hit ends spans the array), yet every
     copy is as good: MAPQ 0, as bwa gives it (it was 60: 52 of 55 confident misplacements of 40,000
     example reads). A read with a unique flank, or from unique sequence, keeps its MAPQ."""
-    from conftest import batch_of, random_genome
+    from helpers import batch_of, random_genome
 
     from seedmap.engines.neighborhood import NeighborhoodEngine
     from seedmap.index import neighborhood

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import (
-    assert_oracle,
+from helpers import (
     batch_of,
+    check_against_oracle,
     make_engine,
     random_genome,
     repetitive_genome,
@@ -21,16 +21,12 @@ from seedmap.io.reference import Reference
 from seedmap.pipeline import errors_per_read
 
 
-def check(ref: Reference, reads: list[np.ndarray], errors: float, **kw) -> int:
-    return assert_oracle(seedmap_locations(ref, reads, errors, **kw), ref, reads, errors)
-
-
 @pytest.mark.parametrize("e", [0, 1, 3, 5])
 def test_random_genome(rng, e):
     seqs = [random_genome(rng, 3000), random_genome(rng, 1200)]
     ref = Reference.from_codes(["a", "b"], seqs)
     reads = sample_reads(rng, seqs, 40, (60, 101), e + 1)
-    assert check(ref, reads, e) > 20
+    assert check_against_oracle(ref, reads, e) > 20
 
 
 @pytest.mark.parametrize("e", [1, 2, 4])
@@ -38,7 +34,7 @@ def test_repetitive_genome(rng, e):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 40, (30, 90), e + 1)
-    assert check(ref, reads, e) > 40  # repeats give many locations per read
+    assert check_against_oracle(ref, reads, e) > 40  # repeats give many locations per read
 
 
 @pytest.mark.parametrize("filter_name", ["bs", "ph", "bpr"])
@@ -49,7 +45,7 @@ def test_repetitive_reads_verified_in_bulk(rng, filter_name, bulk_min, e):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 40, (30, 90), e + 1)
-    assert check(ref, reads, e, filter=filter_name, bulk_min=bulk_min) > 40
+    assert check_against_oracle(ref, reads, e, filter=filter_name, bulk_min=bulk_min) > 40
 
 
 def test_bulk_verification_drops_windows(rng):
@@ -69,7 +65,7 @@ def test_rate_errors_and_long_reads(rng):
     seqs = [random_genome(rng, 2500)]
     ref = Reference.from_codes(["a"], seqs)
     reads = sample_reads(rng, seqs, 12, (150, 320), 12)
-    check(ref, reads, 0.05)
+    check_against_oracle(ref, reads, 0.05)
 
 
 @pytest.mark.parametrize("u,l", [(4, 4), (3, 0), (6, 16), (12, 2)])
@@ -78,7 +74,7 @@ def test_index_shapes_short_windows(rng, u, l):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 25, (16, 70), 4)
-    check(ref, reads, 3, u=u, l=l)
+    check_against_oracle(ref, reads, 3, u=u, l=l)
 
 
 @pytest.mark.parametrize("fe", [1, 2])
@@ -86,7 +82,7 @@ def test_degenerated_patterns_keep_hit_set(rng, fe):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 25, (40, 80), 3)
-    check(ref, reads, 3, u=4, l=8, fe=fe)
+    check_against_oracle(ref, reads, 3, u=4, l=8, fe=fe)
 
 
 def test_step_plan_that_keeps_guarantee(rng):
@@ -94,7 +90,7 @@ def test_step_plan_that_keeps_guarantee(rng):
     ref = Reference.from_codes(["a"], seqs)
     reads = [r for r in sample_reads(rng, seqs, 20, (64, 65), 3)]
     # m = 64, e = 3 -> windows of 16; step 4 divides 16, so 4 disjoint windows are among them.
-    check(ref, reads, 3, step=4)
+    check_against_oracle(ref, reads, 3, step=4)
 
 
 def test_plan_with_too_few_windows_misses_indel_hits(rng):
@@ -122,7 +118,7 @@ def test_property_random_and_periodic(seed, e, m, period):
         g[100:300] = np.resize(random_genome(rng, period), 200)
     ref = Reference.from_codes(["g"], [g])
     reads = sample_reads(rng, [g], 3, (m, m + 1), e + 1)
-    check(ref, reads, e, u=5, l=6)
+    check_against_oracle(ref, reads, e, u=5, l=6)
 
 
 def test_edits_at_read_ends_pick_the_latest_optimal_start(rng):
@@ -142,7 +138,7 @@ def test_edits_at_read_ends_pick_the_latest_optimal_start(rng):
         else:
             r = np.concatenate([r, [(r[-1] + 1) % 4], r[:0]]).astype(np.uint8)
         reads.append(r)
-    check(ref, reads, 2)
+    check_against_oracle(ref, reads, 2)
     got = seedmap_locations(ref, reads[:1], 2)[0]
     # Read 0 = ref[50:90] with its first base changed: its best location starts at 51 (insertion),
     # not 50 (mismatch), and ends at 90.
@@ -159,4 +155,4 @@ def test_windows_with_many_locations_lose_none(rng, monkeypatch):
     reads = sample_reads(rng, seqs, 30, (20, 60), 3)
     reads.append(np.tile(np.array([0, 1], np.uint8), 15))  # inside the (AC)^70 repeat
     reads.append(np.tile(np.array([0, 1, 2, 3, 3, 2], np.uint8), 6))
-    assert check(ref, reads, 1) > 30
+    assert check_against_oracle(ref, reads, 1) > 30

@@ -10,7 +10,7 @@ import dnaio
 import numpy as np
 import pysam
 import pytest
-from conftest import COMP, decode, mutate, random_genome, repetitive_genome
+from helpers import COMP, MODEL, decode, random_genome, repetitive_genome, simulate_pairs
 from oracle import aligned_interval, oracle_locations
 
 from seedmap.engines.neighborhood import NeighborhoodEngine
@@ -24,32 +24,6 @@ from seedmap.pipeline import MapOptions, SamFormatter
 from seedmap.pipeline.pair_stages import map_pair_batch
 
 CIGAR_RE = re.compile(r"(\d+)([MID])")
-MODEL = InsertModel(160.0, 20.0)  # proper: 80..240
-
-
-def simulate_pairs(rng: np.random.Generator, seqs: list[np.ndarray], n: int, m: int, orientation: str,
-                   max_edits: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Mates of fragments of ~N(160, 20) bp in the given orientation (either strand), with up to
-    max_edits edits each; some pairs random, some with one random mate."""
-    pairs = []
-    for _ in range(n):
-        s = seqs[int(rng.integers(0, len(seqs)))]
-        f = int(np.clip(rng.normal(MODEL.mean, MODEL.sd), m, 260))
-        if s.size < f or rng.random() < 0.1:
-            pairs.append((random_genome(rng, m), random_genome(rng, m)))
-            continue
-        p = int(rng.integers(0, s.size - f + 1))
-        frag = s[p:p + f]
-        if rng.random() < 0.5:
-            frag = COMP[frag[::-1]]
-        left, right = frag[:m], frag[-m:]
-        a, b = {"fr": (left, COMP[right[::-1]]), "rf": (COMP[left[::-1]], right), "ff": (left, right)}[orientation]
-        a, b = (mutate(rng, x, int(rng.integers(0, max_edits + 1))) for x in (a, b))
-        if rng.random() < 0.05:
-            b = random_genome(rng, m)
-        pairs.append((a, b))
-    return pairs
-
 
 def pair_batch(pairs: list[tuple[np.ndarray, np.ndarray]]) -> object:
     recs = []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import COMP, decode, mutate, random_genome
+from helpers import COMP, decode, mutate, random_genome
 
 from seedmap.kinds import build_index
 from seedmap.paired.insert_size import InsertModel

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import decode, mutate, random_genome
+from helpers import decode, mutate, random_genome
 
 
 def seedmap(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -38,6 +38,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
+@pytest.mark.slow
 def test_stored_and_in_memory_perfect_hashes_match_bs(workdir):
     plan = ["-e", "5", "--windows", "2", "--fe", "2", "-q"]
     assert seedmap(workdir, "index", "ref.fa", "-o", "plain.smi", "-q").returncode == 0

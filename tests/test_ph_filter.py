@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_oracle, batch_of, engine_locations, random_genome, repetitive_genome, sample_reads
+from helpers import assert_oracle, batch_of, engine_locations, random_genome, repetitive_genome, sample_reads
 
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.engines.neighborhood_ph import PerfectHashEngine

@@ -90,6 +90,7 @@ with serialized_cache_saves():
 """
 
 
+@pytest.mark.slow
 def test_concurrent_cache_saves_keep_every_overload(tmp_path):
     """Two processes saving two overloads of one function at once: numba alone rewrites the function's index
     from what each read before the other wrote (numba issue 10128); serialized, both overloads are kept and
@@ -144,6 +145,7 @@ def test_every_listed_kernel_is_found():
         f"{v}{m}" for v in precompile.VARIANTS for m in ("", "-memory")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,name", CHECKED)
 def test_kernel_list_is_current(recording, kind, name):
     """kernel_list.py names every kernel the run calls from Python with the argument types it calls it with (a

@@ -8,8 +8,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from seedmap.flags import FLAG_REVERSE, FLAG_SECONDARY, FLAG_UNMAPPED
 from seedmap.mapq import EDIT_RATIO, MAX_MAPQ, UNSEEN_WEIGHT
-from seedmap.records import FLAG_REVERSE, FLAG_SECONDARY, FLAG_UNMAPPED, make_records
+from seedmap.records import make_records
 
 
 def numpy_mapq(read, dist, rank, budget, n_reads):

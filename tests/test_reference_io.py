@@ -10,7 +10,7 @@ from pathlib import Path
 import dnaio
 import numpy as np
 import pytest
-from conftest import ragged_fasta
+from helpers import ragged_fasta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +18,15 @@ from seedmap.errors import SeedmapError
 from seedmap.io import reference
 from seedmap.io.alphabet import INVALID, N_CODE, encode
 from seedmap.io.reads import open_error_message
-from seedmap.io.reference import Reference, pack_codes, read_fasta, ref_code, unpack_codes
+from seedmap.io.reference import (
+    Reference,
+    pack_codes,
+    read_fasta,
+    ref_code,
+    sequence_of,
+    sequences_of,
+    unpack_codes,
+)
 
 # ---------------------------------------------------------------------------- the oracle: the old reader
 
@@ -224,3 +232,16 @@ def test_empty_record_warns(tmp_path, caplog):
 
 def test_n_code_is_four():
     assert N_CODE == 4
+
+
+def test_sequence_of_every_position():
+    """sequence_of (the kernels', GPU's too) and sequences_of (arrays) give every position's sequence, empty
+    sequences included, as counted here one sequence at a time."""
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        lengths = rng.integers(0, 6, int(rng.integers(1, 12)))
+        lengths[int(rng.integers(0, lengths.size))] += 1  # at least one base
+        starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        want = np.concatenate([np.full(n, s, dtype=np.int64) for s, n in enumerate(lengths)])
+        assert [sequence_of(starts, p) for p in range(int(starts[-1]))] == want.tolist()
+        assert np.array_equal(sequences_of(starts, np.arange(starts[-1])), want)

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
-from conftest import COMP, batch_of, decode, random_genome, repetitive_genome, sample_reads
+from helpers import (
+    COMP,
+    batch_of,
+    decode,
+    random_genome,
+    reference_from_alignment,
+    repetitive_genome,
+    sample_reads,
+)
 
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.index import neighborhood
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
 from seedmap.pipeline import MapOptions, SamFormatter, map_batch
-
-CIGAR_RE = re.compile(r"(\d+)([MID])")
-MD_RE = re.compile(r"(\d+)|(\^[A-Z]+)|([A-Z])")
 
 
 def run(ref: Reference, reads: list[np.ndarray], opts: MapOptions, quals: bool = True,
@@ -24,37 +27,6 @@ def run(ref: Reference, reads: list[np.ndarray], opts: MapOptions, quals: bool =
     text, _ = map_batch(batch_of(reads, quals), engine, SamFormatter(ref, secondary_seq=secondary_seq), opts)
     return [line.split("\t") for line in bytes(text).decode().splitlines()]
 
-
-def reference_from_alignment(seq: str, cigar: str, md: str) -> tuple[str, int]:
-    """Rebuild the aligned reference from SEQ, CIGAR and MD; also count edits (for NM)."""
-    ref_parts, qi, edits = [], 0, 0
-    ops = [(int(n), op) for n, op in CIGAR_RE.findall(cigar)]
-    aligned = []  # read bases aligned to reference bases (M), in order
-    for n, op in ops:
-        if op == "M":
-            aligned.append(seq[qi:qi + n])
-            qi += n
-        elif op == "I":
-            qi += n
-            edits += n
-        else:
-            aligned.append(None)
-            edits += n
-    assert qi == len(seq), "CIGAR does not consume the whole read"
-    matched = "".join(a for a in aligned if a is not None)
-    mi = 0
-    for num, dele, mis in MD_RE.findall(md):
-        if num:
-            ref_parts.append(matched[mi:mi + int(num)])
-            mi += int(num)
-        elif dele:
-            ref_parts.append(dele[1:])
-        else:
-            ref_parts.append(mis)
-            mi += 1
-            edits += 1
-    assert mi == len(matched), "MD does not cover the M bases"
-    return "".join(ref_parts), edits
 
 
 @pytest.mark.parametrize(("e", "secondary_seq"), [(2, False), (5, False), (5, True)])

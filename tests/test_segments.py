@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import (
+from helpers import (
     assert_oracle,
     batch_of,
     decode,
@@ -32,7 +32,7 @@ from seedmap.engines.factory import neighborhood_engine
 from seedmap.engines.fm import fm_engine
 from seedmap.engines.segmented import SegmentedEngine, SegmentGate, merge_segments
 from seedmap.errors import SeedmapError
-from seedmap.filter.neighborhood_bs import _merge_one
+from seedmap.filter.windows import merge_one
 from seedmap.index import fm, neighborhood, segments
 from seedmap.index.segments import SegmentedIndex
 from seedmap.index.words import range_words, sorted_words
@@ -75,7 +75,7 @@ def test_words_pad_with_a_and_skip_n_positions():
 def _merge_all(starts, ends, diags):
     order = np.argsort(starts, kind="stable")
     out = np.empty((starts.size, 4), dtype=np.int64)
-    n = _merge_one(starts[order], ends[order], diags[order], out, True)
+    n = merge_one(starts[order], ends[order], diags[order], out, True)
     return out[:n]
 
 

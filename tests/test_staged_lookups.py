@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import batch_of, genome_with_n, mutate, repetitive_genome, sample_reads
+from helpers import batch_of, genome_with_n, mutate, repetitive_genome, sample_reads
 
 from seedmap.filter.degenerate import max_patterns
 from seedmap.filter.neighborhood_passes import _lookup, count_candidates, new_scratch

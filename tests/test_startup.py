@@ -8,7 +8,8 @@ import os
 import subprocess
 import sys
 
-from test_cli_errors import random_dna
+import pytest
+from helpers import random_dna
 
 KERNELS = """
 import numpy as np
@@ -62,6 +63,7 @@ def _run(tmp_path) -> tuple[int, int]:
     return int(hits), int(refreshes)
 
 
+@pytest.mark.slow
 def test_cached_kernels_load_without_registry_refresh(tmp_path):
     # Fresh interpreters: this test process has loaded numba's registries already.
     (tmp_path / "kernels.py").write_text(KERNELS)
@@ -140,6 +142,7 @@ def _genome_with_repeats(rng) -> tuple[str, str]:
     return random_dna(rng, 20_000), "".join(parts)
 
 
+@pytest.mark.slow
 def test_warm_up_loads_every_kernel_a_run_calls(tmp_path):
     """After the warm-up no kernel is loaded or compiled in the middle of a run (the first load refreshes
     numba's registries, holding the GIL): not for repetitive reads, a new read length, the insert size

@@ -14,7 +14,7 @@ import matplotlib.image
 import numpy as np
 import pysam
 import pytest
-from test_cli_errors import GARBAGE_BINARY, error_lines, fails_cleanly, seedmap
+from helpers import GARBAGE_BINARY, error_lines, fails_cleanly, seedmap
 
 from seedmap.io.sam_scan import scan_chunk
 from seedmap.stats import flagstat, format_flagstat, read_fields, summarise

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import batch_of, make_engine, random_genome, repetitive_genome, sample_reads
+from helpers import batch_of, make_engine, random_genome, repetitive_genome, sample_reads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import oracle_locations

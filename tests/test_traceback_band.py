@@ -9,10 +9,11 @@ global distance is the location's.
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from helpers import mutate_acgt, window
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import _last_row
-from test_bitvector_verify import mutate, window
 
 from seedmap.verify.align import align_one
 
@@ -29,13 +30,14 @@ def traceback(q: np.ndarray, t: np.ndarray, band: int, dist: int) -> tuple:
     return d, ops[:runs].tolist(), lens[:runs].tolist(), bytes(md[:md_len])
 
 
+@pytest.mark.slow
 @given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([5, 20, 64, 100, 150]), edits=st.integers(0, 8),
        repetitive=st.booleans(), n_rate=st.sampled_from([0.0, 0.0, 0.03]), wider=st.integers(1, 6))
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_band_of_the_distance_gives_the_wider_bands_alignment(seed, m, edits, repetitive, n_rate, wider):
     rng = np.random.default_rng(seed)
     t = window(rng, m, repetitive, n_rate)[:m]
-    q = np.minimum(mutate(rng, t.copy(), edits), 3)
+    q = np.minimum(mutate_acgt(rng, t.copy(), edits), 3)
     q[rng.random(q.size) < n_rate] = 4
     d = int(_last_row(q, t, free_start=False)[-1])
     if d >= q.size or abs(q.size - t.size) > d:

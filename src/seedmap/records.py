@@ -13,11 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from seedmap.flags import FLAG_REVERSE, FLAG_SECONDARY, FLAG_UNMAPPED
 from seedmap.mapq import single_end_mapq
-
-FLAG_REVERSE = 16
-FLAG_UNMAPPED = 4
-FLAG_SECONDARY = 256
 
 
 @dataclass

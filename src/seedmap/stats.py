@@ -18,14 +18,24 @@ from typing import BinaryIO
 import numpy as np
 
 from seedmap.errors import SeedmapError
+from seedmap.flags import (
+    FLAG_DUPLICATE,
+    FLAG_FIRST,
+    FLAG_LAST,
+    FLAG_MATE_UNMAPPED,
+    FLAG_PAIRED,
+    FLAG_PROPER,
+    FLAG_QCFAIL,
+    FLAG_SECONDARY,
+    FLAG_SUPPLEMENTARY,
+    FLAG_UNMAPPED,
+)
 from seedmap.io.output import samtools_message
 from seedmap.io.sam_scan import SamFields, Summary, scan_chunk
 
 CHUNK = 32 << 20
 HIST_MAX = 20  # text histograms list values up to this, then one '>' line
 
-UNMAPPED, SECONDARY, SUPPLEMENTARY = 4, 256, 2048
-PAIRED, PROPER, MATE_UNMAPPED, READ1, READ2, QCFAIL, DUP = 1, 2, 8, 64, 128, 512, 1024
 
 
 # ---------------------------------------------------------------------------------------------- reading
@@ -120,29 +130,29 @@ def _percent(n: int, total: int) -> str:
 def flagstat(f: SamFields) -> dict[str, tuple[int, int]]:
     """The counts of samtools flagstat (bam_stat.c), QC-passed and QC-failed."""
     flag = f.flag
-    fail = (flag & QCFAIL) != 0
-    unmapped = (flag & UNMAPPED) != 0
-    secondary = (flag & SECONDARY) != 0
-    supplementary = ((flag & SUPPLEMENTARY) != 0) & ~secondary
+    fail = (flag & FLAG_QCFAIL) != 0
+    unmapped = (flag & FLAG_UNMAPPED) != 0
+    secondary = (flag & FLAG_SECONDARY) != 0
+    supplementary = ((flag & FLAG_SUPPLEMENTARY) != 0) & ~secondary
     primary = ~secondary & ~supplementary
-    paired = primary & ((flag & PAIRED) != 0)
-    pair_map = paired & ~unmapped & ((flag & MATE_UNMAPPED) == 0)
+    paired = primary & ((flag & FLAG_PAIRED) != 0)
+    pair_map = paired & ~unmapped & ((flag & FLAG_MATE_UNMAPPED) == 0)
     diffchr = pair_map & f.diff_ref
     masks = {
         "total": np.ones(flag.size, dtype=bool),
         "primary": primary,
         "secondary": secondary,
         "supplementary": supplementary,
-        "duplicates": (flag & DUP) != 0,
-        "primary duplicates": primary & ((flag & DUP) != 0),
+        "duplicates": (flag & FLAG_DUPLICATE) != 0,
+        "primary duplicates": primary & ((flag & FLAG_DUPLICATE) != 0),
         "mapped": ~unmapped,
         "primary mapped": primary & ~unmapped,
         "paired in sequencing": paired,
-        "read1": paired & ((flag & READ1) != 0),
-        "read2": paired & ((flag & READ2) != 0),
-        "properly paired": paired & ((flag & PROPER) != 0) & ~unmapped,
+        "read1": paired & ((flag & FLAG_FIRST) != 0),
+        "read2": paired & ((flag & FLAG_LAST) != 0),
+        "properly paired": paired & ((flag & FLAG_PROPER) != 0) & ~unmapped,
         "with itself and mate mapped": pair_map,
-        "singletons": paired & ((flag & MATE_UNMAPPED) != 0) & ~unmapped,
+        "singletons": paired & ((flag & FLAG_MATE_UNMAPPED) != 0) & ~unmapped,
         "with mate mapped to a different chr": diffchr,
         "with mate mapped to a different chr (mapQ>=5)": diffchr & (f.mapq >= 5),
     }
@@ -166,12 +176,12 @@ def format_flagstat(c: dict[str, tuple[int, int]]) -> str:
 
 def summarise(f: SamFields) -> Summary:
     flag = f.flag
-    unmapped = (flag & UNMAPPED) != 0
-    secondary = (flag & SECONDARY) != 0
-    supplementary = (flag & SUPPLEMENTARY) != 0
+    unmapped = (flag & FLAG_UNMAPPED) != 0
+    secondary = (flag & FLAG_SECONDARY) != 0
+    supplementary = (flag & FLAG_SUPPLEMENTARY) != 0
     primary = ~secondary & ~supplementary
     # one key per read: QNAME hash with its low two bits replaced by the mate bits of paired records
-    mate = np.where((flag & PAIRED) != 0, (flag >> 6) & 3, 0).astype(np.uint64)
+    mate = np.where((flag & FLAG_PAIRED) != 0, (flag >> 6) & 3, 0).astype(np.uint64)
     key = (f.name & ~np.uint64(3)) | mate
     _, read_of = np.unique(key, return_inverse=True)
     n_reads = int(read_of.max()) + 1 if read_of.size else 0
@@ -180,8 +190,8 @@ def summarise(f: SamFields) -> Summary:
     any_mapped = np.bincount(read_of, weights=~unmapped, minlength=n_reads) > 0
     multi = hits >= 2
     nm_ok = ~unmapped & (f.nm >= 0)
-    insert = (primary & ~unmapped & ((flag & PAIRED) != 0) & ((flag & PROPER) != 0) & ((flag & READ1) != 0)
-              & (f.tlen != 0))
+    insert = (primary & ~unmapped & ((flag & FLAG_PAIRED) != 0) & ((flag & FLAG_PROPER) != 0)
+              & ((flag & FLAG_FIRST) != 0) & (f.tlen != 0))
     return Summary(
         records=int(flag.size), reads=n_reads, mapped=int(np.count_nonzero(any_mapped)),
         unique=int(np.count_nonzero(hits == 1)), multi=int(np.count_nonzero(multi)),

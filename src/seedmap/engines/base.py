@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.filter import plan
-from seedmap.filter.neighborhood_bs import merge_windows
+from seedmap.filter.windows import merge_windows
 from seedmap.verify.align import align
 from seedmap.verify.windows import verify
 

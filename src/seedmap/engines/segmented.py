@@ -26,7 +26,7 @@ from seedmap.index.store import release_pages
 @njit(cache=True, nogil=True)
 def _merge_sorted(q: np.ndarray, rows: np.ndarray, out: np.ndarray) -> int:
     """Merge rows (start, end, min diag, max diag) sorted by query then start: overlapping windows of one
-    query become one (the rule of filter.neighborhood_bs._merge_one). Returns the rows written to out;
+    query become one (the rule of filter.windows.merge_one). Returns the rows written to out;
     out[:, 4] gets each merged row's query."""
     n = 0
     i = 0

@@ -37,7 +37,8 @@ import numpy as np
 from numba import get_thread_id, njit, prange
 
 from seedmap.filter.fm_search import bwt_symbol, extend, locate, lower_bounds, occ
-from seedmap.filter.neighborhood_bs import _sort_windows
+from seedmap.filter.windows import sort_windows as _sort_windows
+from seedmap.io.reference import sequence_of
 
 ROW = 4  # an accepted string: piece start in the read, depth (its bases left of the piece), forward lo, hi
 BIG = 1 << 40
@@ -403,20 +404,6 @@ def _piece_text_start(row: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, 
 
 
 @njit(cache=True, nogil=True)
-def _sequence_of(text_starts: np.ndarray, p: int) -> int:
-    """The sequence holding text position p: the last s with text_starts[s] <= p (a binary search; the
-    device cannot call np.searchsorted)."""
-    lo, hi = 0, text_starts.size
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if text_starts[mid] <= p:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo - 1
-
-
-@njit(cache=True, nogil=True)
 def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarray, text_starts: np.ndarray,
                 fwd_occ: np.ndarray, fwd_mark: np.ndarray, fwd_ssa: np.ndarray, ref_starts: np.ndarray,
                 win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, w: int) -> int:
@@ -426,7 +413,7 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarra
         row = rows[r]
         for i in range(row[2], row[3]):
             ps = _piece_text_start(row, counts, fwd_occ, fwd_mark, fwd_ssa, i)
-            s = _sequence_of(text_starts, ps)
+            s = sequence_of(text_starts, ps)
             diag = ps - text_starts[s] + ref_starts[s] - row[0]  # a segment's sequences start further on
             win_start[w] = max(diag - e, ref_starts[s])
             win_end[w] = min(diag + m + e, ref_starts[s + 1])

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from seedmap.filter.neighborhood_bs import _emit, _sort_windows
 from seedmap.filter.plan import window_plan
+from seedmap.filter.windows import emit_windows, sort_windows
 
 
 @njit(cache=True, nogil=True)
@@ -167,12 +167,12 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
         w = lo
         for s in range(n_saved[qi]):
             w0 = w
-            w = _emit(saved[qi, s, 0], saved[qi, s, 1], saved[qi, s, 2], m, e, pos, ref_starts, w,
-                      win_start, win_end, win_diag)
+            w = emit_windows(saved[qi, s, 0], saved[qi, s, 1], saved[qi, s, 2], m, e, pos, ref_starts, w,
+                             win_start, win_end, win_diag)
             seed[w0 - lo:w - lo] = s
         n = hi - lo
         need = adjacency if n_saved[qi] == e + adjacency and n_saved[qi] <= 64 else 1  # (64: seed bitmask)
         if need > 1 and n > 0:
             n = _adjacent(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], seed, e, need)
-        _sort_windows(win_start[lo:lo + n], win_end[lo:lo + n], win_diag[lo:lo + n])
+        sort_windows(win_start[lo:lo + n], win_end[lo:lo + n], win_diag[lo:lo + n])
         cand_len[qi] = n

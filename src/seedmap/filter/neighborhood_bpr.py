@@ -14,9 +14,9 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.filter.mflbpr import fill_tables, match_group, slices, table_buffers
-from seedmap.filter.neighborhood_bs import _emit, _sort_windows
 from seedmap.filter.plan import lookup_plan
 from seedmap.filter.seed_address import seed_block
+from seedmap.filter.windows import emit_windows, sort_windows
 
 
 @njit(cache=True, nogil=True)
@@ -32,7 +32,7 @@ def _lookup(q: np.ndarray, o: int, length: int, m: int, e: int, care: np.ndarray
         return w, ns
     if r == 0:
         if write:
-            return _emit(o, nb_pos[b0], nb_pos[b1], m, e, pos, ref_starts, w, win_start, win_end, win_diag), ns
+            return emit_windows(o, nb_pos[b0], nb_pos[b1], m, e, pos, ref_starts, w, win_start, win_end, win_diag), ns
         if ns < saved.shape[0]:
             saved[ns, 0], saved[ns, 1], saved[ns, 2] = o, nb_pos[b0], nb_pos[b1]
         return w + nb_pos[b1] - nb_pos[b0], ns + 1
@@ -48,7 +48,8 @@ def _lookup(q: np.ndarray, o: int, length: int, m: int, e: int, care: np.ndarray
             if (acc >> np.uint64(slot * s + s - 1)) & np.uint64(1):
                 k = g0 + slot
                 if write:
-                    w = _emit(o, nb_pos[k], nb_pos[k + 1], m, e, pos, ref_starts, w, win_start, win_end, win_diag)
+                    w = emit_windows(o, nb_pos[k], nb_pos[k + 1], m, e, pos, ref_starts, w, win_start, win_end,
+                                     win_diag)
                 else:
                     if ns < saved.shape[0]:
                         saved[ns, 0], saved[ns, 1], saved[ns, 2] = o, nb_pos[k], nb_pos[k + 1]
@@ -105,8 +106,8 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
         w = cand_off[qi] - base
         if n_saved[qi] >= 0:
             for k in range(n_saved[qi]):
-                w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w, win_start,
-                          win_end, win_diag)
+                w = emit_windows(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w, win_start,
+                                 win_end, win_diag)
         else:
             length, offsets = lookup_plan(m, e, span, l, fe, windows, step)
             regs = np.empty(fe + 1, dtype=np.uint64)
@@ -115,4 +116,4 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
                 w, _ = _lookup(q, o, length, m, e, care, l, fe, seed_start, nbs, nb_pos, pos, ref_starts, True, w,
                                win_start, win_end, win_diag, regs, tables, masks, saved[qi], 0)
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-        _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
+        sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])

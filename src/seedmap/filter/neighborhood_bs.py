@@ -3,8 +3,7 @@
 For each query (read or reverse complement) and each window of its plan, the seed part is looked up
 exactly and every neighborhood pattern within `fe` substitutions of the window's neighborhood part is
 binary searched in the seed's sorted block. Each match p at read offset o gives a verification window
-[p - o - e, p - o + m + e), clipped to p's sequence. Windows of one query are sorted and overlapping
-ones merged, which is the dedupe stage.
+[p - o - e, p - o + m + e), clipped to p's sequence (filter/windows.py, as for every engine).
 
 The two passes over the queries (count, then fill, so that no per-read list can overflow and repetitive
 reads keep all their hits) are in neighborhood_passes, shared with the perfect-hash lookup.
@@ -13,7 +12,7 @@ reads keep all their hits) are in neighborhood_passes, shared with the perfect-h
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.filter.degenerate import hamming_patterns
 from seedmap.filter.seed_address import seed_key
@@ -116,89 +115,3 @@ def _window_ranges(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int,
     n = block_ranges(base, r, l, fe, seed_start[a0], seed_start[a1], nbs, out, scratch)
     to_positions(out, n, nb_pos)
     return n
-
-
-@njit(cache=True, nogil=True)
-def _sort_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
-    """Sort by start (insertion sort for the usual handful, argsort for repeats)."""
-    n = ws.size
-    if n > 32:
-        order = np.argsort(ws)
-        ws[:] = ws[order]
-        we[:] = we[order]
-        wd[:] = wd[order]
-        return
-    for i in range(1, n):
-        a, b, c = ws[i], we[i], wd[i]
-        j = i - 1
-        while j >= 0 and ws[j] > a:
-            ws[j + 1] = ws[j]
-            we[j + 1] = we[j]
-            wd[j + 1] = wd[j]
-            j -= 1
-        ws[j + 1] = a
-        we[j + 1] = b
-        wd[j + 1] = c
-
-
-@njit(cache=True, nogil=True)
-def _emit(o: int, lo: int, hi: int, m: int, e: int, pos: np.ndarray, ref_starts: np.ndarray, w: int,
-          win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> int:
-    for k in range(lo, hi):
-        p = np.int64(pos[k])
-        s = np.searchsorted(ref_starts, p, side="right") - 1
-        diag = p - o
-        win_start[w] = max(diag - e, ref_starts[s])
-        win_end[w] = min(diag + m + e, ref_starts[s + 1])
-        win_diag[w] = diag
-        w += 1
-    return w
-
-
-@njit(cache=True, nogil=True)
-def _merge_one(starts: np.ndarray, ends: np.ndarray, diags: np.ndarray, out: np.ndarray, write: bool) -> int:
-    """Merge overlapping windows (sorted by start); out rows: start, end, min diagonal, max diagonal."""
-    n = 0
-    i = 0
-    while i < starts.size:
-        s, e = starts[i], ends[i]
-        dmin = dmax = diags[i]
-        i += 1
-        while i < starts.size and starts[i] < e:
-            e = max(e, ends[i])
-            dmin = min(dmin, diags[i])
-            dmax = max(dmax, diags[i])
-            i += 1
-        if write:
-            out[n, 0] = s
-            out[n, 1] = e
-            out[n, 2] = dmin
-            out[n, 3] = dmax
-        n += 1
-    return n
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def merge_windows(q_first: int, q_last: int, cand_off: np.ndarray, cand_len: np.ndarray, win_start: np.ndarray,
-                  win_end: np.ndarray, win_diag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Union of overlapping windows per query (query q has cand_len[q] windows from cand_off[q], sorted
-    by start): query array and rows (start, end, min diag, max diag), ordered by query then start."""
-    nq = q_last - q_first
-    base = cand_off[q_first]
-    counts = np.zeros(nq + 1, dtype=np.int64)
-    dummy = np.zeros((0, 4), dtype=np.int64)
-    for j in prange(nq):
-        lo = cand_off[q_first + j] - base
-        hi = lo + cand_len[q_first + j]
-        counts[j + 1] = _merge_one(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], dummy, False)
-    for j in range(nq):
-        counts[j + 1] += counts[j]
-    uq = np.empty(counts[nq], dtype=np.int64)
-    rows = np.empty((counts[nq], 4), dtype=np.int64)
-    for j in prange(nq):
-        lo = cand_off[q_first + j] - base
-        hi = lo + cand_len[q_first + j]
-        a, b = counts[j], counts[j + 1]
-        _merge_one(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], rows[a:b], True)
-        uq[a:b] = q_first + j
-    return uq, rows

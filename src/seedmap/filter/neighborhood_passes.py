@@ -20,8 +20,6 @@ from numba import njit, prange
 from seedmap.filter.degenerate import max_patterns
 from seedmap.filter.neighborhood_bs import (
     SCRATCH,
-    _emit,
-    _sort_windows,
     _window_ranges,
     block_ranges,
     lookup_key,
@@ -30,6 +28,7 @@ from seedmap.filter.neighborhood_bs import (
 )
 from seedmap.filter.neighborhood_ph import SCRATCH_PH, window_ranges_ph
 from seedmap.filter.plan import plan_offset, plan_shape, window_plan
+from seedmap.filter.windows import emit_windows, sort_windows
 from seedmap.intrinsics import prefetch
 
 CHUNK = 64  # queries per parallel task
@@ -193,14 +192,14 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
             w = cand_off[qi] - base
             if n_saved[qi] >= 0:
                 for k in range(n_saved[qi]):
-                    w = _emit(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
-                              win_start, win_end, win_diag)
+                    w = emit_windows(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
+                                     win_start, win_end, win_diag)
             else:
                 length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
                 for o in offsets:
                     n = _lookup(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ph, ranges, scratch)
                     for i in range(n):
-                        w = _emit(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
-                                  win_diag)
+                        w = emit_windows(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
+                                         win_diag)
             lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-            _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
+            sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])

@@ -71,6 +71,16 @@ def plan_offset(m: int, length: int, k: int, step: int, i: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def plan_window(m: int, e: int, lmax: int, windows: int, step: int, w: int) -> tuple[int, int]:
+    """(length, offset) of window w of window_plan(m, e, lmax, windows, step), allocating nothing (one
+    window per GPU thread); offset -1 when the plan has no window w."""
+    length, k = plan_shape(m, e, lmax, windows, step)
+    if w >= k:
+        return length, -1
+    return length, plan_offset(m, length, k, step, w)
+
+
+@njit(cache=True, nogil=True)
 def window_plan(m: int, e: int, lmax: int, windows: int, step: int) -> tuple[int, np.ndarray]:
     """(window length, window offsets) for a read of length m. windows = 0 means e + 1."""
     length, k = plan_shape(m, e, lmax, windows, step)

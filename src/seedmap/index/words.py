@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seedmap.io.reference import Reference, ref_code
+from seedmap.io.reference import Reference, ref_code, sequence_of
 
 
 def sorted_words(ref: Reference, k: int, first: int = 0, last: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -61,7 +61,7 @@ def _fill_range_words(packed: np.ndarray, nmask: np.ndarray, starts: np.ndarray,
                       keys: np.ndarray, pos: np.ndarray) -> None:
     mask = (np.uint64(1) << np.uint64(2 * k)) - np.uint64(1)
     out = 0
-    s = max(np.searchsorted(starts, first, side="right") - 1, 0)
+    s = max(sequence_of(starts, first), 0)
     while s < starts.size - 1 and starts[s] < last:
         begin, end = max(starts[s], first), starts[s + 1]
         stop = min(end, last)

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.errors import SeedmapError
+from seedmap.flags import FLAG_PAIRED, FLAG_REVERSE, FLAG_SECONDARY
 from seedmap.io.reference import sequence_of
 from seedmap.io.sam import _cigar, _copy
 
@@ -192,11 +193,11 @@ def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         li = rec_loc[k]
         mi = mate_loc[k]
         flag = rec_flag[k]
-        paired = (flag & 1) != 0
+        paired = (flag & FLAG_PAIRED) != 0
         start = p
         n_name = name_off[r + 1] - name_off[r]
         a, b = offsets[r], offsets[r + 1]
-        if (flag & 256) != 0 and not secondary_seq:
+        if (flag & FLAG_SECONDARY) != 0 and not secondary_seq:
             b = a  # l_seq 0: SEQ and QUAL '*'
         ref_id, pos, mapq, n_cig = -1, -1, 0, 0
         next_ref, next_pos, t = -1, -1, 0
@@ -236,7 +237,7 @@ def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         bin_ = _reg2bin(pos, pos + span)
         buf[start + 14] = bin_ & 0xFF
         buf[start + 15] = bin_ >> 8
-        p = _seq_qual(buf, p, codes, a, b, (flag & 16) != 0, quals, has_quals)
+        p = _seq_qual(buf, p, codes, a, b, (flag & FLAG_REVERSE) != 0, quals, has_quals)
         if li >= 0:
             d = loc_d[li]
             p = _tag_int(buf, p, 78, 77, d)  # NM

@@ -64,7 +64,21 @@ def pack_codes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @njit(cache=True, nogil=True)
 def sequence_of(starts: np.ndarray, pos: int) -> int:
-    """The sequence holding global position pos (starts: Reference.starts)."""
+    """The sequence holding global position pos (starts: Reference.starts): the last s with starts[s] <= pos,
+    as np.searchsorted(starts, pos, side="right") - 1, written out so that the GPU's kernels run it too (the
+    one rule for every kernel, CPU or GPU; sequences_of for arrays of positions)."""
+    lo, hi = 0, starts.size
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if starts[mid] <= pos:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+def sequences_of(starts: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """sequence_of of each position of an array (numpy, for code outside the kernels)."""
     return np.searchsorted(starts, pos, side="right") - 1
 
 

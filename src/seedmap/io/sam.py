@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from seedmap import __version__
+from seedmap.flags import FLAG_PAIRED, FLAG_REVERSE, FLAG_SECONDARY
 from seedmap.io.ascii import CIGAR_CHARS, write_int
 from seedmap.io.reference import Reference, sequence_of
 
@@ -121,7 +122,7 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         li = rec_loc[k]
         mi = mate_loc[k]
         flag = rec_flag[k]
-        paired = (flag & 1) != 0
+        paired = (flag & FLAG_PAIRED) != 0
         p = _copy(buf, p, names[name_off[r]:name_off[r + 1]])
         buf[p] = 9
         p = write_int(buf, p + 1, flag)
@@ -168,9 +169,9 @@ def _format(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         buf[p] = 9
         p += 1
         a, b = offsets[r], offsets[r + 1]
-        if (flag & 256) != 0 and not secondary_seq:
+        if (flag & FLAG_SECONDARY) != 0 and not secondary_seq:
             b = a  # SEQ and QUAL '*'
-        reverse = (flag & 16) != 0
+        reverse = (flag & FLAG_REVERSE) != 0
         for i in range(b - a):
             if reverse:
                 buf[p + i] = RC_BASES[codes[b - 1 - i]]

@@ -13,9 +13,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from seedmap.records import FLAG_REVERSE, FLAG_SECONDARY, FLAG_UNMAPPED, Records, _rank_within
-
-FLAG_PAIRED, FLAG_PROPER, FLAG_MATE_UNMAPPED, FLAG_MATE_REVERSE, FLAG_FIRST, FLAG_LAST = 1, 2, 8, 32, 64, 128
+from seedmap.flags import (
+    FLAG_FIRST,
+    FLAG_LAST,
+    FLAG_MATE_REVERSE,
+    FLAG_MATE_UNMAPPED,
+    FLAG_PAIRED,
+    FLAG_PROPER,
+    FLAG_REVERSE,
+    FLAG_SECONDARY,
+    FLAG_UNMAPPED,
+)
+from seedmap.records import Records, _rank_within
 
 
 @dataclass

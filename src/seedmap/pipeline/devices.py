@@ -58,9 +58,10 @@ def prepare_devices(choice: DeviceChoice, kind: str, ix: object, engine_options:
     silenced, every kernel loaded (compiled the first time) in this one thread, on every device."""
     for level, line in cpu_stages(kind, ix, engine_options):
         log.log(level, line)
-    if simulated():  # uint64 wrap-around is intended in the bit-vector kernels and the FM popcount, whose
-        # twins (backends/cuda/twins.py) run the CPU module's code: numpy warns in the simulator
-        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"seedmap\.(backends\.cuda|filter\.fm_)")
+    if simulated():  # uint64 wrap-around is intended in the bit-vector kernels (their column step) and the FM
+        # popcount, whose twins (backends/cuda/twins.py) run the CPU module's code: numpy warns in the simulator
+        warnings.filterwarnings("ignore", category=RuntimeWarning,
+                                module=r"seedmap\.(backends\.cuda|filter\.fm_|verify\.bulk)")
     quiet_performance_warnings()
     warm_up(choice.ids, kind, ix, engine_options)
 

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from seedmap.engines.base import Engine
+from seedmap.flags import FLAG_PROPER
 from seedmap.io.reads import ReadBatch
+from seedmap.io.reference import sequences_of
 from seedmap.mapq import EDIT_RATIO, UNSEEN_WEIGHT
 from seedmap.options import MapOptions, PairOptions, errors_per_read
 from seedmap.paired.insert_size import InsertModel, estimate
 from seedmap.paired.pairing import ORIENTATIONS, choose_pairs
-from seedmap.paired.records import FLAG_PROPER, make_pair_records
+from seedmap.paired.records import make_pair_records
 from seedmap.paired.rescue import rescue
 from seedmap.pipeline.stages import BatchStats, SamFormatter, StageClock, locate
 
@@ -49,7 +51,7 @@ def _sorted_locations(n_reads: int, q: np.ndarray, s: np.ndarray, e: np.ndarray,
     read = q >> 1
     off = np.zeros(n_reads + 1, dtype=np.int64)
     np.cumsum(np.bincount(read, minlength=n_reads), out=off[1:])
-    ref_id = np.searchsorted(ref_starts, s, side="right") - 1
+    ref_id = sequences_of(ref_starts, s)
     return PairLocations(read, q, s, e, d, (q & 1).astype(np.bool_), ref_id.astype(np.int64), off)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from seedmap.engines.base import Engine
-from seedmap.io.reference import Reference
+from seedmap.io.reference import Reference, sequences_of
 from seedmap.options import MapOptions
 from seedmap.records import tied_best
 from seedmap.verify.runs import joined_runs
@@ -44,7 +44,7 @@ def _widen(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray
     run keeps the best of its parts (distance, span closest to the read length, leftmost end)."""
     order = np.lexsort((e, q))
     q, s, e, d = q[order], s[order], e[order], d[order]
-    seq = np.searchsorted(ref.starts, e - 1, side="right") - 1
+    seq = sequences_of(ref.starts, e - 1)
     pair_a = np.flatnonzero((q[1:] == q[:-1]) & (seq[1:] == seq[:-1]))
     joined = np.zeros(q.size, dtype=np.bool_)  # joined[i]: location i is in the run of location i - 1
     out = np.empty(pair_a.size, dtype=np.bool_)  # (called when empty too: the warm-up compiles it)

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.io.ascii import write_int as _write_int  # (the name backends/cuda/align_kernels.py twins)
-from seedmap.io.reference import unpack_into
+from seedmap.io.reference import sequences_of, unpack_into
 
 OP_M, OP_I, OP_D = 0, 1, 2
 BASES = np.frombuffer(b"ACGTN", dtype=np.uint8)
@@ -260,7 +260,7 @@ def free_bounds(loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray,
     """The leftmost start and rightmost end each location's alignment may take: d bases beyond its own
     (k insertions at a read end are k mismatches k bases further out, at the same cost), never beyond its
     sequence."""
-    seq = np.searchsorted(seq_starts, loc_s, side="right") - 1
+    seq = sequences_of(seq_starts, loc_s)
     lo = np.maximum(loc_s - loc_d, seq_starts[seq]).astype(np.int64)
     hi = np.minimum(loc_e + loc_d, seq_starts[seq + 1]).astype(np.int64)
     return lo, hi

@@ -1,5 +1,5 @@
 """Locations of reads in their candidate windows on the GPU: the twin of the CPU verifier's window kernel
-(backends/cpu.py over verify/bitvector.window_locations), same definitions, same locations.
+(verify/windows.py over verify/bitvector.window_locations), same definitions, same locations.
 
 One thread per window. The CPU kernel keeps D(m, j) of every column and then walks the runs of hit ends;
 a GPU thread has no room for a column array, so the forward pass saves the bit-vector state at each run's

@@ -1,5 +1,5 @@
 """MAROSE seed + filter on the GPU: the twin of filter/neighborhood_passes.py (count_candidates,
-fill_windows) and neighborhood_bs.py (merge_windows) with the same result: per query, the merged
+fill_windows) and windows.py (merge_windows) with the same result: per query, the merged
 verification windows (start, end, min diag, max diag), ordered by query then start.
 
 One thread per (query, window): the window's seed block is looked up in the SeedBlocks resident on the
@@ -22,8 +22,10 @@ import numpy as np
 from numba import cuda, int64, types
 
 from seedmap.backends.cuda.twins import device_twins
+from seedmap.filter import neighborhood_bs, plan, windows
 from seedmap.filter.degenerate import max_patterns
 from seedmap.index import perfect_hash as ph
+from seedmap.io import reference
 
 MAX_FE = 8  # substitutions per window the kernel can enumerate (local array size)
 THREADS = 128
@@ -38,6 +40,11 @@ _PH = (types.boolean, _I64, types.Array(types.uint32, 2, "C"), _U8, _I64)
 
 # The BDZ lookup of the CPU's perfect-hash filter, the same code on the device (twins.py).
 _find = device_twins(ph._mix, ph.hash_key, ph._reduce, ph.edge, ph._g, ph.find_in, ph.find).find
+# The window plan, the binary search of a seed block and the windows of its hits: the CPU filter's code.
+plan_window = device_twins(plan.plan_shape, plan.plan_offset, plan.plan_window).plan_window
+_search = device_twins(neighborhood_bs._lower_bound, neighborhood_bs._prefix_end)
+lower_bound, prefix_end = _search._lower_bound, _search._prefix_end
+emit_windows = device_twins(reference.sequence_of, windows.emit_windows).emit_windows
 
 
 def fill_signature(pos: types.Array) -> tuple:
@@ -54,60 +61,6 @@ SIGNATURES = {
     "sort_kernel": [(_I64,) * 4],
     "merge_kernel": [(_I64,) * 5 + (_I64_2D, types.boolean)],
 }
-
-
-@cuda.jit(device=True, inline=True)
-def plan_window(m: int, e: int, lmax: int, windows: int, step: int, w: int) -> tuple[int, int]:
-    """(length, offset) of window w of filter.plan.window_plan(m, e, lmax, windows, step); offset -1
-    when the plan has no window w."""
-    k = windows if windows > 0 else e + 1
-    length = min(lmax, m // k)
-    if length <= 0:
-        return 0, -1
-    if step > 0:
-        if w > (m - length) // step:
-            return length, -1
-        return length, w * step
-    if w >= k:
-        return length, -1
-    slack = m - k * length
-    if k > 1:
-        return length, w * length + slack * w // (k - 1)
-    return length, slack // 2
-
-
-@cuda.jit(device=True, inline=True)
-def lower_bound(arr: np.ndarray, lo: int, hi: int, value: int) -> int:
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if int64(arr[mid]) < value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@cuda.jit(device=True, inline=True)
-def emit_range(lo: int, hi: int, o: int, m: int, e: int, pos: np.ndarray, ref_starts: np.ndarray, w: int,
-               win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> int:
-    """Windows of positions pos[lo:hi] (read offset o) from slot w on; returns the next free slot."""
-    nseq = ref_starts.size - 1
-    for k in range(lo, hi):
-        p = int64(pos[k])
-        a = 0  # sequence holding p: the last start <= p
-        b = nseq
-        while b - a > 1:
-            mid = (a + b) >> 1
-            if ref_starts[mid] <= p:
-                a = mid
-            else:
-                b = mid
-        diag = p - o
-        win_s[w] = max(diag - e, ref_starts[a])
-        win_e[w] = min(diag + m + e, ref_starts[a + 1])
-        win_d[w] = diag
-        w += 1
-    return w
 
 
 @cuda.jit(device=True)
@@ -138,7 +91,7 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
         lo = nb_pos[seed_start[s_lo - seg_lo] - nb_base] - pos_base
         hi = nb_pos[seed_start[s_hi - seg_lo] - nb_base] - pos_base
         if emit:
-            return emit_range(lo, hi, o, m, e, pos, ref_starts, w, win_s, win_e, win_d)
+            return emit_windows(o, lo, hi, m, e, pos, ref_starts, w, win_s, win_e, win_d)
         return hi - lo
     a = 0
     for i in range(u):
@@ -177,12 +130,12 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
                     hi = lo + 1 if lo >= b0 else lo
                 else:
                     lo = lower_bound(nbs, b0, b1, value << shift)
-                    hi = lower_bound(nbs, lo, b1, (value + 1) << shift)
+                    hi = prefix_end(nbs, lo, b1, value, r, l)
                 if hi > lo:
                     plo = nb_pos[lo] - pos_base
                     phi = nb_pos[hi] - pos_base
                     if emit:
-                        w = emit_range(plo, phi, o, m, e, pos, ref_starts, w, win_s, win_e, win_d)
+                        w = emit_windows(o, plo, phi, m, e, pos, ref_starts, w, win_s, win_e, win_d)
                     else:
                         count += phi - plo
             j = k - 1  # next combination of k positions out of r
@@ -293,7 +246,7 @@ def sort_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d
 @cuda.jit(cache=True)
 def merge_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray, out_off: np.ndarray,
                  rows: np.ndarray, write: bool) -> None:
-    """Union of overlapping windows per query (sorted by start), as neighborhood_bs._merge_one: counts
+    """Union of overlapping windows per query (sorted by start), as windows.merge_one: counts
     into out_off[q + 1] (write=False), or rows (start, end, min diag, max diag) from out_off[q]."""
     q = cuda.grid(1)
     if q >= seg_off.size - 1:

@@ -24,9 +24,12 @@ candidates (query, diagonal, clip).
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, int32, int64, types, uint64
+from numba import cuda, int32, types, uint64
 
 from seedmap.backends.cuda.resident import DeviceShare
+from seedmap.backends.cuda.twins import device_twins
+from seedmap.io import reference
+from seedmap.verify import bulk
 from seedmap.verify.bulk import bulk_distances
 
 BITVECTOR = "bitvector"
@@ -55,13 +58,11 @@ VERIFY_SIGNATURE = (_U8, _I64, _I64, _I64, _I64, _I64, _I64, _U8, _U8, _I32)
 # checked against the real launches under the simulator, compiled for real GPUs by tests/test_cuda_compile.py).
 SIGNATURES = {"bitvector_kernel": [VERIFY_SIGNATURE], "banded_kernel": [VERIFY_SIGNATURE]}
 
-
-@cuda.jit(device=True, inline=True)
-def ref_code(packed: np.ndarray, nmask: np.ndarray, p: int) -> int:
-    """Code of reference base p (4 for N / IUPAC)."""
-    if (nmask[p >> 3] >> (p & 7)) & 1:
-        return 4
-    return (packed[p >> 2] >> ((p & 3) << 1)) & 3
+# The CPU's code of: a reference base (4 for N), a candidate's window clipped to its sequence (start,
+# length), and one column step of a 64-row block of Myers' bit vectors.
+ref_code = device_twins(reference.ref_code).ref_code
+_bulk = device_twins(bulk._window, bulk._advance)
+clip_window, advance = _bulk._window, _bulk._advance
 
 
 @cuda.jit(device=True, inline=True)
@@ -88,34 +89,12 @@ def start_column(pv: np.ndarray, mv: np.ndarray, nb: int) -> None:
 @cuda.jit(device=True, inline=True)
 def column(peq: np.ndarray, pv: np.ndarray, mv: np.ndarray, nb: int, hlast: np.uint64, c: int, hin: int) -> int:
     """One text column (code c; N matches nothing) through the nb words of a read's match masks peq[code,
-    word] (Myers' block algorithm): pv, mv updated; returns the last row's change. hin is row 0's change
-    (0: free start in the text, 1: start anchored)."""
+    word] (Myers' block algorithm, each word's step the CPU's, bulk._advance): pv, mv updated; returns the
+    last row's change. hin is row 0's change (0: free start in the text, 1: start anchored)."""
     h = hin
     for b in range(nb):
-        eq = peq[c, b] if c < 4 else ZERO
-        hs = hlast if b == nb - 1 else B63
-        vp = pv[b]
-        vn = mv[b]
-        hn = uint64(1 if h < 0 else 0)
-        hp = uint64(1 if h > 0 else 0)
-        xv = eq | vn
-        eq |= hn
-        xh = (((eq & vp) + vp) ^ vp) | eq
-        ph = vn | ~(xh | vp)
-        mh = vp & xh
-        h = int64((ph >> hs) & ONE) - int64((mh >> hs) & ONE)
-        ph = (ph << ONE) | hp
-        mh = (mh << ONE) | hn
-        pv[b] = mh | ~(xv | ph)
-        mv[b] = ph & xv
+        pv[b], mv[b], h = advance(pv[b], mv[b], peq[c, b] if c < 4 else ZERO, h, hlast if b == nb - 1 else B63)
     return h
-
-
-@cuda.jit(device=True, inline=True)
-def clip_window(d: int, m: int, e: int, s0: int, s1: int) -> tuple[int, int]:
-    """Start and length of [d - e, d + m + e) clipped to [s0, s1) (as verify.bulk._window)."""
-    ws = max(d - e, s0)
-    return ws, max(min(d + m + e, s1) - ws, 0)
 
 
 @cuda.jit(cache=True)
