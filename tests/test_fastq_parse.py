@@ -308,3 +308,15 @@ def test_tapered_blocks_hold_the_input_and_shrink_at_the_end(tmp_path, workers) 
     assert sum(sizes) == 3000 and max(sizes) == 100 and sizes[0] == 100
     assert sizes[-2] == 100 // 16  # the last blocks are short
     assert all(a >= b for a, b in zip(sizes[:-1], sizes[1:], strict=True))  # they only shrink
+
+
+def test_a_block_is_cut_even_while_a_view_of_it_lives():
+    """The block is shortened in place, or copied where a view still holds it (the resize would raise)."""
+    from seedmap.io.plain_fastq import _cut
+
+    buf = bytearray(b"@r\nACGT\n+\nIIII\n@s\n")
+    assert _cut(buf, 15) is buf and buf == bytearray(b"@r\nACGT\n+\nIIII\n")
+    held = bytearray(b"@r\nACGT\n+\nIIII\n@s\n")
+    view = np.frombuffer(held, dtype=np.uint8)
+    cut = _cut(held, 15)
+    assert cut is not held and cut == bytearray(b"@r\nACGT\n+\nIIII\n") and view.size == len(held) == 18

@@ -80,8 +80,7 @@ def fastq_blocks(fh: BinaryIO, records: int, workers: int = 0) -> Iterator[tuple
         size = end + end // MARGIN
         rest = bytearray(max(size, filled - end))
         rest[:filled - end] = memoryview(buf)[end:filled]
-        del buf[end:]
-        yield buf, n
+        yield _cut(buf, end), n
         buf, filled = rest, filled - end
         handed, seen = handed + end, seen + n
 
@@ -94,10 +93,20 @@ def _tapered(records: int, workers: int, left: float, per_record: float) -> int:
     return max(1, min(records, max(share, records // 16)))
 
 
+def _cut(buf: bytearray, end: int) -> bytearray:
+    """buf[:end], in place unless something still holds a view of buf (a Dask worker's profiler was seen to
+    keep a frame with np.frombuffer(buf) alive while a kernel compiled: BufferError on the resize), then a copy."""
+    try:
+        del buf[end:]
+    except BufferError:
+        return buf[:end]
+    return buf
+
+
 def _last(buf: bytearray, filled: int) -> Iterator[tuple[bytearray, int]]:
     if not filled:
         return
-    del buf[filled:]
+    buf = _cut(buf, filled)
     if buf[-1] != NEWLINE:
         buf.append(NEWLINE)
     yield buf, (count_newlines(np.frombuffer(buf, dtype=np.uint8)) + 3) // 4
