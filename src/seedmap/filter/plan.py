@@ -120,6 +120,9 @@ def lookup_plan(m: int, e: int, u: int, l: int, fe: int, windows: int, step: int
     g = fe + 1
     k = windows if windows > 0 else (e + 1 + g - 1) // g
     w = m // k
+    if w < g and windows == 0:  # too short a read for g lookups a window: the e + 1 exact plan, still full
+        g, k = 1, e + 1
+        w = m // k
     if w >= g * u + 1:
         length = u + min(l - fe, w - g * u)
     else:
