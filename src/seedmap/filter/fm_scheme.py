@@ -384,11 +384,13 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: 
     used = np.zeros(pool.shape[0], dtype=np.int64)
     for qi in prange(nq):
         t = get_thread_id()
-        at = used[t]
+        mine = t < pool.shape[0]  # a pool with fewer slabs than threads: the others' strings are searched again
+        at = used[t] if mine else room
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        got, cand[qi] = search_query(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, small, pool[t, at:])
+        got, cand[qi] = search_query(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, small,
+                                     pool[t if mine else 0, at:])
         n_saved[qi] = got
-        if at + got <= room:
+        if mine and at + got <= room:
             row_at[qi] = t * room + at
             used[t] = at + got
         else:
