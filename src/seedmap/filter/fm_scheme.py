@@ -176,8 +176,9 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
 
 @njit(cache=True, nogil=True)
 def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, flo0: int,
-                ext: np.ndarray, length: int, e: int, bound: np.ndarray, cap: np.ndarray, cols: np.ndarray,
-                s_lo: np.ndarray, s_hi: np.ndarray, s_flo: np.ndarray, s_c: np.ndarray, s_acc: np.ndarray,
+                ext: np.ndarray, length: int, e: int, bound: np.ndarray, cap: np.ndarray, low: np.ndarray,
+                cols: np.ndarray, s_lo: np.ndarray, s_hi: np.ndarray, s_flo: np.ndarray, s_c: np.ndarray,
+                s_acc: np.ndarray,
                 kids: np.ndarray, left: tuple, js: int, small: int, done: int, out: np.ndarray,
                 n_out: int) -> tuple[int, int]:
     """First phase: walk the strings extending rows [lo0, hi0) of the reverse-text index (rightwards) for
@@ -188,7 +189,7 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
     least cost, see search; s_acc: the least cost accepted on the way to a node). Strings handed to
     verification are recorded by their forward rows, so that only the forward index is located.
     kids[KIDS * d + 3 * x + k]: child x of the node at depth d (k: its lo, hi, forward lo)."""
-    ext_l, len_l, bound_l, cap_l, low_l, cols_l, lo_l, hi_l, c_l, low = left
+    ext_l, len_l, bound_l, cap_l, low_l, cols_l, lo_l, hi_l, c_l = left
     total = 0
     best = _first_column(cols, 0, length, e, cap, low, bound)
     if best > e:
@@ -307,7 +308,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         cap_l[i] = e
         low_r[i] = 0
     cap_l[m] = e
-    low_r[m] = low_r[m + 1] = 0
+    low_r[m] = low_r[m + 1] = 0  # the right phase has no floors
     # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
     # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
     lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r)
@@ -345,18 +346,18 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         for i in range(len_r):
             cap_r[i] = ((je + i + 1) * k - 1) // m - j  # the piece holding read base je + i, counted from j
         cap_r[len_r] = k - 1 - j
-        # Floors of the left phase: its t-th piece (walking leftwards) ends with at least t + 1 edits in all, else
-        # an earlier step finds the alignment (see above); low[i]: pieces done before read column i's piece.
+        # Floors of the left phase: after t of its pieces (walking leftwards) at least t edits in all, else an
+        # earlier step finds the alignment (see above); low_l[i]: the pieces done before read column i's piece.
         low_l[0] = 0
         for i in range(1, len_l + 1):
             low_l[i] = j - 1 - ((js - i + 1) * k - 1) // m
         low_l[len_l + 1] = j
-        left = (ext_l[m - js:], len_l, bound_l[m - js:], cap_l, low_l, cols_l, s0, s1, s2, low_r)
+        left = (ext_l[m - js:], len_l, bound_l[m - js:], cap_l, low_l, cols_l, s0, s1, s2)
         # Strings this long and this rare are verified rather than walked on: -(bases still to go).
         done = je - js - min(m, SMALL_FROM * (je - js))
         step_small = small if hi - lo <= SMALL_PIECE else 0
         n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r[je:], len_r, e, bound_r[je:], cap_r,
-                               cols_r, s3, s4, s5, s6, s7, kids, left, js, step_small, done, out, n_out)
+                               low_r, cols_r, s3, s4, s5, s6, s7, kids, left, js, step_small, done, out, n_out)
         total += c
     return n_out, total
 
