@@ -16,10 +16,12 @@ from helpers import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from seedmap.engines.fm import SAVED_ROWS, FmEngine
+from seedmap.errors import SeedmapError
 from seedmap.filter.fm_scheme import ROW, search_query
-from seedmap.filter.fm_search import backward_search, locate, lower_bounds, occ
+from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, lower_bounds, occ
 from seedmap.index import fm
 from seedmap.io.alphabet import encode
 from seedmap.io.reference import Reference
@@ -32,6 +34,16 @@ TOY = Reference.from_codes(["x"], [encode(b"AGGAGC")])  # text AGGAGC$ ($ = the 
 
 def codes(s: str) -> np.ndarray:
     return encode(s.encode()).astype(np.int64)
+
+
+@njit(cache=True)
+def occs(table: np.ndarray, c: int, rows: np.ndarray) -> np.ndarray:
+    return np.array([occ(table, c, i) for i in rows])
+
+
+@njit(cache=True)
+def symbols(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    return np.array([bwt_symbol(table, i) for i in rows])
 
 
 def test_toy_suffix_array_bwt_and_tables():
@@ -261,12 +273,35 @@ def oracle_popcount_table(bits: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([before, words], axis=0).T)
 
 
+def oracle_occ_table(bwt: np.ndarray) -> np.ndarray:
+    """index/fm.py's occ layout from a BWT: 128-row blocks, 512 per superblock, whose row comes first."""
+    blocks = bwt.size // 128 + 1
+    supers = (blocks - 1) // 512 + 1
+    per_block = np.zeros((blocks, fm.SYMBOLS), dtype=np.uint64)
+    for c in range(fm.SYMBOLS):
+        per_block[:, c] = np.bincount(np.flatnonzero(bwt == c + 1) // 128, minlength=blocks)
+    before = np.zeros_like(per_block)
+    np.cumsum(per_block[:-1], axis=0, out=before[1:])
+    super_before = before[::512]
+    rel = before - np.repeat(super_before, 512, axis=0)[:blocks]
+    padded = np.zeros(blocks * 128, dtype=np.uint8)
+    padded[:bwt.size] = bwt
+    table = np.zeros((blocks + supers, 8), dtype=np.uint64)
+    block_rows = np.arange(blocks) + np.arange(blocks) // 512 + 1
+    for k in range(fm.PLANES):
+        words = np.packbits((padded >> k) & 1 == 1, bitorder="little").view("<u8").reshape(blocks, 2)
+        table[block_rows, 2 * k:2 * k + 2] = words
+    table[block_rows, 6] = rel[:, 0] | rel[:, 1] << 16 | rel[:, 2] << 32 | rel[:, 3] << 48
+    table[block_rows, 7] = rel[:, 4]
+    table[np.arange(supers) * 513, :fm.SYMBOLS] = super_before
+    table[np.arange(supers) * 513, 7] = fm.LAYOUT_MARK
+    return table
+
+
 def oracle_one_text(text: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     sa = fm.suffix_array(text)
     bwt = text[sa - 1]
-    counts = oracle_popcount_table(np.stack([bwt == c + 1 for c in range(fm.SYMBOLS)]))[:, :fm.SYMBOLS]
-    planes = oracle_popcount_table(np.stack([(bwt >> k) & 1 == 1 for k in range(fm.PLANES)]))[:, fm.PLANES:]
-    occ = np.ascontiguousarray(np.concatenate([counts, planes], axis=1))
+    occ = oracle_occ_table(bwt)
     marked = (sa % r == 0) | (bwt == 0)
     return occ, oracle_popcount_table(marked[None, :]), sa[marked]
 
@@ -299,7 +334,8 @@ def test_build_equals_oracle(rng, r):
 
 
 def test_build_tiny_and_block_edges(rng):
-    """One base; texts of 63, 64, 65, 127, 128 symbols (block boundaries of the 64-row tables)."""
+    """One base; texts of 63, 64, 65, 127, 128 symbols (block boundaries of the mark table's 64 rows and the occ
+    table's halves and blocks of 128)."""
     assert_same_fm_index(Reference.from_codes(["a"], [np.array([2], np.uint8)]), 1)
     assert_same_fm_index(Reference.from_codes(["n"], [np.array([4], np.uint8)]), 3)
     for n in (62, 63, 64, 126, 127):
@@ -341,9 +377,39 @@ def test_tables_from_a_64_bit_suffix_array(rng):
     g = genome_with_n(rng, 2000)
     text, _ = fm.make_text(Reference.from_codes(["g", "h"], [g, genome_with_n(rng, 99)]))
     sa = fm.suffix_array(text).astype(np.int64)
-    occ = np.zeros((text.size // 64 + 1, fm.OCC_WORDS), dtype=np.uint64)
+    occ = np.zeros((fm.occ_rows(text.size), fm.OCC_WORDS), dtype=np.uint64)
     mark = np.zeros((text.size // 64 + 1, 2), dtype=np.uint64)
     ssa = np.empty(fm._count_marked(text, 5), dtype=np.int64)
     fm._fill_tables(text, sa, 5, occ, mark, ssa)
     want = oracle_one_text(text, 5)
     assert np.array_equal(occ, want[0]) and np.array_equal(mark, want[1]) and np.array_equal(ssa, want[2])
+
+
+@pytest.mark.parametrize("n", [65_535, 65_536, 65_537, 200_000])
+def test_occ_and_bwt_symbol_across_superblocks(rng, n):
+    """O(c, i) and B[i] for every row of texts past one and several superblocks (65,536 rows), N and
+    separators included, against counts of the BWT itself."""
+    seqs = [genome_with_n(rng, n // 3), genome_with_n(rng, n // 3), genome_with_n(rng, n - 3 - 2 * (n // 3))]
+    text, _ = fm.make_text(Reference.from_codes(["a", "b", "c"], seqs))
+    assert text.size == n
+    bwt = text[fm.suffix_array(text) - 1]
+    table = fm.one_text(text, 0)[0]
+    assert np.array_equal(table, oracle_occ_table(bwt))
+    rows = np.arange(n + 1)
+    want_symbol = bwt.astype(np.int64) - 1
+    assert np.array_equal(symbols(table, rows[:-1]), want_symbol)
+    for c in range(fm.SYMBOLS):
+        want = np.concatenate([[0], np.cumsum(bwt == c + 1)])
+        assert np.array_equal(occs(table, c, rows), want), c
+
+
+def test_index_of_the_earlier_layout_is_refused(rng):
+    """An index whose occ tables have the earlier layout (64-row blocks: no layout mark) is refused with a
+    request to rebuild, not read as if it had the new one."""
+    ix = fm.build(Reference.from_codes(["g"], [genome_with_n(rng, 500)]), 4)
+    arrays = ix.arrays()
+    assert fm.FmIndex.from_arrays({"r": 4}, arrays).n == ix.n
+    old = dict(arrays, fwd_occ=arrays["fwd_occ"].copy())
+    old["fwd_occ"][0, fm.OCC_WORDS - 1] = 0
+    with pytest.raises(SeedmapError, match="rebuild"):
+        fm.FmIndex.from_arrays({"r": 4}, old)

@@ -8,12 +8,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from seedmap.index.fm import BLOCK_SHIFT, COUNTS_AT, SUPER_SHIFT
+
 M1 = np.uint64(0x5555555555555555)
 M2 = np.uint64(0x3333333333333333)
 M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
 H01 = np.uint64(0x0101010101010101)
 ONE = np.uint64(1)
-PLANES_AT = 5  # occ table rows: the counts of the 5 symbols, then the 3 bit planes of the codes (index/fm.py)
+ZERO = np.uint64(0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -33,21 +35,38 @@ def rank(table: np.ndarray, width: int, c: int, i: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _plane(occ_tab: np.ndarray, w: int, k: int, code: int) -> np.uint64:
-    """Bit plane k of block w, inverted where bit k of code is 0: its set bits are rows agreeing with code."""
-    p = occ_tab[w, PLANES_AT + k]
+def block_row(i: int) -> int:
+    """The occ table row of the block holding row i (a superblock's row comes before its blocks')."""
+    w = i >> BLOCK_SHIFT
+    return w + (w >> SUPER_SHIFT) + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _plane(occ_tab: np.ndarray, r: int, k: int, half: int, code: int) -> np.uint64:
+    """Bit plane k of block row r (its first or second 64 rows), inverted where bit k of code is 0: its set
+    bits are rows agreeing with code."""
+    p = occ_tab[r, 2 * k + half]
     return p if (code >> k) & 1 else ~p
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _agree(occ_tab: np.ndarray, r: int, half: int, code: int) -> np.uint64:
+    """The rows of one half of block row r whose code is `code`."""
+    return _plane(occ_tab, r, 0, half, code) & _plane(occ_tab, r, 1, half, code) & _plane(occ_tab, r, 2, half, code)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def occ(occ_tab: np.ndarray, c: int, i: int) -> int:
-    """O(c, i): occurrences of symbol c in B[0..i) (index/fm.py: the count before the block, then the
-    block's rows below i whose three code bit planes spell c + 1)."""
-    w = i >> 6
+    """O(c, i): occurrences of symbol c in B[0..i) (index/fm.py: the superblock's count, the block's 16-bit
+    count, then the block's rows below i whose three code bit planes spell c + 1)."""
+    r = block_row(i)
     code = c + 1
-    rows = _plane(occ_tab, w, 0, code) & _plane(occ_tab, w, 1, code) & _plane(occ_tab, w, 2, code)
+    before = occ_tab[(i >> (BLOCK_SHIFT + SUPER_SHIFT)) * ((1 << SUPER_SHIFT) + 1), c]
+    before += (occ_tab[r, COUNTS_AT + (c >> 2)] >> np.uint64(16 * (c & 3))) & np.uint64(0xFFFF)
     below = (ONE << np.uint64(i & 63)) - ONE
-    return np.int64(occ_tab[w, c]) + popcount(rows & below)
+    second = ZERO - np.uint64((i >> 6) & 1)  # all ones when i is in the block's second half (no branch: random)
+    return (np.int64(before) + popcount(_agree(occ_tab, r, 0, code) & (below | second))
+            + popcount(_agree(occ_tab, r, 1, code) & (below & second)))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -73,10 +92,11 @@ def backward_search(occ_tab: np.ndarray, counts: np.ndarray, n: int, p: np.ndarr
 @njit(cache=True, nogil=True)
 def bwt_symbol(occ_tab: np.ndarray, i: int) -> int:
     """B[i] as a symbol 0..4, or -1 for a separator (code 0)."""
-    w = i >> 6
+    r = block_row(i)
+    half = (i >> 6) & 1
     bit = np.uint64(i & 63)
-    code = ((occ_tab[w, PLANES_AT] >> bit) & ONE) | (((occ_tab[w, PLANES_AT + 1] >> bit) & ONE) << ONE)
-    code |= ((occ_tab[w, PLANES_AT + 2] >> bit) & ONE) << np.uint64(2)
+    code = ((occ_tab[r, half] >> bit) & ONE) | (((occ_tab[r, 2 + half] >> bit) & ONE) << ONE)
+    code |= ((occ_tab[r, 4 + half] >> bit) & ONE) << np.uint64(2)
     return np.int64(code) - 1
 
 

@@ -5,10 +5,14 @@ Text: every sequence's codes + 1 (A=1 C=2 G=3 T=4, N=5) followed by a separator 
 cross it at the cost of one edit, as the verifier does). The reverse text is reverse(text[:-1]) + [0].
 
 Per text: the suffix array (pydivsufsort), the BWT B[i] = text[SA[i] - 1] (text[-1] = 0), and
-- occ: per 64 rows, the counts of the five symbols A C G T N before the block, then three bit planes of
-  the block's text codes (bit k of plane k = bit k of the row's code; a separator is code 0): O(c, i) =
-  count + popcount(the rows below i whose planes spell c's code). Row layout (blocks, OCC_WORDS = 8):
-  64 bytes, one cache line (one-hot bit words per symbol took 10 words: 1.25 B/base per text, now 1).
+- occ: per block of 128 rows, three bit planes of the block's text codes (bit k of plane k = bit k of the
+  row's code; a separator is code 0; two words per plane) and the counts of the five symbols A C G T N
+  before the block, as 16-bit counts from the start of its superblock (512 blocks, 65,536 rows), whose own
+  row holds the absolute counts: O(c, i) = superblock count + block count + popcount(the rows below i whose
+  planes spell c's code). A block is one row of OCC_WORDS = 8 words, 64 bytes, one cache line; a
+  superblock's row comes before its blocks' (the rows of a superblock's region are read again and again:
+  they stay cached). 0.5 B/base per text (64-row blocks with 64-bit counts took 1 B/base; one-hot bit words
+  per symbol 1.25).
 - C[c]: text symbols smaller than symbol c + 1 (separators included, so LF(i) = C[c] + O(c, i)).
 - the sampled SA, of the forward text only (the search hands every string to locate by its forward
   rows): rows whose SA value is a multiple of r, and every row whose BWT symbol is a separator (LF cannot
@@ -31,7 +35,12 @@ from seedmap.io.reference import Reference, ref_code
 DEFAULT_SA_SAMPLE = 16
 SYMBOLS = 5  # A C G T N (text codes 1..5); 0 is the separator
 PLANES = 3  # bit planes of a row's text code (0..5)
-OCC_WORDS = SYMBOLS + PLANES
+OCC_WORDS = 8  # a block's row: 2 words per plane, then the 16-bit counts (A C G T in word 6, N in word 7)
+BLOCK_SHIFT = 7  # 128 rows per block
+SUPER_SHIFT = 9  # 512 blocks per superblock: its counts below 65,536 fit 16 bits
+COUNTS_AT = 2 * PLANES
+# In word 7 of every superblock row: tells this layout from the earlier one (64-row blocks, 64-bit counts).
+LAYOUT_MARK = np.uint64(0x534D4F4343313238)  # "SMOCC128"
 
 
 @dataclass
@@ -51,7 +60,8 @@ class FmIndex:
 
     @classmethod
     def from_arrays(cls, params: dict, a: dict) -> FmIndex:
-        if a["fwd_occ"].shape[1] != OCC_WORDS:
+        occ = a["fwd_occ"]
+        if occ.ndim != 2 or occ.shape[1] != OCC_WORDS or occ[0, OCC_WORDS - 1] != LAYOUT_MARK:
             raise SeedmapError("this FM index was built by an older seedmap (its occurrence tables have "
                                "another layout): rebuild it with seedmap index --kind fm")
         return cls(int(params["r"]), int(a["text_starts"][-1]), a["counts"], a["text_starts"], a["fwd_occ"],
@@ -102,11 +112,10 @@ def one_text(text: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     array and these tables (no BWT is made: each row's BWT symbol is read from the text as the tables are
     filled)."""
     n = text.size
-    blocks = n // 64 + 1  # O(c, n) must be readable too
     ssa_size = _count_marked(text, r) if r else 0  # SA values v marked: v % r == 0 or text[v - 1] is a separator
     sa = suffix_array(text)
-    occ = np.zeros((blocks, OCC_WORDS), dtype=np.uint64)
-    mark = np.zeros((blocks if r else 0, 2), dtype=np.uint64)
+    occ = np.zeros((occ_rows(n), OCC_WORDS), dtype=np.uint64)
+    mark = np.zeros((n // 64 + 1 if r else 0, 2), dtype=np.uint64)
     ssa = np.empty(ssa_size, dtype=sa.dtype)
     _fill_tables(text, sa, r, occ, mark, ssa)
     del sa
@@ -123,37 +132,52 @@ def _count_marked(text: np.ndarray, r: int) -> int:
     return m
 
 
+def occ_rows(n: int) -> int:
+    """Rows of the occ table of a text of n symbols: its blocks (O(c, n) must be readable too) and their
+    superblocks."""
+    blocks = (n >> BLOCK_SHIFT) + 1
+    return blocks + ((blocks - 1) >> SUPER_SHIFT) + 1
+
+
 @njit(cache=True, nogil=True)
 def _fill_tables(text: np.ndarray, sa: np.ndarray, r: int, occ: np.ndarray, mark: np.ndarray,
                  ssa: np.ndarray) -> None:
-    """Per block of 64 rows: the symbols' counts before the block and its codes' bit planes (occ), the marked
-    rows' count and bit word (mark; r = 0: none); ssa gets the marked rows' SA values in row order.
-    B[i] = text[SA[i] - 1]."""
+    """The occ table (see the module's notes), and per 64 rows the marked rows' count and bit word (mark;
+    r = 0: none); ssa gets the marked rows' SA values in row order. B[i] = text[SA[i] - 1]."""
     n = text.size
     count = np.zeros(SYMBOLS, dtype=np.uint64)
+    at_super = np.zeros(SYMBOLS, dtype=np.uint64)
     marked = 0
-    for b in range(occ.shape[0]):
+    row = 0
+    for b in range((n >> BLOCK_SHIFT) + 1):
+        if b & ((1 << SUPER_SHIFT) - 1) == 0:  # a superblock's row before its first block's
+            for c in range(SYMBOLS):
+                at_super[c] = count[c]
+                occ[row, c] = count[c]
+            occ[row, OCC_WORDS - 1] = LAYOUT_MARK
+            row += 1
         for c in range(SYMBOLS):
-            occ[b, c] = count[c]
-        if r:
-            mark[b, 0] = marked
-        word = np.uint64(0)
-        lo = b * 64
-        for i in range(lo, min(lo + 64, n)):
+            occ[row, COUNTS_AT + (c >> 2)] |= (count[c] - at_super[c]) << np.uint64(16 * (c & 3))
+        lo = b << BLOCK_SHIFT
+        for i in range(lo, min(lo + (1 << BLOCK_SHIFT), n)):
             v = sa[i]
             c = text[v - 1] if v > 0 else text[n - 1]
-            bit = np.uint64(1) << np.uint64(i - lo)
+            bit = np.uint64(1) << np.uint64(i & 63)
+            half = (i - lo) >> 6
             for k in range(PLANES):
                 if (c >> k) & 1:
-                    occ[b, SYMBOLS + k] |= bit
+                    occ[row, 2 * k + half] |= bit
             if c > 0:
                 count[c - 1] += np.uint64(1)
+            if r and i & 63 == 0:
+                mark[i >> 6, 0] = marked
             if r and (v % r == 0 or c == 0):
-                word |= bit
+                mark[i >> 6, 1] |= bit
                 ssa[marked] = v
                 marked += 1
-        if r:
-            mark[b, 1] = word
+        row += 1
+    if r and n & 63 == 0:  # the mark block of row n (rank is read there too)
+        mark[n >> 6, 0] = marked
 
 
 def symbol_counts(text: np.ndarray) -> np.ndarray:
@@ -202,8 +226,8 @@ MEASURED_EXTRA = 1.5
 
 def build_bytes_per_base(r: int, sa_bytes: int = 4) -> float:
     """A build holds the text, its suffix array and the forward and reverse occ tables (OCC_WORDS words per
-    64 rows), the forward mark table (2) and SA samples (one SA value per r rows)."""
-    return 1 + sa_bytes + 2 * OCC_WORDS * 8 / 64 + 2 * 8 / 64 + sa_bytes / r + MEASURED_EXTRA
+    128 rows), the forward mark table (2 words per 64 rows) and SA samples (one SA value per r rows)."""
+    return 1 + sa_bytes + 2 * OCC_WORDS * 8 / 128 + 2 * 8 / 64 + sa_bytes / r + MEASURED_EXTRA
 
 
 def segment_bounds(ref: Reference, r: int, max_memory: int = 0, segment_bases: int = 0) -> list[int]:
