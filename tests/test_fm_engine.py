@@ -3,6 +3,8 @@ neighborhood engine's) on random and repetitive genomes, for e = 0..5, with N in
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from helpers import (
@@ -20,6 +22,7 @@ from numba import njit
 
 from seedmap.engines.fm import SAVED_ROWS, FmEngine
 from seedmap.errors import SeedmapError
+from seedmap.filter import fm_pieces
 from seedmap.filter.fm_scheme import ROW, search_query
 from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, lower_bounds, occ
 from seedmap.index import fm
@@ -413,3 +416,75 @@ def test_index_of_the_earlier_layout_is_refused(rng):
     old["fwd_occ"][0, fm.OCC_WORDS - 1] = 0
     with pytest.raises(SeedmapError, match="rebuild"):
         fm.FmIndex.from_arrays({"r": 4}, old)
+
+
+# ------------------------------------------------------------- where the scheme cuts a read (fm_pieces)
+
+
+def model_count(text: bytes, piece: bytes) -> int:
+    """Occurrences of piece in text (overlaps too), as cut_pieces counts them."""
+    if b"N" in piece:
+        return 0
+    return sum(1 for i in range(len(text) - len(piece) + 1) if text.startswith(piece, i))
+
+
+def model_cost(text: bytes, read: bytes, a: int, b: int, n: int) -> int:
+    """cut_pieces' count of read[a:b]: pieces ending at b grown leftwards, no longer counted once at most 1."""
+    c = n
+    for x in range(b - 1, a - 1, -1):
+        if c > 1:
+            c = model_count(text, read[x:b])
+    return c
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(6, 28), k=st.integers(2, 4), repeats=st.booleans())
+def test_cut_pieces_is_the_cut_of_least_occurrences(seed, m, k, repeats):
+    """cut_pieces against every cut into k pieces of m // (2k) .. MAX_PIECE bases: valid bounds, and the
+    least occurrences summed (the count model above)."""
+    rng = np.random.default_rng(seed)
+    seqs = repetitive_genome(rng) if repeats else [genome_with_n(rng, 400), random_genome(rng, 50)]
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    ix = fm.build(ref, 4)
+    text, _ = fm.make_text(ref)
+    as_text = bytes(b"$ACGTN"[c] for c in text)
+    g = seqs[int(rng.integers(0, len(seqs)))]
+    start = int(rng.integers(0, max(1, g.size - m)))
+    q = g[start:start + m].copy() if g.size >= m else random_genome(rng, m)
+    if q.size < m:
+        q = np.concatenate([q, random_genome(rng, m - q.size)])
+    q[rng.random(m) < 0.05] = int(rng.integers(0, 5))
+    bounds = np.empty(k + 1, dtype=np.int64)
+    fm_pieces.cut_pieces(q.astype(np.int64), m, k, ix.n, ix.counts, ix.fwd_occ, bounds,
+                         np.empty(fm_pieces.cut_scratch(m, k), dtype=np.int64))
+    shortest = max(1, m // (2 * k))
+    read = bytes(b"ACGTN"[c] for c in q)
+    assert bounds[0] == 0 and bounds[k] == m
+    lengths = np.diff(bounds)
+    assert lengths.min() >= shortest and lengths.max() <= fm_pieces.MAX_PIECE
+
+    def cost(cut: tuple[int, ...]) -> int:
+        return sum(model_cost(as_text, read, a, b, ix.n) for a, b in zip(cut[:-1], cut[1:], strict=True))
+
+    cuts = [(0, *inner, m) for inner in itertools.combinations(range(1, m), k - 1)]
+    valid = [c for c in cuts if shortest <= min(np.diff(c)) and max(np.diff(c)) <= fm_pieces.MAX_PIECE]
+    assert cost(tuple(bounds)) == min(cost(c) for c in valid)
+
+
+def test_a_poly_a_read_is_not_cut_inside_its_run(rng):
+    """A read ending in a poly-A run on a genome of many poly-A runs: equal pieces put a whole piece inside
+    the run (occurring at every run); the cut gives the run's piece some of its flank (one occurrence), and
+    the search finds the oracle's locations."""
+    runs = [np.concatenate([random_genome(rng, 200), np.zeros(40, np.uint8)]) for _ in range(30)]
+    genome = np.concatenate(runs + [random_genome(rng, 300)])
+    ref = Reference.from_codes(["g"], [genome])
+    ix = fm.build(ref, 4)
+    q = genome[200 + 240 * 7 - 60:200 + 240 * 7 + 36].astype(np.int64)  # 60 bases of flank, then 36 A's
+    m, k = q.size, 6
+    bounds = np.empty(k + 1, dtype=np.int64)
+    fm_pieces.cut_pieces(q, m, k, ix.n, ix.counts, ix.fwd_occ, bounds,
+                         np.empty(fm_pieces.cut_scratch(m, k), dtype=np.int64))
+    first_a = m - 36
+    assert [j * m // k for j in range(k + 1)][k - 1] >= first_a  # equal pieces: the last one all A
+    assert all(bounds[j] < first_a for j in range(k))  # the cut: every piece starts before the run
+    assert check(ref, [q.astype(np.uint8)], 5) >= 1

@@ -1,19 +1,19 @@
 """Inexact FM-index search (edit distance, any e): a pigeonhole search scheme, one step per piece.
 
-The read is cut into e + 1 disjoint pieces; an alignment with at most e edits leaves one of them exact
-(filter/plan.py). Step j searches piece j exactly, then extends the match, base by base, towards the
-longer side of the read to its end: the forward index extends leftwards, the reverse-text index
-rightwards. The extension is a depth-first walk over the reference strings that continue the piece,
-each carrying the edit-distance DP column of the read part against it (insertions, deletions,
-substitutions; a read N or a reference N always costs one edit). So every reference string is visited
-once per step, which subsumes Salavert's equivalence rules (no I-D / D-I pairs, no reordered
-I-M / M-I) and interval-shrinkage rule (children with an empty interval are never entered). A branch is
-pruned when no cell of its column plus BWA's lower bound of the rest of the read (the D array) stays
-within e; it is accepted, and not walked further, as soon as the whole read part fits within e. A string
-with at most `small` rows (an option; 0 = never), in a step whose exact piece is rare (SMALL_PIECE), is not
-walked further either: its rows go straight to verification, which is cheaper than walking a near-unique
-string base by base, and loses nothing (its windows hold every alignment its subtree could accept). There
-is no cap on branches or hits.
+The read is cut into e + 1 disjoint pieces (filter/fm_pieces.py: where they occur least); an alignment with
+at most e edits leaves one of them exact (filter/plan.py). Step j searches piece j exactly, then extends the
+match, base by base, towards the longer side of the read to its end: the forward index extends leftwards,
+the reverse-text index rightwards. The extension is a depth-first walk over the reference strings that
+continue the piece, each carrying the edit-distance DP column of the read part against it (insertions,
+deletions, substitutions; a read N or a reference N always costs one edit). So every reference string is
+visited once per step, which subsumes Salavert's equivalence rules (no I-D / D-I pairs, no reordered I-M /
+M-I) and interval-shrinkage rule (children with an empty interval are never entered). A branch is pruned
+when no cell of its column plus BWA's lower bound of the rest of the read (the D array) stays within e; it
+is accepted, and not walked further, as soon as the whole read part fits within e. A string with at most
+`small` rows (an option; 0 = never), in a step whose exact piece is rare (SMALL_PIECE), is not walked
+further either: its rows go straight to verification, which is cheaper than walking a near-unique string
+base by base, and loses nothing (its windows hold every alignment its subtree could accept). There is no cap
+on branches or hits.
 
 Each alignment is searched by one step only, its first that can find it (the smallest j whose right phase
 keeps it within the caps). Why step j - t cannot find it bounds its left part from below: after t of
@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import get_thread_id, njit, prange
 
+from seedmap.filter.fm_pieces import cut_pieces, cut_scratch
 from seedmap.filter.fm_search import bwt_symbol, extend, locate, lower_bounds, occ
 from seedmap.filter.windows import sort_windows as _sort_windows
 from seedmap.io.reference import sequence_of
@@ -55,7 +56,9 @@ KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five child
 def scratch_size(m: int, e: int) -> int:
     """int64 words of search()'s scratch for a query of length m (its band columns, stacks and children)."""
     dim = m + e + 1
-    return 2 * m + 4 * (m + 1) + 2 * (m + 2) + 2 * dim * (2 * e + 1) + 8 * dim + KIDS * dim
+    k = e + 1
+    return (2 * m + 4 * (m + 1) + 2 * (m + 2) + 2 * dim * (2 * e + 1) + 8 * dim + KIDS * dim + k + 1 + m
+            + cut_scratch(m, k))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -302,6 +305,12 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     s7 = scratch[at + 7 * dim:at + 8 * dim]
     at += 8 * dim
     kids = scratch[at:at + KIDS * dim]
+    at += KIDS * dim
+    bounds, piece = scratch[at:at + k + 1], scratch[at + k + 1:at + k + 1 + m]  # the pieces, each base's piece
+    cut_pieces(q, m, k, n, counts, fwd_occ, bounds, scratch[at + k + 1 + m:])
+    for j in range(k):
+        for i in range(bounds[j], bounds[j + 1]):
+            piece[i] = j
     for i in range(m):
         ext_r[i] = q[i]
         ext_l[i] = q[m - 1 - i]
@@ -316,7 +325,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     n_out = 0
     total = 0
     for j in range(k):
-        js, je = j * m // k, (j + 1) * m // k
+        js, je = bounds[j], bounds[j + 1]
         lo, hi = 0, n
         flo, fhi = 0, n
         if k == 1:  # e = 0: the read is the piece, nothing extends it: the forward index alone, backwards
@@ -344,13 +353,13 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
             continue
         len_r, len_l = m - je, js
         for i in range(len_r):
-            cap_r[i] = ((je + i + 1) * k - 1) // m - j  # the piece holding read base je + i, counted from j
+            cap_r[i] = piece[je + i] - j  # the piece holding read base je + i, counted from j
         cap_r[len_r] = k - 1 - j
         # Floors of the left phase: after t of its pieces (walking leftwards) at least t edits in all, else an
         # earlier step finds the alignment (see above); low_l[i]: the pieces done before read column i's piece.
         low_l[0] = 0
         for i in range(1, len_l + 1):
-            low_l[i] = j - 1 - ((js - i + 1) * k - 1) // m
+            low_l[i] = j - 1 - piece[js - i]
         low_l[len_l + 1] = j
         left = (ext_l[m - js:], len_l, bound_l[m - js:], cap_l, low_l, cols_l, s0, s1, s2)
         # Strings this long and this rare are verified rather than walked on: -(bases still to go).
