@@ -36,6 +36,7 @@ from helpers import (  # noqa: E402
 )
 from helpers import window_locations as oracle_locations  # noqa: E402
 
+from seedmap.backends import select  # noqa: E402
 from seedmap.backends.cuda import (  # noqa: E402
     align_kernels,
     device,
@@ -44,7 +45,7 @@ from seedmap.backends.cuda import (  # noqa: E402
     seed_filter_kernels,
     verify_kernels,
 )
-from seedmap.backends.cuda import engines as cuda_engines  # noqa: E402
+from seedmap.backends.cuda import kinds as cuda_kinds  # noqa: E402
 from seedmap.backends.cuda.engines import CudaNeighborhoodEngine  # noqa: E402
 from seedmap.backends.cuda.fm_engine import CudaFmEngine  # noqa: E402
 from seedmap.backends.cuda.locations import DeviceLocator  # noqa: E402
@@ -397,9 +398,9 @@ def test_workers_of_one_device_share_its_copies(kind, small_blocks):
     """Engines made with one DeviceShare (the workers of one GPU) hold one device copy of the reference and
     the index and find what an engine with copies of its own finds (the CPU's locations); another share
     makes its own copies."""
+    from seedmap.backends.cuda.kinds import device_engine as make_engine
     from seedmap.backends.cuda.resident import DeviceShare
     from seedmap.index import kmer
-    from seedmap.kinds import device_engine as make_engine
 
     ref, batch = genome_and_reads("repetitive", 9, 20, (30, 60))
     ix = neighborhood.build(ref, 6, 4) if kind == "neighborhood" else kmer.build(ref, 8)
@@ -501,10 +502,10 @@ def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
 
 
 def test_fm_segments_and_int64_samples(small_blocks):
-    """An FM index in genome segments (each part searched with its sequences' starts) through make_engine,
+    """An FM index in genome segments (each part searched with its sequences' starts) through device_engine,
     and SA samples stored as int64: the CPU's locations."""
+    from seedmap.backends.cuda.kinds import device_engine as make_engine
     from seedmap.index.segments import SegmentedIndex
-    from seedmap.kinds import device_engine as make_engine
 
     ref, batch = fm_case("random", 22, 16, (30, 50))
     bounds = fm.segment_bounds(ref, 4, segment_bases=ref.total // 2)
@@ -539,7 +540,7 @@ def test_warm_up_loads_the_declared_signatures(kind, options, want):
     """What warm_up compiles and loads before the workers start: the run's kernels, as declared."""
     ref = Reference.from_codes(["a"], [random_genome(np.random.default_rng(1), 300)])
     ix = fm.build(ref, 4) if kind == "fm" else neighborhood.build(ref, 5, 3)
-    got = cuda_engines.launched_kernels(kind, ix, EngineOptions(**options))
+    got = cuda_kinds.launched_kernels(kind, ix, EngineOptions(**options))
     assert {kernel.name for kernel, _ in got} == want
     assert all(sig in kernel.declared for kernel, sig in got)
     fills = fm_kernels.SIGNATURES if kind == "fm" else seed_filter_kernels.SIGNATURES
@@ -558,8 +559,8 @@ def test_every_declared_signature_was_launched():
 
 def test_gpu_count_under_simulator():
     assert device.gpu_count() == 1
-    assert device.resolve("auto").ids == (0,)
-    assert device.resolve("cuda:0,0").ids == (0, 0)
+    assert select.resolve("auto").ids == (0,)
+    assert select.resolve("cuda:0,0").ids == (0, 0)
 
 
 def sam_body(path: Path) -> bytes:
