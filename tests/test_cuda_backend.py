@@ -15,6 +15,7 @@ import pytest
 from seedmap.backends import select
 from seedmap.backends.cuda import device
 from seedmap.backends.cuda.backend import CudaBackend
+from seedmap.backends.opencl import device as opencl_device
 from seedmap.cli import main
 from seedmap.errors import SeedmapError
 from seedmap.pipeline import EngineOptions
@@ -47,10 +48,11 @@ def test_parse_device_rejects(text):
 
 def test_resolve_without_gpu(monkeypatch, caplog):
     monkeypatch.setattr(device, "gpu_count", lambda: 0)
+    monkeypatch.setattr(opencl_device, "first_gpu", lambda: None)  # auto's second choice: none here
     assert select.resolve("cpu") is None  # the CPU
     with caplog.at_level("INFO", logger="seedmap"):
         assert select.resolve("auto") is None
-    assert "no CUDA GPU found, mapping on the CPU" in caplog.text
+    assert "no CUDA GPU found, no OpenCL GPU found, mapping on the CPU" in caplog.text
     with pytest.raises(SeedmapError, match="no CUDA GPU"):
         select.resolve("cuda")
 
@@ -98,6 +100,7 @@ def broken_numba_cuda(monkeypatch):
 
 
 def test_broken_numba_cuda_is_one_line(monkeypatch, capsys, caplog, tmp_path):
+    monkeypatch.setattr(opencl_device, "first_gpu", lambda: None)
     broken_numba_cuda(monkeypatch)
     with pytest.raises(SeedmapError) as err:
         device.cuda_module()
