@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -119,6 +120,15 @@ def test_errors_are_one_line(monkeypatch, capsys, tmp_path):
     monkeypatch.undo()
     monkeypatch.setattr(device, "all_devices", lambda: [])
     assert "no OpenCL platform or device found" in one_error_line(capsys, tmp_path, "opencl:0")
+
+
+def test_a_device_without_64_bit_integers_is_one_line():
+    platform = SimpleNamespace(name="Some platform")
+    small = SimpleNamespace(name="tiny", platform=platform, profile="EMBEDDED_PROFILE", extensions="cl_khr_fp16")
+    with pytest.raises(SeedmapError, match="Some platform: tiny has no 64-bit integers"):
+        device.check_int64(small)
+    device.check_int64(SimpleNamespace(**{**vars(small), "extensions": "cles_khr_int64 cl_khr_fp16"}))
+    device.check_int64(SimpleNamespace(**{**vars(small), "profile": "FULL_PROFILE"}))
 
 
 def test_build_failure_is_one_line_with_the_log(opencl_device):

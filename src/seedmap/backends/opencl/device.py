@@ -43,6 +43,14 @@ def name_of(device: object) -> str:
     return f"{device.platform.name.strip()}: {device.name.strip()}"
 
 
+def check_int64(device: object) -> None:
+    """The kernels compute in 64-bit integers (bit vectors, positions), which every full-profile device has;
+    an embedded-profile one needs cles_khr_int64. They use no atomics."""
+    if device.profile.strip() == "EMBEDDED_PROFILE" and "cles_khr_int64" not in device.extensions:
+        raise SeedmapError(f"--device opencl: {name_of(device)} has no 64-bit integers (an embedded-profile device "
+                           "without cles_khr_int64), which the kernels need")
+
+
 def pick(index: int | None) -> int:
     """The device index `opencl` (None: the first GPU, else device 0) or `opencl:N` means."""
     found = all_devices()

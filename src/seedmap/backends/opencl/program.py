@@ -10,7 +10,7 @@ from importlib import resources
 
 import numpy as np
 
-from seedmap.backends.opencl.device import all_devices, cl_module, name_of
+from seedmap.backends.opencl.device import all_devices, check_int64, cl_module, name_of
 from seedmap.errors import SeedmapError
 from seedmap.io.reference import Reference
 
@@ -50,6 +50,7 @@ class OpenClDevice:
         cl = self.cl = cl_module()
         self.device = all_devices()[index]
         self.name = name_of(self.device)
+        check_int64(self.device)
         self.context = cl.Context([self.device])
         self.program = build(self.context, self.device)
         self._lock = threading.Lock()
