@@ -10,25 +10,25 @@ import threading
 
 import numpy as np
 
-from seedmap.backends.opencl.program import OpenClDevice
+from seedmap.backends.opencl.program import WORDS, OpenClDevice
 from seedmap.io.reference import Reference
 from seedmap.verify import windows
 
 log = logging.getLogger("seedmap")
-MAXW = 4  # 64-bit words of a read in a work-item's private memory (locate.cl's MAXW)
+MAXW = max(WORDS)  # 64-bit words of a read in a work-item's private memory
 MAX_READ = 64 * MAXW  # longer reads are verified on the CPU
 _LONG_READS_SAID = threading.Event()  # the CPU fallback for long reads is logged once per process
 
 
 class OpenClLocator:
-    """Callable with verify.windows.verify's arguments; one per worker (its own queue and kernel object:
+    """Callable with verify.windows.verify's arguments; one per worker (its own queue and kernel objects:
     setting a kernel's arguments is not thread-safe), the device's reference copy shared."""
 
     def __init__(self, device: OpenClDevice, ref: Reference) -> None:
         cl = self.cl = device.cl
         self.device = device
         self.queue = cl.CommandQueue(device.context)
-        self.kernel = cl.Kernel(device.program, "window_locations")
+        self.kernels = {nb: cl.Kernel(program, "window_locations") for nb, program in device.programs.items()}
         self.packed, self.nmask = ref.packed, ref.nmask
         self.d_packed, self.d_nmask = device.resident(ref)
 
@@ -67,8 +67,14 @@ class OpenClLocator:
             ins = [dev.buffer(np.asarray(a, dtype=t)) for a, t in
                    ((qcodes, np.uint8), (qoff, np.int64), (qerr, np.int64), (win_q, np.int64), (win, np.int64))]
             outs = [cl.Buffer(dev.context, cl.mem_flags.WRITE_ONLY, a.nbytes) for a in (start, end, dist, count)]
-            self.kernel(self.queue, (nw,), None, np.int64(nw), *ins, self.d_packed, self.d_nmask,
-                        dev.buffer(slot_off), *outs)
+            d_slot_off = dev.buffer(slot_off)
+            qoff64 = np.asarray(qoff, dtype=np.int64)
+            words = np.maximum((qoff64[win_q + 1] - qoff64[win_q] + 63) >> 6, 1)
+            for nb, kernel in self.kernels.items():  # each window by the program of its read's words
+                sel = np.flatnonzero(words == nb)
+                if sel.size:
+                    kernel(self.queue, (sel.size,), None, np.int64(sel.size), dev.buffer(sel), *ins, self.d_packed,
+                           self.d_nmask, d_slot_off, *outs)
             for host, buf in zip((start, end, dist, count), outs, strict=True):
                 cl.enqueue_copy(self.queue, host, buf, is_blocking=False)
             self.queue.finish()

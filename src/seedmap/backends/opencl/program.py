@@ -15,6 +15,7 @@ from seedmap.errors import SeedmapError
 from seedmap.io.reference import Reference
 
 SOURCE = "locate.cl"
+WORDS = (1, 2, 3, 4)  # locate.cl's NB: one program per number of 64-bit words of a read (reads up to 256 bp)
 LOG_LINES = 3  # of the compiler's build log, in the error line
 
 
@@ -30,21 +31,22 @@ def build_log_head(text: str, lines: int = LOG_LINES) -> str:
     return " | ".join(kept[:lines]) or text.strip().splitlines()[0]
 
 
-def build(context: object, device: object, text: str | None = None) -> object:
-    """The program of `text` (locate.cl by default) built for `device`."""
+def build(context: object, device: object, text: str | None = None, options: tuple[str, ...] = ()) -> object:
+    """The program of `text` (locate.cl by default) built for `device` with compiler `options`."""
     cl = cl_module()
     with warnings.catch_warnings():  # a build log with only remarks is not the user's business
         warnings.simplefilter("ignore", cl.CompilerWarning)
         try:
-            return cl.Program(context, source() if text is None else text).build()
+            return cl.Program(context, source() if text is None else text).build(options=list(options))
         except cl.Error as exc:
             raise SeedmapError(f"the OpenCL kernels do not build on {name_of(device)}: "
                                f"{build_log_head(str(exc))}") from None
 
 
 class OpenClDevice:
-    """Device `index` (device.all_devices's order): a context, the program built once, and one resident copy
-    of each reference its workers map against (the first worker to need it copies it, the others take it)."""
+    """Device `index` (device.all_devices's order): a context, the programs built once (`programs[nb]`: reads
+    of nb words), and one resident copy of each reference its workers map against (the first worker to need
+    it copies it, the others take it)."""
 
     def __init__(self, index: int) -> None:
         cl = self.cl = cl_module()
@@ -52,7 +54,7 @@ class OpenClDevice:
         self.name = name_of(self.device)
         check_int64(self.device)
         self.context = cl.Context([self.device])
-        self.program = build(self.context, self.device)
+        self.programs = {nb: build(self.context, self.device, options=(f"-DNB={nb}",)) for nb in WORDS}
         self._lock = threading.Lock()
         self._refs: dict[int, tuple[Reference, object, object]] = {}
 
