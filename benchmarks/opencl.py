@@ -6,6 +6,7 @@ bulk verification; (b) end-to-end reads/s of `seedmap map --device opencl` again
 random genome with simulated reads, per engine, the SAM records compared.
 
     python benchmarks/opencl.py [--windows 200000] [--reads 20000] [--engines neighborhood,kmer,fm] [--threads 2]
+    python benchmarks/opencl.py --windows 0 --reference ecoli.fa --reads 100000     # issue 37's E. coli check
 
 Each kernel timing follows a warm-up call (the build, numba's compilation and the reference copy
 excluded); the best of --repeat runs is reported. Every OpenCL result is compared with the CPU's.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,9 +28,10 @@ import numpy as np
 from seedmap.backends.opencl import device
 from seedmap.backends.opencl.locations import OpenClLocator
 from seedmap.backends.opencl.program import OpenClDevice
-from seedmap.io.reference import Reference
+from seedmap.io.reference import Reference, read_fasta
 from seedmap.verify import windows
 
+COMP = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
 NOURI_K20 = 40e6 / 0.62852  # 40 M alignments (50 bp, e = 4) in 628.52 ms, kernel only (bulk verification)
 
 
@@ -79,20 +82,26 @@ def kernel_rates(args: argparse.Namespace) -> list[list[str]]:
 
 
 def simulate(work: Path, args: argparse.Namespace) -> tuple[Path, Path]:
+    """The reference (--reference, copied here: its index is written beside it; else a random genome with a
+    repeat) and --reads 100 bp reads from it, 0-3 substitutions each, either strand."""
     rng = np.random.default_rng(7)
-    genome = rng.integers(0, 4, args.genome_bases).astype(np.uint8)
-    n = genome.size
-    genome[n // 2:n // 2 + n // 50] = genome[n // 10:n // 10 + n // 50]  # a repeat: reads with two locations
     ref = work / "ref.fa"
-    ref.write_text(">g\n" + "".join("ACGT"[c] for c in genome) + "\n")
+    if args.reference:
+        shutil.copy(args.reference, ref)
+        genome = read_fasta(ref).codes()
+    else:
+        genome = rng.integers(0, 4, args.genome_bases).astype(np.uint8)
+        n = genome.size
+        genome[n // 2:n // 2 + n // 50] = genome[n // 10:n // 10 + n // 50]  # a repeat: reads with two locations
+        ref.write_text(">g\n" + "".join("ACGT"[c] for c in genome) + "\n")
     lines = []
     for i in range(args.reads):
         p = int(rng.integers(0, genome.size - 100))
         r = genome[p:p + 100].copy()
         r[rng.integers(0, 100, int(rng.integers(0, 4)))] = rng.integers(0, 4)
         if rng.random() < 0.5:
-            r = (3 - r)[::-1]
-        lines.append(f"@r{i}\n" + "".join("ACGT"[c] for c in r) + "\n+\n" + "I" * 100 + "\n")
+            r = COMP[r][::-1]
+        lines.append(f"@r{i}\n" + "".join("ACGTN"[c] for c in r) + "\n+\n" + "I" * 100 + "\n")
     reads = work / "reads.fq"
     reads.write_text("".join(lines))
     return ref, reads
@@ -127,18 +136,20 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--windows", type=int, default=200_000, help="windows per kernel timing")
+    ap.add_argument("--windows", type=int, default=200_000, help="windows per kernel timing (0: skip)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--reads", type=int, default=20_000, help="reads per end-to-end run (0: skip)")
     ap.add_argument("--genome-bases", type=int, default=1_000_000)
+    ap.add_argument("--reference", help="map reads simulated from this FASTA instead of a random genome")
     ap.add_argument("--engines", default="neighborhood,kmer,fm")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=2500, help="reads per batch, both devices (one batch per "
                     "worker in flight at once: the default keeps every worker busy)")
     ap.add_argument("--device", type=int, default=None, help="opencl:N (default: the first GPU, else device 0)")
     args = ap.parse_args()
-    print(table(["windows", "n", "OpenCL verifications/s", "numba CPU verifications/s", "OpenCL / CPU",
-                 "Nouri K20 (bulk, /s)"], kernel_rates(args)), flush=True)
+    if args.windows:
+        print(table(["windows", "n", "OpenCL verifications/s", "numba CPU verifications/s", "OpenCL / CPU",
+                     "Nouri K20 (bulk, /s)"], kernel_rates(args)), flush=True)
     if args.reads:
         print()
         print(table(["engine", "--device cpu reads/s", "--device opencl reads/s", "opencl / cpu", "same SAM"],
