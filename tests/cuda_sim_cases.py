@@ -27,15 +27,15 @@ from helpers import (  # noqa: E402
     bulk_expected,
     bulk_run,
     genome_with_n,
-    mutate_acgt,
+    overflow_case,
     random_genome,
-    read_from,
     repetitive_genome,
     sample_reads,
-    window,
+    windows_case,
 )
 from helpers import window_locations as oracle_locations  # noqa: E402
 
+from seedmap.backends import select  # noqa: E402
 from seedmap.backends.cuda import (  # noqa: E402
     align_kernels,
     device,
@@ -44,7 +44,7 @@ from seedmap.backends.cuda import (  # noqa: E402
     seed_filter_kernels,
     verify_kernels,
 )
-from seedmap.backends.cuda import engines as cuda_engines  # noqa: E402
+from seedmap.backends.cuda import kinds as cuda_kinds  # noqa: E402
 from seedmap.backends.cuda.engines import CudaNeighborhoodEngine  # noqa: E402
 from seedmap.backends.cuda.fm_engine import CudaFmEngine  # noqa: E402
 from seedmap.backends.cuda.locations import DeviceLocator  # noqa: E402
@@ -193,35 +193,6 @@ def locator(ref: Reference) -> DeviceLocator:
     return DeviceLocator(DeviceVerifier(ref.packed, ref.nmask))
 
 
-def windows_case(seed: int, n: int) -> tuple[Reference, list, dict]:
-    """Windows and reads drawn as the CPU window kernel's oracle test draws them (random or tandem-repeat
-    windows, N on either side, reads of one to four 64-bit words, some with more than e edits), each
-    window a sequence of its own; two windows per read (the second is its reverse complement's)."""
-    rng = np.random.default_rng(seed)
-    seqs, reads, errs = [], [], []
-    for _ in range(n):
-        m = int(rng.choice([2, 31, 64, 65, 100, 129, 200, 256]))
-        e = int(rng.integers(0, 7))
-        n_rate = float(rng.choice([0.0, 0.0, 0.02]))
-        t = window(rng, m, bool(rng.random() < 0.5), n_rate)
-        q = read_from(rng, t, m, e, n_rate)
-        if q.size <= e:
-            continue
-        seqs.append(t)
-        reads.append(q)
-        errs.append(e)
-    ref = Reference.from_codes([f"w{i}" for i in range(len(seqs))], seqs)
-    qs = [x for q in reads for x in (q, q[::-1].copy())]
-    qoff = np.zeros(len(qs) + 1, dtype=np.int64)
-    np.cumsum([q.size for q in qs], out=qoff[1:])
-    starts = np.asarray(ref.starts, dtype=np.int64)
-    win_q = np.arange(len(qs), dtype=np.int64)
-    lo, hi = starts[win_q >> 1], starts[(win_q >> 1) + 1]
-    win = np.stack([lo, hi, lo, hi], axis=1)
-    return ref, seqs, dict(qcodes=np.concatenate(qs), qoff=qoff, qerr=np.array(errs, dtype=np.int64),
-                           win_q=win_q, win=win, reads=reads)
-
-
 @pytest.mark.parametrize("seed", [0, 1])
 def test_window_locations_match_the_oracle_and_cpu(seed, small_blocks):
     """Every location of every window, as the brute-force oracle has it, and the CPU verifier's output
@@ -245,21 +216,7 @@ def test_window_locations_match_the_oracle_and_cpu(seed, small_blocks):
 def test_window_locations_overflow_and_long_reads(small_blocks):
     """A tandem repeat gives a window more locations than its first-pass slots (verified again with room
     for all); reads longer than 256 bp go to the CPU kernel, and the two parts merge in query order."""
-    rng = np.random.default_rng(5)
-    unit = rng.integers(0, 4, 15).astype(np.uint8)
-    tandem = mutate_acgt(rng, np.tile(unit, 40), 4)
-    plain = rng.integers(0, 4, 900).astype(np.uint8)
-    ref = Reference.from_codes(["t", "p"], [tandem, plain])
-    reads = [tandem[100:130].copy(), mutate_acgt(rng, plain[100:400].copy(), 3), tandem[200:245].copy(),
-             mutate_acgt(rng, plain[500:800].copy(), 2)]
-    qs = [x for q in reads for x in (q, q[::-1].copy())]
-    qoff = np.zeros(len(qs) + 1, dtype=np.int64)
-    np.cumsum([q.size for q in qs], out=qoff[1:])
-    starts = np.asarray(ref.starts, dtype=np.int64)
-    seq_of = np.array([0, 0, 1, 1, 0, 0, 1, 1])
-    win = np.stack([starts[seq_of], starts[seq_of + 1], starts[seq_of], starts[seq_of + 1]], axis=1)
-    args = (np.concatenate(qs), qoff, np.array([2, 6, 3, 5]), np.arange(8, dtype=np.int64), win, ref.packed,
-            ref.nmask)
+    ref, args = overflow_case()
     want = cpu.verify(*args)
     got = locator(ref)(*args)
     assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
@@ -397,9 +354,9 @@ def test_workers_of_one_device_share_its_copies(kind, small_blocks):
     """Engines made with one DeviceShare (the workers of one GPU) hold one device copy of the reference and
     the index and find what an engine with copies of its own finds (the CPU's locations); another share
     makes its own copies."""
+    from seedmap.backends.cuda.kinds import device_engine as make_engine
     from seedmap.backends.cuda.resident import DeviceShare
     from seedmap.index import kmer
-    from seedmap.kinds import device_engine as make_engine
 
     ref, batch = genome_and_reads("repetitive", 9, 20, (30, 60))
     ix = neighborhood.build(ref, 6, 4) if kind == "neighborhood" else kmer.build(ref, 8)
@@ -501,10 +458,10 @@ def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
 
 
 def test_fm_segments_and_int64_samples(small_blocks):
-    """An FM index in genome segments (each part searched with its sequences' starts) through make_engine,
+    """An FM index in genome segments (each part searched with its sequences' starts) through device_engine,
     and SA samples stored as int64: the CPU's locations."""
+    from seedmap.backends.cuda.kinds import device_engine as make_engine
     from seedmap.index.segments import SegmentedIndex
-    from seedmap.kinds import device_engine as make_engine
 
     ref, batch = fm_case("random", 22, 16, (30, 50))
     bounds = fm.segment_bounds(ref, 4, segment_bases=ref.total // 2)
@@ -539,7 +496,7 @@ def test_warm_up_loads_the_declared_signatures(kind, options, want):
     """What warm_up compiles and loads before the workers start: the run's kernels, as declared."""
     ref = Reference.from_codes(["a"], [random_genome(np.random.default_rng(1), 300)])
     ix = fm.build(ref, 4) if kind == "fm" else neighborhood.build(ref, 5, 3)
-    got = cuda_engines.launched_kernels(kind, ix, EngineOptions(**options))
+    got = cuda_kinds.launched_kernels(kind, ix, EngineOptions(**options))
     assert {kernel.name for kernel, _ in got} == want
     assert all(sig in kernel.declared for kernel, sig in got)
     fills = fm_kernels.SIGNATURES if kind == "fm" else seed_filter_kernels.SIGNATURES
@@ -558,8 +515,8 @@ def test_every_declared_signature_was_launched():
 
 def test_gpu_count_under_simulator():
     assert device.gpu_count() == 1
-    assert device.resolve("auto").ids == (0,)
-    assert device.resolve("cuda:0,0").ids == (0, 0)
+    assert select.resolve("auto").ids == (0,)
+    assert select.resolve("cuda:0,0").ids == (0, 0)
 
 
 def sam_body(path: Path) -> bytes:

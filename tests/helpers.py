@@ -488,3 +488,56 @@ def truncated_gzip(path: Path) -> bytes:
 
 
 GARBAGE_BINARY = np.random.default_rng(7).integers(0, 256, 3000, dtype=np.uint8).tobytes()
+
+
+# ------------------------------------------------- window verification cases (the CPU kernel and its device twins)
+
+
+def windows_case(seed: int, n: int) -> tuple[Reference, list, dict]:
+    """Windows and reads drawn as the CPU window kernel's oracle test draws them (random or tandem-repeat
+    windows, N on either side, reads of one to four 64-bit words, some with more than e edits), each
+    window a sequence of its own; two windows per read (the second is its reverse complement's)."""
+    rng = np.random.default_rng(seed)
+    seqs, reads, errs = [], [], []
+    for _ in range(n):
+        m = int(rng.choice([2, 31, 64, 65, 100, 129, 200, 256]))
+        e = int(rng.integers(0, 7))
+        n_rate = float(rng.choice([0.0, 0.0, 0.02]))
+        t = window(rng, m, bool(rng.random() < 0.5), n_rate)
+        q = read_from(rng, t, m, e, n_rate)
+        if q.size <= e:
+            continue
+        seqs.append(t)
+        reads.append(q)
+        errs.append(e)
+    ref = Reference.from_codes([f"w{i}" for i in range(len(seqs))], seqs)
+    qs = [x for q in reads for x in (q, q[::-1].copy())]
+    qoff = np.zeros(len(qs) + 1, dtype=np.int64)
+    np.cumsum([q.size for q in qs], out=qoff[1:])
+    starts = np.asarray(ref.starts, dtype=np.int64)
+    win_q = np.arange(len(qs), dtype=np.int64)
+    lo, hi = starts[win_q >> 1], starts[(win_q >> 1) + 1]
+    win = np.stack([lo, hi, lo, hi], axis=1)
+    return ref, seqs, dict(qcodes=np.concatenate(qs), qoff=qoff, qerr=np.array(errs, dtype=np.int64),
+                           win_q=win_q, win=win, reads=reads)
+
+
+def overflow_case() -> tuple[Reference, tuple]:
+    """Windows of a tandem repeat with more locations than their first-pass slots, and reads longer than
+    256 bp (a device kernel's limit), in query order: (reference, verify.windows.verify's arguments)."""
+    rng = np.random.default_rng(5)
+    unit = rng.integers(0, 4, 15).astype(np.uint8)
+    tandem = mutate_acgt(rng, np.tile(unit, 40), 4)
+    plain = rng.integers(0, 4, 900).astype(np.uint8)
+    ref = Reference.from_codes(["t", "p"], [tandem, plain])
+    reads = [tandem[100:130].copy(), mutate_acgt(rng, plain[100:400].copy(), 3), tandem[200:245].copy(),
+             mutate_acgt(rng, plain[500:800].copy(), 2)]
+    qs = [x for q in reads for x in (q, q[::-1].copy())]
+    qoff = np.zeros(len(qs) + 1, dtype=np.int64)
+    np.cumsum([q.size for q in qs], out=qoff[1:])
+    starts = np.asarray(ref.starts, dtype=np.int64)
+    seq_of = np.array([0, 0, 1, 1, 0, 0, 1, 1])
+    win = np.stack([starts[seq_of], starts[seq_of + 1], starts[seq_of], starts[seq_of + 1]], axis=1)
+    args = (np.concatenate(qs), qoff, np.array([2, 6, 3, 5]), np.arange(8, dtype=np.int64), win, ref.packed,
+            ref.nmask)
+    return ref, args

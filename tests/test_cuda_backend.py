@@ -12,7 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from seedmap.backends import select
 from seedmap.backends.cuda import device
+from seedmap.backends.cuda.backend import CudaBackend
+from seedmap.backends.opencl import device as opencl_device
 from seedmap.cli import main
 from seedmap.errors import SeedmapError
 from seedmap.pipeline import EngineOptions
@@ -34,31 +37,35 @@ def test_kernels_under_cuda_simulator():
 @pytest.mark.parametrize("text,want", [("cpu", ("cpu", None)), ("auto", ("auto", None)), ("CUDA", ("cuda", None)),
                                        ("cuda:1", ("cuda", (1,))), ("cuda:0,1", ("cuda", (0, 1)))])
 def test_parse_device(text, want):
-    assert device.parse_device(text) == want
+    assert select.parse_device(text) == want
 
 
 @pytest.mark.parametrize("text", ["gpu", "cuda:", "cuda:a", "cuda:-1", ""])
 def test_parse_device_rejects(text):
     with pytest.raises(SeedmapError):
-        device.parse_device(text)
+        select.parse_device(text)
 
 
 def test_resolve_without_gpu(monkeypatch, caplog):
     monkeypatch.setattr(device, "gpu_count", lambda: 0)
-    assert device.resolve("cpu").kind == "cpu"
+    monkeypatch.setattr(opencl_device, "first_gpu", lambda: None)  # auto's second choice: none here
+    assert select.resolve("cpu") is None  # the CPU
     with caplog.at_level("INFO", logger="seedmap"):
-        assert device.resolve("auto").kind == "cpu"
-    assert "no CUDA GPU found, mapping on the CPU" in caplog.text
+        assert select.resolve("auto") is None
+    assert "no CUDA GPU found, no OpenCL GPU found, mapping on the CPU" in caplog.text
     with pytest.raises(SeedmapError, match="no CUDA GPU"):
-        device.resolve("cuda")
+        select.resolve("cuda")
 
 
-def test_resolve_with_gpus(monkeypatch):
+def test_resolve_with_gpus(monkeypatch, caplog):
     monkeypatch.setattr(device, "gpu_count", lambda: 2)
-    assert device.resolve("auto") == device.DeviceChoice("cuda", (0, 1))
-    assert device.resolve("cuda:1").ids == (1,)
+    with caplog.at_level("INFO", logger="seedmap"):
+        auto = select.resolve("auto")
+    assert isinstance(auto, CudaBackend) and auto.ids == (0, 1) and auto.describe() == "cuda:0,1"
+    assert "2 CUDA GPU(s), mapping on cuda:0,1" in caplog.text
+    assert select.resolve("cuda:1").ids == (1,)
     with pytest.raises(SeedmapError, match="only 2"):
-        device.resolve("cuda:0,2")
+        select.resolve("cuda:0,2")
 
 
 def small_inputs(tmp_path) -> list[str]:
@@ -93,6 +100,7 @@ def broken_numba_cuda(monkeypatch):
 
 
 def test_broken_numba_cuda_is_one_line(monkeypatch, capsys, caplog, tmp_path):
+    monkeypatch.setattr(opencl_device, "first_gpu", lambda: None)
     broken_numba_cuda(monkeypatch)
     with pytest.raises(SeedmapError) as err:
         device.cuda_module()
@@ -100,7 +108,7 @@ def test_broken_numba_cuda_is_one_line(monkeypatch, capsys, caplog, tmp_path):
     assert "\n" not in text and "AttributeError" in text and "row_stack" in text
     assert "numba-cuda " in text and "numpy " in text and "seedmap[cuda]" in text
     with caplog.at_level("INFO", logger="seedmap"):  # auto: the CPU, saying why
-        assert device.resolve("auto").kind == "cpu"
+        assert select.resolve("auto") is None
     assert "numba.cuda cannot be imported" in caplog.text
     out = tmp_path / "out.sam"
     assert main(["map", "--device", "cuda", "-o", str(out), *small_inputs(tmp_path)]) == 1
@@ -126,7 +134,7 @@ def test_numba_performance_warnings_silenced():
 
     from numba.core.errors import NumbaPerformanceWarning
 
-    from seedmap.backends.cuda.engines import quiet_performance_warnings
+    from seedmap.backends.cuda.backend import quiet_performance_warnings
 
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
@@ -137,9 +145,9 @@ def test_numba_performance_warnings_silenced():
 
 
 def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
-    """warm_up (called by device_scheduler before the workers start) compiles and loads each (kernel,
+    """warm_up (called by CudaBackend.prepare before the workers start) compiles and loads each (kernel,
     signature) of the run on each device, one device after the other, in the calling thread."""
-    from seedmap.backends.cuda import engines
+    from seedmap.backends.cuda import backend
 
     loaded = []
     current = [None]
@@ -168,10 +176,10 @@ def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
             return Compiled()
 
     a, b = Kernel("a"), Kernel("b")
-    monkeypatch.setattr(engines, "launched_kernels", lambda kind, ix, options: [(a, (1,)), (b, (2,)), (b, (3,))])
-    monkeypatch.setattr(engines.config, "ENABLE_CUDASIM", False)
-    monkeypatch.setattr(engines.cuda, "gpus", {0: Gpu(0), 1: Gpu(1)}, raising=False)
-    engines.warm_up((1, 0, 1), "kmer", None, EngineOptions())
+    monkeypatch.setattr(backend, "launched_kernels", lambda kind, ix, options: [(a, (1,)), (b, (2,)), (b, (3,))])
+    monkeypatch.setattr(backend.config, "ENABLE_CUDASIM", False)
+    monkeypatch.setattr(backend.cuda, "gpus", {0: Gpu(0), 1: Gpu(1)}, raising=False)
+    backend.warm_up((1, 0, 1), "kmer", None, EngineOptions())
     me = threading.current_thread().name
     assert loaded == [(1, "a", (1,), me), (1, "b", (2,), me), (1, "b", (3,), me),
                       (0, "a", (1,), me), (0, "b", (2,), me), (0, "b", (3,), me)]
@@ -186,19 +194,19 @@ def test_warm_up_loads_every_kernel_on_every_device_once(monkeypatch):
     ("neighborhood", EngineOptions(fe=9), [("WARNING", "--fe 9: more substitutions than the GPU filter")]),
 ])
 def test_what_stays_on_the_cpu_is_logged_once(monkeypatch, caplog, kind, options, want):
-    """prepare_devices (once per run, before the workers) logs what of the search runs on the CPU, and why;
-    the engines of the workers (two per GPU) log nothing more."""
-    from seedmap.backends.cuda.device import DeviceChoice
+    """CudaBackend.prepare (once per run, before the workers) logs what of the search runs on the CPU, and
+    why; the engines of the workers (two per GPU) log nothing more."""
+    from seedmap.backends import base
+    from seedmap.backends.cuda import backend
     from seedmap.index import neighborhood
     from seedmap.io.reference import Reference
-    from seedmap.pipeline import devices as mapper
 
-    monkeypatch.setattr(mapper, "warm_up", lambda *args: None)
+    monkeypatch.setattr(backend, "warm_up", lambda *args: None)
     rng = np.random.default_rng(0)
     ref = Reference.from_codes(["a"], [rng.integers(0, 4, 500).astype(np.uint8)])
     ix = neighborhood.build(ref, 5, 10) if kind == "neighborhood" else None
     with caplog.at_level("INFO", logger="seedmap"):
-        mapper.prepare_devices(DeviceChoice("cuda", (0, 0)), kind, ix, options)
+        backend.CudaBackend((0, 0)).prepare(base.EngineInputs(kind, ix, ref, options, cpu=None))
     got = [(r.levelname, r.getMessage()) for r in caplog.records]
     assert len(got) == len(want)
     assert all(level == lv and text in msg for (level, text), (lv, msg) in zip(want, got, strict=True))
@@ -228,3 +236,12 @@ def test_gpu_workers_spread_the_threads_over_the_devices(threads, devices, per_d
     from seedmap.options import gpu_workers
 
     assert gpu_workers(threads, devices) == per_device
+
+
+def test_the_cuda_backend_knows_every_index_kind():
+    """backends/cuda/kinds.py keys its table by the names of seedmap.kinds.KINDS: a kind added there and not
+    here would fail at its first --device cuda run."""
+    from seedmap.backends.cuda.kinds import CUDA_KINDS
+    from seedmap.kinds import KINDS
+
+    assert set(CUDA_KINDS) == set(KINDS)

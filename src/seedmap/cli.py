@@ -198,10 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("-R", "--rg", metavar="'@RG\\tID:x\\tSM:y'",
                     help="read group: its @RG header line (tabs written as \\t, as bwa -R); every record gets RG:Z:x")
     mp.add_argument("--device", default="cpu",
-                    help="cpu (default), cuda (every GPU), cuda:0,1 (these GPUs, sharing one work queue) or auto "
-                         "(the GPUs when numba-cuda finds one, else the CPU; says which on stderr). The "
-                         "neighborhood engine filters on the GPU, the k-mer engine verifies its candidates there; "
-                         "the output is the same on every device")
+                    help="cpu (default), cuda (every GPU), cuda:0,1 (these GPUs, sharing one work queue), opencl "
+                         "(the first OpenCL GPU, else the first OpenCL device; opencl:N the N-th) or auto (the CUDA "
+                         "GPUs, else an OpenCL GPU, else the CPU; says which on stderr). The neighborhood engine "
+                         "filters on a CUDA GPU, the k-mer engine verifies its candidates there; every engine's "
+                         "windows are verified on the device; the output is the same on every device")
     mp.add_argument("--gpu-verify", choices=["bitvector", "banded"], default="bitvector",
                     help="GPU bulk verification kernel of the kmer engine: Myers bit-vector, one thread per "
                          "candidate (default), or Nouri's banded DP, one lane per diagonal")

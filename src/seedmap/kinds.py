@@ -1,6 +1,6 @@
-"""The index kinds, each registered once: how its index is built, stored and loaded, and the engines that map
-with it, on the CPU (engines/) and on a CUDA device (backends/cuda/engines.py). A new kind is one entry in
-KINDS; a new device backend another constructor per kind."""
+"""The index kinds, each registered once: how its index is built, stored and loaded, and the engine that maps
+with it on the CPU (engines/). A new kind is one entry in KINDS; each device backend registers what it does
+with a kind in a table of its own keyed by the kind's name (backends/cuda/kinds.py)."""
 
 from __future__ import annotations
 
@@ -34,8 +34,6 @@ class IndexKind:
     from_arrays: Callable[[dict, dict], object]
     engine: Callable[[object, Reference, EngineOptions], CandidateEngine]  # on the CPU
     describe: Callable[[object, dict], str]  # what a build made, for the log
-    # Its candidate engine on a CUDA device: (index, reference, options, DeviceVerifier, stream, DeviceShare)
-    cuda: Callable[..., object]
 
 
 KINDS = {
@@ -44,24 +42,21 @@ KINDS = {
         build=lambda ref, p: _build_neighborhood(ref, p),
         from_arrays=lambda p, a: _neighborhood_from_arrays(p, a),
         engine=lambda ix, ref, o: _neighborhood_engine(ix, ref, o),
-        describe=neighborhood.describe,
-        cuda=lambda *a: _cuda().neighborhood_candidates(*a)),
+        describe=neighborhood.describe),
     "kmer": IndexKind(
         "kmer", lambda p: ("offsets", "pos"),
         build=lambda ref, p: kmer.build(ref, p["k"]),
         from_arrays=lambda p, a: kmer.KmerIndex(p["k"], a["offsets"], a["pos"]),
         engine=lambda ix, ref, o: KmerEngine(ix, ref.starts, adjacency=o.adjacency, bulk=bulk_distances,
                                              packed=ref.packed, nmask=ref.nmask),
-        describe=lambda ix, p: f"k={ix.k}: {ix.pos.size} positions",
-        cuda=lambda *a: _cuda().kmer_candidates(*a)),
+        describe=lambda ix, p: f"k={ix.k}: {ix.pos.size} positions"),
     "fm": IndexKind(
         "fm", fm.stored_arrays,
         build=lambda ref, p: (fm.segmented_build(ref, p["r"], segments.bounds_of(p)) if p.get("segments")
                               else fm.build(ref, p["r"])),
         from_arrays=fm.from_arrays,
         engine=lambda ix, ref, o: fm_engine(ix, ref, bulk=bulk_distances),
-        describe=fm.describe,
-        cuda=lambda *a: _cuda().fm_candidates(*a)),
+        describe=fm.describe),
 }
 DEFAULT_PARAMS = {
     "neighborhood": {"u": neighborhood.DEFAULT_SEED_LENGTH, "l": neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH},
@@ -90,24 +85,9 @@ def _neighborhood_engine(ix: object, ref: Reference, o: EngineOptions) -> Candid
     return neighborhood_engine(ix, ref.starts, o, **verifier)
 
 
-def _cuda() -> object:
-    """The CUDA backend's engines, imported on first use (numba.cuda is not loaded by CPU runs)."""
-    from seedmap.backends.cuda import engines
-
-    return engines
-
-
 def cpu_engine(kind: str, ix: object, ref: Reference, options: EngineOptions) -> Engine:
     """The engine of an index kind on the CPU."""
     return KINDS[kind].engine(ix, ref, options)
-
-
-def device_engine(kind: str, ix: object, ref: Reference, options: EngineOptions, stream: object = 0,
-                  share: object = None) -> Engine:
-    """The engine of an index kind on the current CUDA device: its candidates verified and aligned on the
-    device, against the reference and reads resident there. Engines made with one `share` (a
-    backends.cuda.resident.DeviceShare: the workers of one device) hold one copy of the reference and index."""
-    return _cuda().make_engine(KINDS[kind].cuda, ix, ref, options, stream, share)
 
 
 SEGMENT_BOUNDS = {  # (reference, params, max_memory, segment_bases, map_memory) -> bounds

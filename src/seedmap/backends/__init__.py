@@ -1,2 +1,2 @@
-"""Device backends (backends/cuda): engines that find candidates, verify them and align the locations on
-their device (engines.base.Engine), each index kind's made by its constructor in seedmap.kinds.KINDS."""
+"""Device backends: the DeviceBackend interface the pipeline maps with (base.py), --device made into one
+(select.py), and backends/cuda; each keys what it does with an index kind by the kind's name."""

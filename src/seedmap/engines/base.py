@@ -1,6 +1,6 @@
 """What every engine shares: count candidates, then fill them in query chunks that fit a memory budget,
 then merge each query's overlapping windows (the dedupe stage); then verify the windows and align the
-locations found, on the CPU (a device's engine, backends/cuda/engines.DeviceEngine, does both on its GPU).
+locations found, on the CPU (a device's engine, backends.base.DeviceEngine, does both with its backend's twins).
 Engine is the interface the pipeline maps with; CandidateEngine the base class of the CPU engines."""
 
 from __future__ import annotations

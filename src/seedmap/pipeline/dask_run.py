@@ -73,7 +73,7 @@ def need_distributed() -> None:
 def run_on_dask(opts: RunOptions) -> None:
     t0 = time.perf_counter()
     # The workers' devices are theirs to resolve: a GPU's batch is the one of its fewest workers.
-    opts = opts.with_batch_size(MIN_GPU_WORKERS if opts.device.startswith("cuda") else 0)
+    opts = opts.with_batch_size(MIN_GPU_WORKERS if opts.device.startswith(("cuda", "opencl")) else 0)
     need_distributed()
     check_reference(opts)
     head = open_reads(opts)  # bad reads, or an -e too large for them, fail before the cluster starts

@@ -161,7 +161,7 @@ class _RunState:
 
     def __init__(self, job: Job, loaded: tuple) -> None:
         from seedmap.pipeline import threads
-        from seedmap.pipeline.single import SingleRun, device_choice, prepare
+        from seedmap.pipeline.single import SingleRun, device_backend, engine_inputs, prepare
 
         opts = job.opts
         s = prepare(opts, loaded)
@@ -171,14 +171,15 @@ class _RunState:
             self.run: SingleRun = PairRun(opts, s)
         else:
             self.run = SingleRun(opts, s)
-        self.choice = device_choice(opts)
+        self.backend = device_backend(opts)  # None: the CPU
+        self.inputs = engine_inputs(opts, s)
         self.budget = _budgets.get(opts.threads)
         if self.budget is None:
             self.budget = _budgets[opts.threads] = threads.budget(opts.threads)
         # Without a thread-safe numba layer, one batch at a time in this process (Dask may run several).
         self.serial = threading.Lock() if self.budget.workers == 1 else None
         self.mappers: dict[int, object] = {}
-        self.shares: dict[int, object] = {}
+        self.makers: dict[int, object] = {}
         self.turn = itertools.count()
         self._warm_up()
 
@@ -189,10 +190,8 @@ class _RunState:
         from seedmap.pipeline.warmup import warm_up
 
         s, opts = self.run.s, self.run.opts
-        if self.choice.kind != "cpu":
-            from seedmap.pipeline.devices import prepare_devices
-
-            prepare_devices(self.choice, opts.engine.kind, s.ix, opts.engine)
+        if self.backend is not None:
+            self.backend.prepare(self.inputs)
             return
         with self.cpu():
             # In this process alone: the Dask workers of a machine already compile side by side, each one
@@ -204,7 +203,7 @@ class _RunState:
         from seedmap.pipeline.timings import RunTimings
 
         timings = RunTimings()
-        if self.choice.kind != "cpu":
+        if self.backend is not None:
             data, stats = self._device_mapper()(raw, budget=self.budget, timings=timings)
         else:
             with self.serial or contextlib.nullcontext():
@@ -215,14 +214,12 @@ class _RunState:
         me = threading.get_ident()
         fn = self.mappers.get(me)
         if fn is None:
-            from seedmap.backends.cuda.resident import DeviceShare
             from seedmap.pipeline.devices import device_mapper
 
-            s, opts = self.run.s, self.run.opts
-            dev = self.choice.ids[next(self.turn) % len(self.choice.ids)]
-            share = self.shares.setdefault(dev, DeviceShare())  # this run's threads on a GPU share its copies
-            fn = self.mappers[me] = device_mapper(dev, opts.engine.kind, s.ix, s.ref, opts.engine, self.run.work,
-                                                  share)
+            dev = self.backend.ids[next(self.turn) % len(self.backend.ids)]
+            # one maker per device (setdefault: the first thread's): this run's threads on it share its copies
+            make = self.makers.setdefault(dev, self.backend.engine_maker(dev))
+            fn = self.mappers[me] = device_mapper(self.backend, make, self.inputs, self.run.work)
         return fn
 
 

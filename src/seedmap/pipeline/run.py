@@ -22,11 +22,12 @@ from seedmap.io.reference import Reference
 from seedmap.io.sam import header
 from seedmap.options import EngineOptions, MapOptions, RunOptions, gpu_workers
 from seedmap.pipeline import threads as threading_setup
+from seedmap.pipeline.devices import device_scheduler
 from seedmap.pipeline.inputs import check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.pairs import PairRun
 from seedmap.pipeline.precompile import VARIANTS
 from seedmap.pipeline.scheduler import Scheduler
-from seedmap.pipeline.single import DEPTH, SingleRun, device_choice, prepare, progress
+from seedmap.pipeline.single import DEPTH, SingleRun, device_backend, engine_inputs, prepare, progress
 from seedmap.pipeline.stages import SamFormatter
 from seedmap.pipeline.timings import RunTimings
 from seedmap.pipeline.warmup import warm_up
@@ -41,11 +42,11 @@ def run_map(opts: RunOptions) -> None:
         return
     t0 = time.perf_counter()
     check_reference(opts)  # before anything is loaded, logged or written
-    choice = device_choice(opts)  # before the index is loaded: a missing GPU fails fast
-    per_device = gpu_workers(opts.threads, len(choice.ids)) if choice.kind == "cuda" else 0
+    backend = device_backend(opts)  # before the index is loaded: a missing GPU fails fast
+    per_device = gpu_workers(opts.threads, len(backend.ids)) if backend is not None else 0
     opts = opts.with_batch_size(per_device)
     budget = threading_setup.budget(opts.threads)
-    workers = per_device * len(choice.ids) if per_device else budget.workers
+    workers = per_device * len(backend.ids) if per_device else budget.workers
     head = open_reads(opts, workers)  # bad reads, or an -e too large for them, fail before the index loads
     timings = RunTimings()
     s = prepare(opts)
@@ -62,12 +63,10 @@ def run_map(opts: RunOptions) -> None:
         timings.add("insert size estimate", time.perf_counter() - t2)
     totals: dict[str, int] = {}
     t_map = time.perf_counter()
-    if choice.kind == "cpu":
+    if backend is None:
         sched = Scheduler(batches, [run.worker(budget, timings)] * budget.workers, DEPTH)
     else:
-        from seedmap.pipeline.devices import device_scheduler
-
-        sched = device_scheduler(batches, choice, opts.engine.kind, s.ix, s.ref, opts.engine,
+        sched = device_scheduler(batches, backend, engine_inputs(opts, s),
                                  partial(run.work, budget=budget, timings=timings), per_device)
     results = sched.results()
     with open_sink(opts.output, s.ref, budget.threads, opts.reference) as sink, progress(opts.progress) as advance:

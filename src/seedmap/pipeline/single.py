@@ -12,6 +12,8 @@ from functools import partial
 
 import numpy as np
 
+from seedmap.backends.base import DeviceBackend, EngineInputs
+from seedmap.backends.select import resolve
 from seedmap.engines.base import Engine
 from seedmap.io.chunks import RawBatch
 from seedmap.io.output import bam_records
@@ -56,11 +58,14 @@ def prepare(opts: RunOptions, loaded: tuple[Reference, object, Engine] | None = 
     return Setup(ref, ix, engine, fmt, warn)
 
 
-def device_choice(opts: RunOptions) -> object:
-    """The devices the options ask for (a missing GPU is an error)."""
-    from seedmap.backends.cuda.device import resolve
-
+def device_backend(opts: RunOptions) -> DeviceBackend | None:
+    """The devices the options ask for (None: the CPU; a missing GPU is an error)."""
     return resolve(opts.device)
+
+
+def engine_inputs(opts: RunOptions, s: Setup) -> EngineInputs:
+    """What a device backend makes the run's engines from."""
+    return EngineInputs(opts.engine.kind, s.ix, s.ref, opts.engine, s.engine)
 
 
 class SingleRun:

@@ -6,26 +6,21 @@ there (alignments.py). Same contract, same results as the CPU engines (engines/_
 from __future__ import annotations
 
 import logging
-import time
-import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 import numpy as np
-from numba import config, cuda, from_dtype, types
+from numba import cuda
 
-from seedmap.backends.cuda import align_kernels as ak
-from seedmap.backends.cuda import fm_kernels as fk
-from seedmap.backends.cuda import locate_kernels as lk
+from seedmap.backends.base import DeviceEngine
 from seedmap.backends.cuda import seed_filter_kernels as sf
-from seedmap.backends.cuda import verify_kernels as vk
 from seedmap.backends.cuda.alignments import DeviceAligner
 from seedmap.backends.cuda.fm_engine import CudaFmEngine
 from seedmap.backends.cuda.locations import DeviceLocator
 from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
-from seedmap.backends.cuda.verify_kernels import BANDED, DeviceVerifier, sync
-from seedmap.engines.base import CANDIDATE_BUDGET, CandidateEngine, in_chunks, no_windows
+from seedmap.backends.cuda.verify_kernels import DeviceVerifier, sync
+from seedmap.engines.base import CANDIDATE_BUDGET, in_chunks, no_windows
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
@@ -181,57 +176,10 @@ class CudaNeighborhoodEngine:
         return merged_windows(st, first, last, cand_off[first:last + 1] - base, win)
 
 
-def cpu_stages(kind: str, ix: object, options: EngineOptions) -> list[tuple[int, str]]:
-    """What of a --device cuda run's candidate search stays on the CPU, and why: (log level, line) each. A
-    warning where the options sent it there (the GPU could have filtered with others), else info."""
-    if kind != "neighborhood":
-        return []
-    ix = ix.first if isinstance(ix, SegmentedIndex) else ix
-    if not sf.check_fe(ix.l, options.fe):
-        return [(logging.WARNING, f"--fe {options.fe}: more substitutions than the GPU filter enumerates; "
-                                  "filtering on the CPU")]
-    if not filters_on_gpu(ix, options.fe, options.filter):
-        what = f"spaced seeds ({ix.shape})" if "-" in ix.shape else f"--filter {options.filter}"
-        return [(logging.WARNING, f"the GPU filters are bs and ph over contiguous seeds: {what} filters on the CPU")]
-    return []
-
-
-class DeviceEngine:
-    """A run's engine on a CUDA device (an engines.base.Engine): the candidate engine's windows, verified on
-    the device (verify_windows, the twin of verify.windows.verify) and their locations aligned there
-    (align_locations, the twin of verify.align.align)."""
-
-    def __init__(self, engine: CandidateEngine | CudaNeighborhoodEngine, verify_windows: DeviceLocator,
-                 align_locations: DeviceAligner) -> None:
-        self.engine = engine
-        self.max_window = engine.max_window
-        self.locator = verify_windows
-        self.aligner = align_locations
-
-    def guarantee(self, m: int, e: int) -> str:
-        return self.engine.guarantee(m, e)
-
-    def bulk_verifying_all(self) -> AbstractContextManager[None]:
-        return self.engine.bulk_verifying_all()
-
-    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
-                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.engine.candidate_windows(qcodes, qoff, qerr)
-
-    def verify_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
-                       win: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]:
-        return self.locator(qcodes, qoff, qerr, win_q, win, packed, nmask)
-
-    def align_locations(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
-                        loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
-                        nmask: np.ndarray, seq_starts: np.ndarray) -> dict:
-        return self.aligner(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, seq_starts)
-
-
 def make_engine(candidates: Callable[..., object], ix: object, ref: Reference, options: EngineOptions,
                 stream: object = 0, share: DeviceShare | None = None) -> DeviceEngine:
-    """A DeviceEngine on the current CUDA device, its candidates from `candidates` (an index kind's `cuda`
-    constructor in seedmap.kinds.KINDS: one of the three below); seedmap.kinds.device_engine calls this."""
+    """A DeviceEngine on the current CUDA device, its candidates from `candidates` (one of the three below, as
+    backends/cuda/kinds.py registers them per index kind)."""
     share = share if share is not None else DeviceShare()
     device = DeviceVerifier(ref.packed, ref.nmask, method=options.gpu_verify, stream=stream, share=share)
     return DeviceEngine(candidates(ix, ref, options, device, stream, share), DeviceLocator(device),
@@ -262,56 +210,3 @@ def fm_candidates(ix: object, ref: Reference, options: EngineOptions, device: De
                   stream: object, share: DeviceShare) -> object:
     """The search scheme, the locates and the dedupe on the GPU."""
     return fm_engine(ix, ref, make=lambda part, starts: CudaFmEngine(part, starts, stream=stream, share=share))
-
-
-def launched_kernels(kind: str, ix: object, options: EngineOptions) -> list[tuple[object, tuple]]:
-    """(kernel, signature) of every launch make_engine's engine for this run can make."""
-    located = [(lk.window_locations_kernel, sig) for sig in lk.SIGNATURES["window_locations_kernel"]]
-    located += [(ak.align_kernel, sig) for sig in ak.SIGNATURES["align_kernel"]]
-    ix = ix.first if isinstance(ix, SegmentedIndex) else ix  # genome segments: their parts' array types
-    if kind == "neighborhood":
-        if not filters_on_gpu(ix, options.fe, options.filter):
-            return located
-        fill = sf.fill_signature(types.Array(from_dtype(np.dtype(ix.pos.dtype)), 1, "C"))
-        return [(getattr(sf, name), sig) for name, sigs in sf.SIGNATURES.items()
-                for sig in ([fill] if name == "fill_kernel" else sigs)] + located
-    if kind == "fm":
-        ssa = types.Array(from_dtype(np.dtype(ix.fwd_ssa.dtype)), 1, "C")
-        merge = [(sf.sort_kernel, sig) for sig in sf.SIGNATURES["sort_kernel"]]
-        merge += [(sf.merge_kernel, sig) for sig in sf.SIGNATURES["merge_kernel"]]
-        return ([(fk.search_kernel, sig) for sig in fk.SIGNATURES["search_kernel"]]
-                + [(fk.fill_kernel, fk.fill_signature(ssa))] + merge + located)
-    names = ["bitvector_kernel"] + (["banded_kernel"] if options.gpu_verify == BANDED else [])
-    return [(getattr(vk, name), sig) for name in names for sig in vk.SIGNATURES[name]] + located
-
-
-def warm_up(device_ids: tuple[int, ...], kind: str, ix: object, options: EngineOptions) -> None:
-    """Compile (or load from numba's disk cache) every kernel this run launches and load it onto each
-    device, in the calling thread, before the worker threads start: numba-cuda's module loading is not
-    thread-safe (two workers' first launches of a kernel raced: "key already in dictionary: <CUlibrary>").
-    Only the list is made under the simulator (nothing to compile or load)."""
-    t0 = time.perf_counter()
-    launches = launched_kernels(kind, ix, options)
-    if config.ENABLE_CUDASIM:
-        return
-    for dev in dict.fromkeys(device_ids):
-        with cuda.gpus[dev]:  # the device's context, popped after (the workers select theirs)
-            for kernel, sig in launches:
-                kernel.compile(sig).bind()  # compiled or loaded from the disk cache; loaded onto the device
-    log.info("CUDA kernels ready in %.1f s", time.perf_counter() - t0)
-
-
-def quiet_performance_warnings() -> None:
-    """No NumbaPerformanceWarning for the user ("Grid size 16 will likely result in GPU under-utilization":
-    small batches and the last batch launch small grids on purpose)."""
-    from numba.core.errors import NumbaPerformanceWarning
-
-    classes = {NumbaPerformanceWarning}
-    try:  # numba-cuda has its own class
-        from numba.cuda.core.errors import NumbaPerformanceWarning as CudaPerformanceWarning
-
-        classes.add(CudaPerformanceWarning)
-    except ImportError:
-        pass
-    for cls in classes:
-        warnings.filterwarnings("ignore", category=cls)

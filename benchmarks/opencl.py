@@ -1,0 +1,160 @@
+"""OpenCL backend throughput on this machine's OpenCL device (PoCL's CPU device where nothing else is
+installed), one call, one table: (a) verifications/s of the window kernel (backends/opencl/locate.cl: the
+locations of reads in merged candidate windows, one work-item per window) beside the numba CPU kernel
+(verify/windows.py) on the same windows, for 50 bp / e = 4 and 100 bp / e = 5, and Nouri's K20 figure for
+bulk verification; (b) end-to-end reads/s of `seedmap map --device opencl` against `--device cpu` on a
+random genome with simulated reads, per engine, the SAM records compared.
+
+    python benchmarks/opencl.py [--windows 200000] [--reads 20000] [--engines neighborhood,kmer,fm] [--threads 2]
+    python benchmarks/opencl.py --windows 0 --reference ecoli.fa --reads 100000     # issue 37's E. coli check
+
+Each kernel timing follows a warm-up call (the build, numba's compilation and the reference copy
+excluded); the best of --repeat runs is reported. Every OpenCL result is compared with the CPU's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from seedmap.backends.opencl import device
+from seedmap.backends.opencl.locations import OpenClLocator
+from seedmap.backends.opencl.program import OpenClDevice
+from seedmap.io.reference import Reference, read_fasta
+from seedmap.verify import windows
+
+COMP = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
+NOURI_K20 = 40e6 / 0.62852  # 40 M alignments (50 bp, e = 4) in 628.52 ms, kernel only (bulk verification)
+
+
+def best_of(fn: object, repeat: int) -> float:
+    fn()  # warm-up
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def windows_of(rng: np.random.Generator, genome: np.ndarray, n: int, m: int, e: int) -> tuple:
+    """n reads of m bp with up to e substitutions, each with one merged window around its origin (as the
+    engines merge a read's candidates: the read plus e on each side, and a little slack)."""
+    pos = rng.integers(e + 8, genome.size - m - e - 8, n)
+    reads = genome[pos[:, None] + np.arange(m)[None, :]].copy()
+    for _ in range(e):
+        hit = rng.random(n) < 0.5
+        reads[hit, rng.integers(0, m, int(hit.sum()))] = rng.integers(0, 4, int(hit.sum()))
+    qs = np.stack([reads, reads[:, ::-1]], axis=1).reshape(-1)  # each read and a second strand, as in a batch
+    qoff = np.arange(2 * n + 1, dtype=np.int64) * m
+    lo, hi = pos - e - 8, pos + m + e + 8
+    win = np.stack([lo, hi, lo, hi], axis=1).astype(np.int64)
+    return qs.astype(np.uint8), qoff, np.full(n, e, dtype=np.int64), 2 * np.arange(n, dtype=np.int64), win
+
+
+def kernel_rates(args: argparse.Namespace) -> list[list[str]]:
+    rng = np.random.default_rng(1)
+    genome = rng.integers(0, 4, 4_000_000).astype(np.uint8)
+    ref = Reference.from_codes(["g"], [genome])
+    dev = OpenClDevice(device.pick(args.device))
+    print(f"OpenCL device: {dev.name}", flush=True)
+    locate = OpenClLocator(dev, ref)
+    rows = []
+    for m, e in ((50, 4), (100, 5)):
+        case = windows_of(rng, genome, args.windows, m, e)
+        want = windows.verify(*case, ref.packed, ref.nmask)
+        got = locate(*case, ref.packed, ref.nmask)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True)), "OpenCL != CPU"
+        t_cpu = best_of(lambda c=case: windows.verify(*c, ref.packed, ref.nmask), args.repeat)
+        t_cl = best_of(lambda c=case: locate(*c, ref.packed, ref.nmask), args.repeat)
+        n = args.windows
+        rows.append([f"{m} bp, e = {e}", f"{n:,}", f"{n / t_cl:,.0f}", f"{n / t_cpu:,.0f}", f"{t_cpu / t_cl:.2f}",
+                     f"{NOURI_K20:,.0f}" if (m, e) == (50, 4) else ""])
+    return rows
+
+
+def simulate(work: Path, args: argparse.Namespace) -> tuple[Path, Path]:
+    """The reference (--reference, copied here: its index is written beside it; else a random genome with a
+    repeat) and --reads 100 bp reads from it, 0-3 substitutions each, either strand."""
+    rng = np.random.default_rng(7)
+    ref = work / "ref.fa"
+    if args.reference:
+        shutil.copy(args.reference, ref)
+        genome = read_fasta(ref).codes()
+    else:
+        genome = rng.integers(0, 4, args.genome_bases).astype(np.uint8)
+        n = genome.size
+        genome[n // 2:n // 2 + n // 50] = genome[n // 10:n // 10 + n // 50]  # a repeat: reads with two locations
+        ref.write_text(">g\n" + "".join("ACGT"[c] for c in genome) + "\n")
+    lines = []
+    for i in range(args.reads):
+        p = int(rng.integers(0, genome.size - 100))
+        r = genome[p:p + 100].copy()
+        r[rng.integers(0, 100, int(rng.integers(0, 4)))] = rng.integers(0, 4)
+        if rng.random() < 0.5:
+            r = COMP[r][::-1]
+        lines.append(f"@r{i}\n" + "".join("ACGTN"[c] for c in r) + "\n+\n" + "I" * 100 + "\n")
+    reads = work / "reads.fq"
+    reads.write_text("".join(lines))
+    return ref, reads
+
+
+def end_to_end(args: argparse.Namespace) -> list[list[str]]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        ref, reads = simulate(work, args)
+        for engine in args.engines.split(","):
+            subprocess.run([sys.executable, "-m", "seedmap", "index", "--kind", engine, str(ref)], check=True,
+                           capture_output=True)
+            rates, bodies = {}, {}
+            for dev in ("cpu", "opencl" if args.device is None else f"opencl:{args.device}"):
+                out = work / f"{engine}.{dev}.sam"
+                cmd = [sys.executable, "-m", "seedmap", "map", "--engine", engine, "--device", dev, "-t",
+                       str(args.threads), "--batch-size", str(args.batch_size), "-o", str(out), str(ref), str(reads)]
+                for _ in range(2):  # the first run compiles (numba, the OpenCL build): the second is timed
+                    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+                rates[dev] = float(re.search(r"; (\d+) reads/s", r.stderr).group(1))
+                bodies[dev] = [x for x in out.read_text().splitlines() if not x.startswith("@PG")]
+            same = "yes" if len(set(map(tuple, bodies.values()))) == 1 else "NO"
+            cpu, cl = rates.values()
+            rows.append([engine, f"{cpu:,.0f}", f"{cl:,.0f}", f"{cl / cpu:.2f}", same])
+    return rows
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    return "\n".join("| " + " | ".join(r) + " |" for r in [header, ["---"] * len(header), *rows])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--windows", type=int, default=200_000, help="windows per kernel timing (0: skip)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--reads", type=int, default=20_000, help="reads per end-to-end run (0: skip)")
+    ap.add_argument("--genome-bases", type=int, default=1_000_000)
+    ap.add_argument("--reference", help="map reads simulated from this FASTA instead of a random genome")
+    ap.add_argument("--engines", default="neighborhood,kmer,fm")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--batch-size", type=int, default=2500, help="reads per batch, both devices (one batch per "
+                    "worker in flight at once: the default keeps every worker busy)")
+    ap.add_argument("--device", type=int, default=None, help="opencl:N (default: the first GPU, else device 0)")
+    args = ap.parse_args()
+    if args.windows:
+        print(table(["windows", "n", "OpenCL verifications/s", "numba CPU verifications/s", "OpenCL / CPU",
+                     "Nouri K20 (bulk, /s)"], kernel_rates(args)), flush=True)
+    if args.reads:
+        print()
+        print(table(["engine", "--device cpu reads/s", "--device opencl reads/s", "opencl / cpu", "same SAM"],
+                    end_to_end(args)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""What the pipeline maps with on a device: a DeviceBackend (the devices, their set-up, one engine maker per
+device), and DeviceEngine, an engines.base.Engine whose verification and traceback are a backend's own.
+backends/select.py turns --device into a backend; pipeline/devices.py and the Dask worker use only these."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from seedmap.engines.base import Engine
+from seedmap.io.reference import Reference
+from seedmap.options import EngineOptions
+
+
+@dataclass(frozen=True)
+class EngineInputs:
+    """What a run's device engines are made from: the index kind and index, the reference, the engine options,
+    and the run's CPU engine (a backend may keep its candidates, or any step it does not offload, on the CPU;
+    the CPU engine is read-only while mapping, so every worker may share it)."""
+
+    kind: str
+    index: object
+    ref: Reference
+    options: EngineOptions
+    cpu: Engine
+
+
+# Makes the engine of one worker thread on one device, called in that thread (it binds the thread to its
+# device where the backend needs that); engines of one maker share the device's copies of reference and index.
+EngineMaker = Callable[[EngineInputs], Engine]
+
+
+class DeviceBackend(Protocol):
+    """The devices a run maps on (a device listed twice gets twice the workers), as --device chose them."""
+
+    ids: tuple[int, ...]
+
+    def describe(self) -> str:
+        """The devices, as the log names them (cuda:0,1)."""
+        ...
+
+    def prepare(self, inputs: EngineInputs) -> None:
+        """Once per run, before any engine: log which steps stay on the CPU (once, not per worker) and load
+        (compile the first time) every kernel the run launches, on every device, in the calling thread."""
+        ...
+
+    def engine_maker(self, dev: int) -> EngineMaker:
+        """The maker of the engines of device `dev`'s workers: they share its copies."""
+        ...
+
+    def serialized(self) -> AbstractContextManager[None]:
+        """Held around each engine's making and each batch: a simulator runs one batch at a time, a real
+        device needs nothing (a null context)."""
+        ...
+
+
+# The twins of verify.windows.verify and verify.align.align on a device (same arguments, same results).
+VerifyWindows = Callable[..., tuple[np.ndarray, ...]]
+AlignLocations = Callable[..., dict]
+
+
+class DeviceEngine:
+    """A run's engine on a device (an engines.base.Engine): the candidate engine's windows (from the device or
+    the CPU), verified by `verify_windows` and their locations aligned by `align_locations`, the backend's
+    twins of verify.windows.verify and verify.align.align."""
+
+    def __init__(self, engine: Engine, verify_windows: VerifyWindows, align_locations: AlignLocations) -> None:
+        self.engine = engine
+        self.max_window = engine.max_window
+        self.locator = verify_windows
+        self.aligner = align_locations
+
+    def guarantee(self, m: int, e: int) -> str:
+        return self.engine.guarantee(m, e)
+
+    def bulk_verifying_all(self) -> AbstractContextManager[None]:
+        return self.engine.bulk_verifying_all()
+
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
+                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.engine.candidate_windows(qcodes, qoff, qerr)
+
+    def verify_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
+                       win: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]:
+        return self.locator(qcodes, qoff, qerr, win_q, win, packed, nmask)
+
+    def align_locations(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
+                        loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
+                        nmask: np.ndarray, seq_starts: np.ndarray) -> dict:
+        return self.aligner(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, seq_starts)

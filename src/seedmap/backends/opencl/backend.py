@@ -1,0 +1,53 @@
+"""The OpenCL backend as the pipeline sees it (a backends.base.DeviceBackend): one OpenCL device, its
+kernels built before the workers start, and engines that find their candidates with the run's CPU engine
+(every index kind), verify the merged windows on the device (locations.py) and align on the CPU."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from contextlib import AbstractContextManager
+
+from seedmap.backends.base import DeviceEngine, EngineInputs, EngineMaker
+from seedmap.backends.opencl.device import all_devices, name_of
+from seedmap.backends.opencl.locations import OpenClLocator
+from seedmap.backends.opencl.program import OpenClDevice
+from seedmap.engines.base import Engine
+
+log = logging.getLogger("seedmap")
+
+
+class OpenClBackend:
+    """OpenCL device `index` (device.all_devices's order)."""
+
+    def __init__(self, index: int) -> None:
+        self.ids = (index,)
+        self.name = name_of(all_devices()[index])
+        self._lock = threading.Lock()
+        self._devices: dict[int, OpenClDevice] = {}
+
+    def describe(self) -> str:
+        return f"opencl:{self.ids[0]} ({self.name})"
+
+    def _device(self, dev: int) -> OpenClDevice:
+        with self._lock:  # built once, by prepare (a build failure stops the run before any worker)
+            if dev not in self._devices:
+                self._devices[dev] = OpenClDevice(dev)
+            return self._devices[dev]
+
+    def prepare(self, inputs: EngineInputs) -> None:
+        log.info("--device opencl: the candidates (%s engine) and the traceback (CIGAR, MD) run on the CPU; "
+                 "the windows are verified on %s", inputs.kind, self.name)
+        for dev in self.ids:
+            self._device(dev)
+
+    def engine_maker(self, dev: int) -> EngineMaker:
+        def make(inputs: EngineInputs) -> Engine:
+            locator = OpenClLocator(self._device(dev), inputs.ref)
+            return DeviceEngine(inputs.cpu, locator, inputs.cpu.align_locations)
+
+        return make
+
+    def serialized(self) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()

@@ -1,0 +1,72 @@
+"""One OpenCL device as its workers share it: its context, the kernels built for it (locate.cl), and its
+resident copy of the reference. A build failure is one SeedmapError line with the first lines of the
+compiler's log."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from importlib import resources
+
+import numpy as np
+
+from seedmap.backends.opencl.device import all_devices, check_int64, cl_module, name_of
+from seedmap.errors import SeedmapError
+from seedmap.io.reference import Reference
+
+SOURCE = "locate.cl"
+WORDS = (1, 2, 3, 4)  # locate.cl's NB: one program per number of 64-bit words of a read (reads up to 256 bp)
+LOG_LINES = 3  # of the compiler's build log, in the error line
+
+
+def source() -> str:
+    return resources.files("seedmap.backends.opencl").joinpath(SOURCE).read_text()
+
+
+def build_log_head(text: str, lines: int = LOG_LINES) -> str:
+    """The first `lines` lines of a build log (pyopencl puts it after "Build on <device>:"), joined with
+    ' | ' to keep the error on one line."""
+    body = text.split("Build on", 1)[1].split(">:", 1)[-1] if "Build on" in text else text
+    kept = [line.strip() for line in body.splitlines() if line.strip() and not line.startswith("(")]
+    return " | ".join(kept[:lines]) or text.strip().splitlines()[0]
+
+
+def build(context: object, device: object, text: str | None = None, options: tuple[str, ...] = ()) -> object:
+    """The program of `text` (locate.cl by default) built for `device` with compiler `options`."""
+    cl = cl_module()
+    with warnings.catch_warnings():  # a build log with only remarks is not the user's business
+        warnings.simplefilter("ignore", cl.CompilerWarning)
+        try:
+            return cl.Program(context, source() if text is None else text).build(options=list(options))
+        except cl.Error as exc:
+            raise SeedmapError(f"the OpenCL kernels do not build on {name_of(device)}: "
+                               f"{build_log_head(str(exc))}") from None
+
+
+class OpenClDevice:
+    """Device `index` (device.all_devices's order): a context, the programs built once (`programs[nb]`: reads
+    of nb words), and one resident copy of each reference its workers map against (the first worker to need
+    it copies it, the others take it)."""
+
+    def __init__(self, index: int) -> None:
+        cl = self.cl = cl_module()
+        self.device = all_devices()[index]
+        self.name = name_of(self.device)
+        check_int64(self.device)
+        self.context = cl.Context([self.device])
+        self.programs = {nb: build(self.context, self.device, options=(f"-DNB={nb}",)) for nb in WORDS}
+        self._lock = threading.Lock()
+        self._refs: dict[int, tuple[Reference, object, object]] = {}
+
+    def buffer(self, a: np.ndarray) -> object:
+        """A read-only device copy of `a` (one byte at least: OpenCL has no empty buffers)."""
+        host = np.ascontiguousarray(a) if a.size else np.zeros(1, dtype=a.dtype)
+        return self.cl.Buffer(self.context, self.cl.mem_flags.READ_ONLY | self.cl.mem_flags.COPY_HOST_PTR,
+                              hostbuf=host)
+
+    def resident(self, ref: Reference) -> tuple[object, object]:
+        """The device's copies of the reference's packed bases and N mask."""
+        with self._lock:
+            if id(ref) not in self._refs:  # the entry keeps ref alive, so its id stays its own
+                self._refs[id(ref)] = (ref, self.buffer(ref.packed), self.buffer(ref.nmask))
+            return self._refs[id(ref)][1:]
