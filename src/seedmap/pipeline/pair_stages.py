@@ -105,7 +105,7 @@ def map_pair_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: Ma
     recs = make_pair_records(n, pl.start, pl.end, pl.dist, strand, pl.ref_id, pl.read, chosen, proper, mapq,
                              opts.best_only, opts.max_hits)
     clock.lap("records")
-    data = fmt.records(recs, batch, pl.start, pl.dist, aln, recs.mate_loc, recs.mate_mapq, recs.tlen)
+    data = fmt.records(recs, batch, pl.start, pl.dist, aln)
     clock.lap("format")
     mapped = int(np.count_nonzero(chosen >= 0))
     n_proper = int(np.count_nonzero(recs.flag & FLAG_PROPER)) // 2
