@@ -25,6 +25,7 @@ from seedmap.errors import SeedmapError
 from seedmap.index import neighborhood
 from seedmap.io.bam_encode import _tag_int, bam_header, encode_records
 from seedmap.io.bgzf import BLOCK_DATA, EOF_BLOCK, BgzfWriter
+from seedmap.io.columns import Alignments, Records, RefNames
 from seedmap.io.read_group import parse_read_group
 from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
@@ -160,7 +161,7 @@ def test_empty_read_and_empty_batch(monkeypatch, tmp_path):
                                                                       SamFormatter(ref), MapOptions(errors=2)))
     records = check_same_as_samtools(tmp_path, ref, args, rg=True)
     assert records[1].split("\t")[9:11] == ["*", "*"]
-    none = tuple(a[:0] if i < 5 else a for i, a in enumerate(args))  # no records
+    none = (Records(*(a[:0] for a in args[0])), *args[1:])  # no records
     assert encode_records(*none).size == 0
 
 
@@ -174,12 +175,13 @@ def test_parallel_encoding_equals_serial(monkeypatch):
 
 def test_long_read_name():
     batch = make_batch([dnaio.SequenceRecord("n" * 254, "ACGT", None), dnaio.SequenceRecord("x" * 255, "ACGT", None)])
-    recs = [np.array([0]), np.array([-1]), np.array([4]), np.array([0]), np.array([0])]
-    rest = (batch.names, batch.name_offsets, batch.codes, batch.offsets, batch.quals, False, *[np.zeros(0, int)] * 2,
-            np.array([0, 10]), np.frombuffer(b"c", np.uint8), np.array([0, 1]), *[np.zeros(0, int)] * 7)
-    assert encode_records(*recs, *rest)[12] == 255  # l_read_name
+    unmapped = Records(np.array([0]), np.array([-1]), np.array([4]), *[np.array([0])] * 2, np.array([-1]),
+                       *[np.array([0])] * 2)
+    rest = (batch.columns, Alignments(*[np.zeros(0, int)] * 9),
+            RefNames(np.array([0, 10]), np.frombuffer(b"c", np.uint8), np.array([0, 1])))
+    assert encode_records(unmapped, *rest)[12] == 255  # l_read_name
     with pytest.raises(SeedmapError, match="longer than 254"):
-        encode_records(*[np.array([1]) if i == 0 else a for i, a in enumerate(recs)], *rest)
+        encode_records(unmapped._replace(read=np.array([1])), *rest)
 
 
 def test_header_bytes():

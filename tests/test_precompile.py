@@ -145,6 +145,22 @@ def test_every_listed_kernel_is_found():
         f"{v}{m}" for v in precompile.VARIANTS for m in ("", "-memory")}
 
 
+def test_named_tuple_signatures_read_back():
+    """A NamedTuple argument's type (its repr is not Python) is written as text that signature() reads back; other
+    types are written as numba's reprs, as the list holds them."""
+    from numba import typeof
+
+    from seedmap.io.columns import Records
+    from seedmap.records import SINGLE
+
+    uniform = Records(*[SINGLE.chosen] * 8)  # a NamedUniTuple, where SINGLE's types differ (a NamedTuple)
+    sig = (typeof(SINGLE), typeof(uniform), typeof(SINGLE.chosen), typeof(True), typeof(tuple(SINGLE)))
+    text = precompile.signature_text(sig)
+    assert "cls('seedmap.records:Mates')" in text and "cls('seedmap.io.columns:Records')" in text
+    assert precompile.signature(text) == sig
+    assert precompile.signature_text(sig[2:3]) == f"({sig[2]!r},)"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind,name", CHECKED)
 def test_kernel_list_is_current(recording, kind, name):

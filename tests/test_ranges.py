@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from seedmap.engines.base import _bulk_candidates
 from seedmap.ranges import expand_ranges
-from seedmap.records import _rank_within, _record_order
+from seedmap.records import _rank_within, _record_order, best_locations
 
 
 @settings(max_examples=200, deadline=None)
@@ -69,11 +69,23 @@ def test_bulk_candidates_is_the_numpy_dedupe(queries, bulk_min, first):
        st.integers(0, 2))
 def test_record_order_is_lexsort(locs, extra_reads):
     """The records' order (records.py): by read, distance, start, strand, equal keys in input order, as
-    np.lexsort gives it; reads with many locations (merge sort) and few (insertion) alike."""
+    np.lexsort gives it; reads with many locations (merge sort) and few (insertion) alike; with a location
+    put first per read (a pair's chosen one), as an extra key after read."""
     read = np.array([r for r, _, _, _ in locs], dtype=np.int64)
     strand = np.array([t for _, t, _, _ in locs], dtype=np.int64)
     start = np.array([s * 1_000_003 for _, _, s, _ in locs], dtype=np.int64)
     dist = np.array([d for _, _, _, d in locs], dtype=np.int32)
     n_reads = 6 + extra_reads
-    got = _record_order(n_reads, read, strand, start, dist)
+    got = _record_order(n_reads, read, strand, start, dist, np.zeros(0, dtype=np.int64))
     assert np.array_equal(got, np.lexsort((strand, start, dist, read)))
+    first = np.full(n_reads, -1, dtype=np.int64)
+    for r in range(0, n_reads, 2):  # every other read has one (its last location)
+        mine = np.flatnonzero(read == r)
+        first[r] = mine[-1] if mine.size else -1
+    got = _record_order(n_reads, read, strand, start, dist, first)
+    assert np.array_equal(got, np.lexsort((strand, start, dist, np.arange(read.size) != first[read], read)))
+    order = np.lexsort((strand, start, dist, read))  # a pair's reads' single-end primaries: the first of each
+    leads = order[np.r_[True, read[order][1:] != read[order][:-1]]] if order.size else order
+    want = np.full(n_reads, -1)
+    want[read[leads]] = leads
+    assert np.array_equal(best_locations(n_reads, read, strand, start, dist), want)

@@ -1,31 +1,50 @@
-"""From locations to SAM records: ordering, primary/secondary, NH, MAPQ, unmapped reads.
+"""From locations to SAM records, single-end and paired: ordering, primary/secondary, NH, MAPQ, unmapped
+reads, and for pairs the mate fields. One set of kernels builds both kinds of record (paired/records.py
+hands them the pairing's choices), so a location is written the same way whichever run found it.
 
-Order per read: distance, then reference position, then strand. The first is primary, the others
-secondary (flag 256). MAPQ of the primary: the posterior of mapq.py (0 when several locations share
-the best distance, growing with the edit gap to the others); secondaries get 0. --best keeps only the
-best stratum, -n N the first N locations.
+Order per read: distance, then reference position, then strand; a paired read's chosen location
+(pairing.py) goes first. The first is primary, the others secondary (flag 256). MAPQ of the primary:
+single-end, the posterior of mapq.py (0 when several locations share the best distance, growing with the
+edit gap to the others); paired, the pair's (pairing.py); secondaries get 0. --best keeps only the best
+stratum (and the primary), -n N the first N locations.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from seedmap.flags import FLAG_REVERSE, FLAG_SECONDARY, FLAG_UNMAPPED
+from seedmap.flags import (
+    FLAG_FIRST,
+    FLAG_LAST,
+    FLAG_MATE_REVERSE,
+    FLAG_MATE_UNMAPPED,
+    FLAG_PAIRED,
+    FLAG_PROPER,
+    FLAG_REVERSE,
+    FLAG_SECONDARY,
+    FLAG_UNMAPPED,
+)
+from seedmap.io.columns import Records
 from seedmap.mapq import single_end_mapq
 
 
-@dataclass
-class Records:
-    """One row per SAM record, in output order. loc = -1 for an unmapped read."""
+class Mates(NamedTuple):
+    """What paired records take from the pairing (reads 2p and 2p + 1 are the mates of pair p): per read its
+    chosen location (-1: none), per pair whether it is proper, per location its start, end (exclusive) and
+    sequence. Empty arrays for single-end records (SINGLE)."""
 
-    read: np.ndarray
-    loc: np.ndarray
-    flag: np.ndarray
-    mapq: np.ndarray
-    nh: np.ndarray
+    chosen: np.ndarray
+    proper: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    ref_id: np.ndarray
+
+
+_NONE = np.zeros(0, dtype=np.int64)
+SINGLE = Mates(_NONE, np.zeros(0, dtype=np.bool_), _NONE, _NONE, _NONE)
 
 
 @njit(cache=True, nogil=True)
@@ -45,23 +64,25 @@ SHORT = 16  # a read's locations up to this many are sorted by insertion, more b
 
 @njit(cache=True, nogil=True)
 def _record_order(n_reads: int, read: np.ndarray, strand: np.ndarray, start: np.ndarray,
-                  dist: np.ndarray) -> np.ndarray:
+                  dist: np.ndarray, first: np.ndarray) -> np.ndarray:
     """np.lexsort((strand, start, dist, read)) in linear time for a batch's few locations per read: a
     counting sort by read, then each read's locations by (dist, start, strand), both stable (equal keys
     keep their order), as lexsort is. A read with many locations sorts one key per location, distance
-    above start above strand: exact for starts below 2^45 and distances below 2^17."""
-    first = np.zeros(n_reads + 1, dtype=np.int64)
+    above start above strand: exact for starts below 2^45 and distances below 2^17. first: per read, a
+    location moved to the front of its read's (-1: none; an empty array: none for any read), the others
+    keeping their order, as an extra key `location != first[read]` after read would sort it."""
+    bounds = np.zeros(n_reads + 1, dtype=np.int64)
     for i in range(read.size):
-        first[read[i] + 1] += 1
+        bounds[read[i] + 1] += 1
     for r in range(n_reads):
-        first[r + 1] += first[r]
+        bounds[r + 1] += bounds[r]
     order = np.empty(read.size, dtype=np.int64)
-    fill = first[:-1].copy()
+    fill = bounds[:-1].copy()
     for i in range(read.size):
         order[fill[read[i]]] = i
         fill[read[i]] += 1
     for r in range(n_reads):
-        lo, hi = first[r], first[r + 1]
+        lo, hi = bounds[r], bounds[r + 1]
         if hi - lo <= SHORT:
             for a in range(lo + 1, hi):
                 x = order[a]
@@ -76,7 +97,28 @@ def _record_order(n_reads: int, read: np.ndarray, strand: np.ndarray, start: np.
             for a in range(hi - lo):
                 key[a] = (np.int64(dist[seg[a]]) << 46) | (start[seg[a]] << 1) | strand[seg[a]]
             order[lo:hi] = seg[np.argsort(key, kind="mergesort")]
+        if first.size and first[r] >= 0:
+            at = lo
+            while at < hi and order[at] != first[r]:
+                at += 1
+            if at < hi:  # one of the read's own: the locations before it move up one
+                for b in range(at, lo, -1):
+                    order[b] = order[b - 1]
+                order[lo] = first[r]
     return order
+
+
+@njit(cache=True, nogil=True)
+def best_locations(n_reads: int, read: np.ndarray, strand: np.ndarray, start: np.ndarray,
+                   dist: np.ndarray) -> np.ndarray:
+    """Per read, the location its single-end records make primary (-1: none): fewest edits, then leftmost,
+    then forward, the first of equals (_record_order's first)."""
+    best = np.full(n_reads, -1, dtype=np.int64)
+    for i in range(read.size):
+        b = best[read[i]]
+        if b < 0 or (dist[i], start[i], strand[i]) < (dist[b], start[b], strand[b]):
+            best[read[i]] = i
+    return best
 
 
 def searched_depth(n_reads: int, read: np.ndarray, dist: np.ndarray, rank: np.ndarray, budget: np.ndarray,
@@ -105,13 +147,13 @@ def tied_best(n_reads: int, read: np.ndarray, dist: np.ndarray, best: np.ndarray
 def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.ndarray, best_only: bool,
                  max_hits: int, budget: np.ndarray | None = None, strata: tuple[int, int] = (0, 0),
                  shifted: np.ndarray | None = None) -> Records:
-    """budget: edits searched per read (for MAPQ; default: the largest distance found). With --best or -n,
-    MAPQ sees only the strata they search (searched_depth), whatever else the locations hold. shifted:
-    other placements inside each read's best location (verify/shifts.py), for MAPQ."""
-    read = loc_q >> 1
+    """Single-end records. budget: edits searched per read (for MAPQ; default: the largest distance found).
+    With --best or -n, MAPQ sees only the strata they search (searched_depth), whatever else the locations
+    hold. shifted: other placements inside each read's best location (verify/shifts.py), for MAPQ."""
+    loc_read = loc_q >> 1
     strand = loc_q & 1
-    order = _record_order(n_reads, read, strand, loc_s, loc_d)
-    read, dist = read[order], loc_d[order]
+    order = _record_order(n_reads, loc_read, strand, loc_s, loc_d, _NONE)
+    read, dist = loc_read[order], loc_d[order]
     rank = _rank_within(read)
     if budget is None:
         budget = np.full(n_reads, int(dist.max(initial=0)), dtype=np.int64)
@@ -120,50 +162,86 @@ def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.n
         inside = dist <= budget[read]
         order, read, dist, rank = order[inside], read[inside], dist[inside], rank[inside]
     se_mapq = single_end_mapq(read, dist, rank, budget, n_reads, shifted)  # all (searched) locations, before a cap
-    if best_only or max_hits > 0:
-        best = np.zeros(n_reads, dtype=np.int64)
-        best[read[rank == 0]] = dist[rank == 0]
-        keep = np.ones(read.size, dtype=bool)
-        if best_only:
-            keep &= dist == best[read]
-        if max_hits > 0:
-            keep &= rank < max_hits
-        order, read, rank = order[keep], read[keep], rank[keep]
-    return Records(*_assemble(n_reads, order, read, rank, strand, se_mapq))
+    return Records(*_assemble(n_reads, order, read, rank, loc_d, strand, se_mapq, best_only, max_hits, False,
+                              SINGLE))
 
 
 @njit(cache=True, nogil=True)
-def _assemble(n_reads: int, order: np.ndarray, read: np.ndarray, rank: np.ndarray, strand: np.ndarray,
-              se_mapq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The records' columns (read, loc, flag, mapq, nh): each read's locations in rank order (order, read,
-    rank: sorted by read; strand: per location), the first primary with the read's MAPQ, the others
-    secondary with 0; a read without any, one unmapped record (loc -1) in its place."""
+def pair_records(n_reads: int, read: np.ndarray, strand: np.ndarray, dist: np.ndarray, mapq: np.ndarray,
+                 best_only: bool, max_hits: int, mates: Mates) -> tuple:
+    """Paired records (read, strand, dist: per location; mapq: per read, the pairing's), each read's chosen
+    location its primary: make_records' order and filters with the pairing's choices, in one kernel."""
+    order = _record_order(n_reads, read, strand, mates.start, dist, mates.chosen)
+    sorted_read = np.empty(order.size, dtype=np.int64)
+    for i in range(order.size):
+        sorted_read[i] = read[order[i]]
+    return _assemble(n_reads, order, sorted_read, _rank_within(sorted_read), dist, strand, mapq, best_only,
+                     max_hits, True, mates)
+
+
+@njit(cache=True, nogil=True)
+def _assemble(n_reads: int, order: np.ndarray, read: np.ndarray, rank: np.ndarray, dist: np.ndarray,
+              strand: np.ndarray, mapq: np.ndarray, best_only: bool, max_hits: int, paired: bool,
+              mates: Mates) -> tuple:
+    """The records' columns (Records' order): each read's locations in rank order (order, read, rank: sorted
+    by read, rank 0 its primary; dist, strand: per location), less those --best (best_only: other than the
+    read's best distance, the primary kept) or -n (max_hits > 0: rank max_hits on) leave out; the primary
+    with the read's MAPQ (mapq, per read), the others secondary with 0; a read without any, one unmapped
+    record (loc -1) in its place. paired: the mate fields and flags from mates (Mates)."""
+    best = np.full(n_reads, np.iinfo(np.int64).max, dtype=np.int64)
+    for i in range(order.size):
+        best[read[i]] = min(best[read[i]], dist[order[i]])
+    keep = np.ones(order.size, dtype=np.bool_)
     nh = np.zeros(n_reads, dtype=np.int64)
-    for i in range(read.size):
-        nh[read[i]] += 1
-    unmapped = 0
+    for i in range(order.size):
+        keep[i] = ((not best_only or rank[i] == 0 or dist[order[i]] == best[read[i]])
+                   and (max_hits <= 0 or rank[i] < max_hits))
+        nh[read[i]] += keep[i]
+    size = 0
     for r in range(n_reads):
-        unmapped += nh[r] == 0
-    size = read.size + unmapped
+        size += max(nh[r], 1)
     out_read = np.empty(size, dtype=np.int64)
     out_loc = np.empty(size, dtype=np.int64)
     out_flag = np.empty(size, dtype=np.int64)
-    out_mapq = np.empty(size, dtype=np.int64)
+    out_mapq = np.zeros(size, dtype=np.int64)
     out_nh = np.empty(size, dtype=np.int64)
+    mate_loc = np.full(size, -1, dtype=np.int64)
+    mate_mapq = np.zeros(size, dtype=np.int64)
+    tlen = np.zeros(size, dtype=np.int64)
     i = 0
     k = 0
     for r in range(n_reads):
-        if nh[r] == 0:
-            out_read[k], out_loc[k], out_flag[k], out_mapq[k], out_nh[k] = r, -1, FLAG_UNMAPPED, 0, 0
-            k += 1
-            continue
-        for _ in range(nh[r]):
-            primary = rank[i] == 0
-            out_read[k] = r
-            out_loc[k] = order[i]
-            out_flag[k] = (FLAG_REVERSE if strand[order[i]] == 1 else 0) | (0 if primary else FLAG_SECONDARY)
-            out_mapq[k] = se_mapq[r] if primary else 0
-            out_nh[k] = nh[r]
+        while i < order.size and read[i] < r:
             i += 1
+        n = max(nh[r], 1)
+        for _ in range(n):
+            while i < order.size and read[i] == r and not keep[i]:
+                i += 1
+            li = order[i] if nh[r] > 0 else -1
+            primary = nh[r] == 0 or rank[i] == 0
+            flag = FLAG_UNMAPPED if li < 0 else (FLAG_REVERSE if strand[li] == 1 else 0)
+            if not primary:
+                flag |= FLAG_SECONDARY
+            if li >= 0 and primary:
+                out_mapq[k] = mapq[r]
+            if paired:
+                mi = mates.chosen[r ^ 1]
+                flag |= FLAG_PAIRED | (FLAG_FIRST if r % 2 == 0 else FLAG_LAST)
+                if mi < 0:
+                    flag |= FLAG_MATE_UNMAPPED
+                elif strand[mi] == 1:
+                    flag |= FLAG_MATE_REVERSE
+                if li >= 0 and primary and mates.proper[r >> 1]:
+                    flag |= FLAG_PROPER
+                mate_loc[k] = mi
+                mate_mapq[k] = mapq[r ^ 1]
+                if li >= 0 and primary and mi >= 0 and mates.ref_id[li] == mates.ref_id[mi]:
+                    s, e = mates.start, mates.end
+                    span = max(e[li], e[mi]) - min(s[li], s[mi])
+                    leftmost = s[li] < s[mi] or (s[li] == s[mi] and r % 2 == 0)
+                    tlen[k] = span if leftmost else -span
+            out_read[k], out_loc[k], out_flag[k], out_nh[k] = r, li, flag, nh[r]
+            if nh[r] > 0:
+                i += 1
             k += 1
-    return out_read, out_loc, out_flag, out_mapq, out_nh
+    return out_read, out_loc, out_flag, out_mapq, out_nh, mate_loc, mate_mapq, tlen

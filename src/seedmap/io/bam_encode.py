@@ -16,6 +16,7 @@ from numba import njit
 
 from seedmap.errors import SeedmapError
 from seedmap.flags import FLAG_PAIRED, FLAG_REVERSE, FLAG_SECONDARY
+from seedmap.io.columns import Alignments, Reads, Records, RefNames
 from seedmap.io.reference import sequence_of
 from seedmap.io.sam import _cigar, _copy
 
@@ -43,33 +44,21 @@ def bam_header(text: str, names: Sequence[str], lengths: Sequence[int] | np.ndar
     return b"".join(parts)
 
 
-def encode_records(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec_mapq: np.ndarray,
-                   rec_nh: np.ndarray, names: np.ndarray, name_off: np.ndarray, codes: np.ndarray,
-                   offsets: np.ndarray, quals: np.ndarray, has_quals: bool, loc_s: np.ndarray,
-                   loc_d: np.ndarray, ref_starts: np.ndarray, ref_names: np.ndarray, ref_name_off: np.ndarray,
-                   cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray,
-                   md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray, mate_loc: np.ndarray | None = None,
-                   mate_mapq: np.ndarray | None = None, tlen: np.ndarray | None = None,
-                   secondary_seq: bool = False, rg: np.ndarray | bytes | None = None) -> np.ndarray:
+def encode_records(recs: Records, reads: Reads, alns: Alignments, refs: RefNames, secondary_seq: bool = False,
+                   rg: np.ndarray | bytes | None = None) -> np.ndarray:
     """BAM records (uint8, concatenated, uncompressed) of a batch: the arguments of `format_records`, plus
     `rg`, the read-group ID (uint8 array or bytes; None or empty: no RG tag), added as every record's last tag
     RG:Z:<id>. Safe to call from several threads at once on different batches. A read name longer than 254
     characters (BAM's limit, and the SAM spec's) is a SeedmapError."""
-    long = rec_read[np.diff(name_off)[rec_read] > MAX_NAME]
+    long = recs.read[np.diff(reads.name_off)[recs.read] > MAX_NAME]
     if long.size:
-        name = names[name_off[long[0]]:name_off[long[0] + 1]].tobytes().decode(errors="replace")
+        name = reads.names[reads.name_off[long[0]]:reads.name_off[long[0] + 1]].tobytes().decode(errors="replace")
         raise SeedmapError(f"read {name[:40]!r}...: names longer than {MAX_NAME} characters do not fit in BAM")
-    if mate_loc is None:
-        mate_loc = np.full(rec_read.size, -1, dtype=np.int64)
-        mate_mapq = np.zeros(rec_read.size, dtype=np.int64)
-        tlen = np.zeros(rec_read.size, dtype=np.int64)
     if rg is None:
         rg = NO_RG
     elif isinstance(rg, bytes | bytearray):
         rg = np.frombuffer(rg, dtype=np.uint8)
-    return _encode(rec_read, rec_loc, rec_flag, rec_mapq, rec_nh, names, name_off, codes, offsets, quals, has_quals,
-                   loc_s, loc_d, ref_starts, ref_names, ref_name_off, cig_off, ops, lens, n_runs, md_off, md, md_len,
-                   mate_loc, mate_mapq, tlen, secondary_seq, rg)
+    return _encode(tuple(recs), tuple(reads), tuple(alns), tuple(refs), secondary_seq, rg)
 
 
 @njit(cache=True, nogil=True)
@@ -138,11 +127,11 @@ def _tag_str(buf: np.ndarray, p: int, a: int, b: int, src: np.ndarray) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _cigar_ops(buf: np.ndarray, p: int, li: int, cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
-               n_runs: np.ndarray) -> tuple[int, int]:
+def _cigar_ops(buf: np.ndarray, p: int, li: int, alns: Alignments) -> tuple[int, int]:
     """The binary CIGAR (len << 4 | op; seedmap's ops 0/1/2 are BAM's M/I/D); also the reference span."""
     span = 0
-    for c in range(cig_off[li], cig_off[li] + n_runs[li]):
+    ops, lens = alns.ops, alns.lens
+    for c in range(alns.cig_off[li], alns.cig_off[li] + alns.n_runs[li]):
         p = _put32(buf, p, (lens[c] << 4) | ops[c])
         if ops[c] != 1:
             span += lens[c]
@@ -166,13 +155,14 @@ def _seq_qual(buf: np.ndarray, p: int, codes: np.ndarray, a: int, b: int, revers
 
 
 @njit(cache=True, nogil=True)
-def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec_mapq: np.ndarray,
-            rec_nh: np.ndarray, names: np.ndarray, name_off: np.ndarray, codes: np.ndarray,
-            offsets: np.ndarray, quals: np.ndarray, has_quals: bool, loc_s: np.ndarray,
-            loc_d: np.ndarray, ref_starts: np.ndarray, ref_names: np.ndarray, ref_name_off: np.ndarray,
-            cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray,
-            md_off: np.ndarray, md: np.ndarray, md_len: np.ndarray, mate_loc: np.ndarray, mate_mapq: np.ndarray,
-            tlen: np.ndarray, secondary_seq: bool, rg: np.ndarray) -> np.ndarray:
+def _encode(rec_t: tuple, read_t: tuple, aln_t: tuple, ref_t: tuple, secondary_seq: bool, rg: np.ndarray) -> np.ndarray:
+    """encode_records' kernel, given the NamedTuples as plain tuples (as sam._format is, for its call cost)."""
+    recs, reads, alns, refs = Records(*rec_t), Reads(*read_t), Alignments(*aln_t), RefNames(*ref_t)
+    rec_read, rec_loc, rec_flag, rec_mapq, rec_nh = recs.read, recs.loc, recs.flag, recs.mapq, recs.nh
+    mate_loc, mate_mapq, tlen = recs.mate_loc, recs.mate_mapq, recs.tlen
+    names, name_off, codes, offsets, quals = reads.names, reads.name_off, reads.codes, reads.offsets, reads.quals
+    loc_s, loc_d, n_runs, md_off, md, md_len = alns.start, alns.dist, alns.n_runs, alns.md_off, alns.md, alns.md_len
+    ref_starts = refs.starts
     # Upper bound of the output size, then one pass writing it.
     size = 0
     for k in range(rec_read.size):
@@ -233,11 +223,11 @@ def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
         p += 1
         span = 1  # an unmapped read placed at its mate covers one base for the bin
         if li >= 0:
-            p, span = _cigar_ops(buf, p, li, cig_off, ops, lens, n_runs)
+            p, span = _cigar_ops(buf, p, li, alns)
         bin_ = _reg2bin(pos, pos + span)
         buf[start + 14] = bin_ & 0xFF
         buf[start + 15] = bin_ >> 8
-        p = _seq_qual(buf, p, codes, a, b, (flag & FLAG_REVERSE) != 0, quals, has_quals)
+        p = _seq_qual(buf, p, codes, a, b, (flag & FLAG_REVERSE) != 0, quals, reads.has_quals)
         if li >= 0:
             d = loc_d[li]
             p = _tag_int(buf, p, 78, 77, d)  # NM
@@ -246,7 +236,7 @@ def _encode(rec_read: np.ndarray, rec_loc: np.ndarray, rec_flag: np.ndarray, rec
             p = _tag_int(buf, p, 78, 72, rec_nh[k])  # NH
             p = _tag_int(buf, p, 72, 73, hi)  # HI, as in the SAM text
         if paired and mi >= 0:
-            p = _cigar(buf, _tag_name(buf, p, 77, 67, 90), mi, cig_off, ops, lens, n_runs)  # MC, as text
+            p = _cigar(buf, _tag_name(buf, p, 77, 67, 90), mi, alns)  # MC, as text
             buf[p] = 0
             p = _tag_int(buf, p + 1, 77, 81, mate_mapq[k])  # MQ
         if rg.size:

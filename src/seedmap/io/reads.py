@@ -13,6 +13,7 @@ from numba import njit
 
 from seedmap.errors import SeedmapError
 from seedmap.io.alphabet import INVALID, encode
+from seedmap.io.columns import Reads
 
 
 @dataclass
@@ -34,6 +35,11 @@ class ReadBatch:
     @property
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
+
+    @property
+    def columns(self) -> Reads:
+        """The arrays the SAM and BAM formatters read."""
+        return Reads(self.names, self.name_offsets, self.codes, self.offsets, self.quals, self.has_quals)
 
     def queries(self) -> tuple[np.ndarray, np.ndarray]:
         """Query 2i is read i, query 2i + 1 its reverse complement: codes and offsets (2n + 1)."""

@@ -21,6 +21,7 @@ from seedmap.paired.pairing import ORIENTATIONS, choose_pairs
 from seedmap.paired.records import make_pair_records
 from seedmap.paired.rescue import rescue
 from seedmap.pipeline.stages import BatchStats, SamFormatter, StageClock, locate
+from seedmap.records import best_locations
 
 
 @dataclass
@@ -88,10 +89,8 @@ def map_pair_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: Ma
         pl = _sorted_locations(n, np.concatenate([pl.query, rq]), np.concatenate([pl.start, rs]),
                                np.concatenate([pl.end, re]), np.concatenate([pl.dist, rd]), fmt.starts)
     # Each read's best single location: fewest edits, then leftmost, then forward.
-    se_order = np.lexsort((pl.rev, pl.start, pl.dist, pl.read))
-    first = np.r_[True, pl.read[se_order][1:] != pl.read[se_order][:-1]] if se_order.size else se_order.astype(bool)
-    se_best = np.full(n, -1, dtype=np.int64)
-    se_best[pl.read[se_order[first]]] = se_order[first]
+    strand = pl.query & 1
+    se_best = best_locations(n, pl.read, strand, pl.start, pl.dist)
     chosen = np.empty(n, dtype=np.int64)
     proper = np.empty(n // 2, dtype=np.bool_)
     mapq = np.empty(n, dtype=np.int64)
@@ -103,10 +102,10 @@ def map_pair_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: Ma
                              ref.starts)
     pl.start, pl.end = aln.pop("start"), aln.pop("end")  # each alignment's interval: POS and TLEN
     clock.lap("traceback")
-    recs = make_pair_records(n, pl.start, pl.end, pl.dist, pl.rev, pl.ref_id, pl.read, chosen, proper, mapq,
+    recs = make_pair_records(n, pl.start, pl.end, pl.dist, strand, pl.ref_id, pl.read, chosen, proper, mapq,
                              opts.best_only, opts.max_hits)
     clock.lap("records")
-    data = fmt.records(recs, batch, pl.start, pl.dist, aln, recs.mate_loc, recs.mate_mapq, recs.tlen)
+    data = fmt.records(recs, batch, pl.start, pl.dist, aln)
     clock.lap("format")
     mapped = int(np.count_nonzero(chosen >= 0))
     n_proper = int(np.count_nonzero(recs.flag & FLAG_PROPER)) // 2

@@ -65,11 +65,39 @@ def dispatcher(module: str, name: str) -> object:
 
 
 def signature(text: str) -> tuple:
-    """The argument types written by repr (kernel_list.py holds numba's own reprs of them)."""
+    """The argument types written by signature_text (kernel_list.py holds numba's own reprs of them)."""
     from numba.core import types
 
-    value = eval(text, {"__builtins__": {}}, dict(vars(types)))  # our own list: numba's type names only
+    names = {**vars(types), "cls": _named_class}  # our own list: numba's type names, and our NamedTuple classes
+    value = eval(text, {"__builtins__": {}}, names)
     return value if isinstance(value, tuple) else (value,)
+
+
+def signature_text(sig: tuple) -> str:
+    """Argument types as text that signature() reads back: numba's reprs, as str(tuple) writes them, but a
+    NamedTuple's (whose repr is not Python) spelled out, its class by name."""
+    parts = [_type_text(t) for t in sig]
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def _type_text(t: object) -> str:
+    from numba.core import types
+
+    if isinstance(t, types.NamedUniTuple):
+        return f"NamedUniTuple({_type_text(t.dtype)}, {t.count}, cls({_class_name(t.instance_class)!r}))"
+    if isinstance(t, types.NamedTuple):
+        inner = "".join(_type_text(x) + ", " for x in t.types)
+        return f"NamedTuple(({inner.rstrip()}), cls({_class_name(t.instance_class)!r}))"
+    return repr(t)
+
+
+def _class_name(c: type) -> str:
+    return f"{c.__module__}:{c.__qualname__}"
+
+
+def _named_class(name: str) -> type:
+    module, qualname = name.split(":")
+    return dispatcher(module, qualname)
 
 
 def listed(kind: str, name: str) -> list[Task]:
@@ -340,6 +368,7 @@ RECORD = """
 import json, sys, time
 from numba.core import event, sigutils
 from numba.core.dispatcher import Dispatcher
+from seedmap.pipeline.precompile import signature_text
 from seedmap.pipeline.run import variant_run
 from seedmap.pipeline.warmup import cached_kernels_load_quickly, warmup_batch
 
@@ -356,7 +385,7 @@ def compile_recorded(self, sig):
         depth[0] -= 1
         f = self.py_func
         if top and f.__module__.startswith("seedmap."):
-            key = (f.__module__, f.__qualname__, str(tuple(sigutils.normalize_signature(sig)[0])))
+            key = (f.__module__, f.__qualname__, signature_text(tuple(sigutils.normalize_signature(sig)[0])))
             seen[key] = max(seen.get(key, 0.0), time.process_time() - t)
 
 class Compiled(event.Listener):

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from seedmap.engines.base import Engine
+from seedmap.io.bam_encode import encode_records
+from seedmap.io.columns import Alignments, Records, RefNames
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records
@@ -75,30 +77,25 @@ class SamFormatter:
                  secondary_seq: bool = False) -> None:
         self.ref = ref
         names = [n.encode() for n in ref.names]
-        self.names = np.frombuffer(b"".join(names), dtype=np.uint8)
-        self.name_off = np.zeros(len(names) + 1, dtype=np.int64)
-        np.cumsum([len(n) for n in names], out=self.name_off[1:])
+        name_off = np.zeros(len(names) + 1, dtype=np.int64)
+        np.cumsum([len(n) for n in names], out=name_off[1:])
         self.starts = np.ascontiguousarray(ref.starts, dtype=np.int64)
+        self.refs = RefNames(self.starts, np.frombuffer(b"".join(names), dtype=np.uint8), name_off)
         self.bam = bam
         self.secondary_seq = secondary_seq
         rg = read_group.id.encode() if read_group is not None else b""
         self.rg = np.frombuffer(rg, dtype=np.uint8)
         self.rg_tag = b"\tRG:Z:" + rg + b"\n" if rg else b""
 
-    def records(self, recs: object, batch: ReadBatch, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict,
-                mate_loc: np.ndarray | None = None, mate_mapq: np.ndarray | None = None,
-                tlen: np.ndarray | None = None) -> np.ndarray:
+    def records(self, recs: Records, batch: ReadBatch, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict) -> np.ndarray:
         """The batch's output bytes as the kernel's own uint8 array: copying them into a bytes object
-        held the GIL (numpy's tobytes), a serial step of every worker thread. Writers take any buffer."""
-        args = (recs.read, recs.loc, recs.flag, recs.mapq, recs.nh, batch.names, batch.name_offsets, batch.codes,
-                batch.offsets, batch.quals, batch.has_quals, loc_s, loc_d, self.starts, self.names, self.name_off,
-                aln["cig_off"], aln["ops"], aln["lens"], aln["n_runs"], aln["md_off"], aln["md"], aln["md_len"],
-                mate_loc, mate_mapq, tlen, self.secondary_seq)
+        held the GIL (numpy's tobytes), a serial step of every worker thread. Writers take any buffer.
+        loc_s, loc_d and aln: each location's start, distance and alignment (Engine.align_locations)."""
+        alns = Alignments(loc_s, loc_d, aln["cig_off"], aln["ops"], aln["lens"], aln["n_runs"], aln["md_off"],
+                          aln["md"], aln["md_len"])
         if self.bam:
-            from seedmap.io.bam_encode import encode_records
-
-            return encode_records(*args, rg=self.rg)
-        text = format_records(*args)
+            return encode_records(recs, batch.columns, alns, self.refs, self.secondary_seq, rg=self.rg)
+        text = format_records(recs, batch.columns, alns, self.refs, self.secondary_seq)
         if self.rg_tag:
             return np.frombuffer(text.tobytes().replace(b"\n", self.rg_tag), dtype=np.uint8)
         return text
