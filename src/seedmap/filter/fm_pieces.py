@@ -18,6 +18,10 @@ from numba import njit
 from seedmap.filter.fm_search import extend
 
 MAX_PIECE = 48  # longest piece the cut considers (48 bases of a repeat occur about as often as longer ones)
+# Fewer pieces (e < 5) are left equal: counting costs about as much as the whole search then (2,000 reads of the
+# 250 Mbp genome, count pass, equal / cut: e = 3: 0.37 / 0.68 s; e = 4: 0.96-1.08 / 1.06-1.19 s; e = 5: 2.49 /
+# 1.70 s), and the strata of --best search every read at e = 0, 1, 2, ...
+CUT_FROM = 6
 CUT_WORK = 200_000  # pieces x read ends x piece lengths the cut may weigh; above it (long reads, large e): equal
 BIG = 1 << 40
 
@@ -34,14 +38,29 @@ def cut_scratch(m: int, k: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, bounds: np.ndarray,
+           scratch: np.ndarray) -> None:
+    """The search's cut: cut_pieces from CUT_FROM pieces on, else equal pieces."""
+    if k >= CUT_FROM:
+        cut_pieces(q, m, k, n, counts, fwd_occ, bounds, scratch)
+    else:
+        equal_pieces(m, k, bounds)
+
+
+@njit(cache=True, nogil=True)
+def equal_pieces(m: int, k: int, bounds: np.ndarray) -> None:
+    for j in range(k + 1):
+        bounds[j] = j * m // k
+
+
+@njit(cache=True, nogil=True)
 def cut_pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, bounds: np.ndarray,
                scratch: np.ndarray) -> None:
     """bounds[0..k]: where the k pieces start (bounds[k] = m): the cut of least occurrences summed (see the
     module's notes; pieces of m // (2k) to MAX_PIECE bases; a dynamic programme over the pieces' ends), or
     equal pieces where that is not weighed (_by_count) or no cut fits. scratch: int64[cut_scratch(m, k)] or
     more."""
-    for j in range(k + 1):
-        bounds[j] = j * m // k
+    equal_pieces(m, k, bounds)
     if not _by_count(m, k):
         return
     shortest = max(1, m // (2 * k))

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import get_thread_id, njit, prange
 
-from seedmap.filter.fm_pieces import cut_pieces, cut_scratch
+from seedmap.filter.fm_pieces import cut_scratch, pieces
 from seedmap.filter.fm_search import bwt_symbol, extend, locate, lower_bounds, occ
 from seedmap.filter.windows import sort_windows as _sort_windows
 from seedmap.io.reference import sequence_of
@@ -307,7 +307,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     kids = scratch[at:at + KIDS * dim]
     at += KIDS * dim
     bounds, piece = scratch[at:at + k + 1], scratch[at + k + 1:at + k + 1 + m]  # the pieces, each base's piece
-    cut_pieces(q, m, k, n, counts, fwd_occ, bounds, scratch[at + k + 1 + m:])
+    pieces(q, m, k, n, counts, fwd_occ, bounds, scratch[at + k + 1 + m:])
     for j in range(k):
         for i in range(bounds[j], bounds[j + 1]):
             piece[i] = j
