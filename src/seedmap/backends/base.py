@@ -4,6 +4,8 @@ backends/select.py turns --device into a backend; pipeline/devices.py and the Da
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -14,6 +16,9 @@ import numpy as np
 from seedmap.engines.base import Engine
 from seedmap.io.reference import Reference
 from seedmap.options import EngineOptions
+from seedmap.verify import windows
+
+log = logging.getLogger("seedmap")
 
 
 @dataclass(frozen=True)
@@ -92,3 +97,24 @@ class DeviceEngine:
                         loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
                         nmask: np.ndarray, seq_starts: np.ndarray) -> dict:
         return self.aligner(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, seq_starts)
+
+
+def verify_short_on_device(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
+                           packed: np.ndarray, nmask: np.ndarray, run: Callable[..., tuple], max_read: int,
+                           said: threading.Event, what: str) -> tuple[np.ndarray, ...]:
+    """verify.windows.verify with the device's window kernel (`run`) for reads of at most max_read bases and
+    the CPU's for longer ones (logged once per process, `said`: "reads longer than ... on the CPU (what)")."""
+    qoff64 = np.asarray(qoff, dtype=np.int64)
+    long = (qoff64[win_q + 1] - qoff64[win_q]) > max_read
+    if not long.any():
+        return windows.verify(qcodes, qoff, qerr, win_q, win, packed, nmask, run=run)
+    if not said.is_set():
+        said.set()
+        log.info("reads longer than %d bp are verified on the CPU (%s)", max_read, what)
+    # A query's windows all go one way (the read's length decides), so each part keeps its queries' order,
+    # and a stable sort by query merges them.
+    parts = [windows.verify(qcodes, qoff, qerr, win_q[~long], win[~long], packed, nmask, run=run),
+             windows.verify(qcodes, qoff, qerr, win_q[long], win[long], packed, nmask)]
+    cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
+    order = np.argsort(cols[0], kind="stable")
+    return tuple(c[order] for c in cols)

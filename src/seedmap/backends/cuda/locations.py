@@ -9,17 +9,15 @@ Reads too long for a GPU thread, and batches searched exactly (e = 0 everywhere)
 
 from __future__ import annotations
 
-import logging
 import threading
 
 import numpy as np
 from numba import cuda
 
+from seedmap.backends.base import verify_short_on_device
 from seedmap.backends.cuda import locate_kernels as lk
 from seedmap.backends.cuda.verify_kernels import MAX_READ, MAXW, DeviceVerifier, sync
-from seedmap.verify import windows
 
-log = logging.getLogger("seedmap")
 _LONG_READS_SAID = threading.Event()  # the CPU fallback for long reads is logged once per process
 
 
@@ -34,21 +32,8 @@ class DeviceLocator:
         dev = self.device
         if packed is not None and packed is not dev.packed:
             raise ValueError("this locator holds another reference")
-        qoff64 = np.asarray(qoff, dtype=np.int64)
-        long = (qoff64[win_q + 1] - qoff64[win_q]) > MAX_READ
-        if not long.any():
-            return windows.verify(qcodes, qoff, qerr, win_q, win, dev.packed, dev.nmask, run=self._run)
-        if not _LONG_READS_SAID.is_set():
-            _LONG_READS_SAID.set()
-            log.info("reads longer than %d bp are verified on the CPU (the GPU kernel holds a read in %d "
-                     "64-bit words)", MAX_READ, MAXW)
-        # A query's windows all go one way (the read's length decides), so each part keeps its queries'
-        # order, and a stable sort by query merges them.
-        parts = [windows.verify(qcodes, qoff, qerr, win_q[~long], win[~long], dev.packed, dev.nmask, run=self._run),
-                 windows.verify(qcodes, qoff, qerr, win_q[long], win[long], dev.packed, dev.nmask)]
-        cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
-        order = np.argsort(cols[0], kind="stable")
-        return tuple(c[order] for c in cols)
+        return verify_short_on_device(qcodes, qoff, qerr, win_q, win, dev.packed, dev.nmask, self._run, MAX_READ,
+                                      _LONG_READS_SAID, f"the GPU kernel holds a read in {MAXW} 64-bit words")
 
     def _run(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
              packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -5,16 +5,14 @@ the kernel holds, and batches searched exactly (e = 0 everywhere), stay on the C
 
 from __future__ import annotations
 
-import logging
 import threading
 
 import numpy as np
 
+from seedmap.backends.base import verify_short_on_device
 from seedmap.backends.opencl.program import WORDS, OpenClDevice
 from seedmap.io.reference import Reference
-from seedmap.verify import windows
 
-log = logging.getLogger("seedmap")
 MAXW = max(WORDS)  # 64-bit words of a read in a work-item's private memory
 MAX_READ = 64 * MAXW  # longer reads are verified on the CPU
 _LONG_READS_SAID = threading.Event()  # the CPU fallback for long reads is logged once per process
@@ -36,20 +34,8 @@ class OpenClLocator:
                  packed: np.ndarray | None = None, nmask: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         if packed is not None and packed is not self.packed:
             raise ValueError("this locator holds another reference")
-        qoff64 = np.asarray(qoff, dtype=np.int64)
-        long = (qoff64[win_q + 1] - qoff64[win_q]) > MAX_READ
-        if not long.any():
-            return windows.verify(qcodes, qoff, qerr, win_q, win, self.packed, self.nmask, run=self._run)
-        if not _LONG_READS_SAID.is_set():
-            _LONG_READS_SAID.set()
-            log.info("reads longer than %d bp are verified on the CPU (the OpenCL kernel holds a read in %d "
-                     "64-bit words)", MAX_READ, MAXW)
-        # A query's windows all go one way (the read's length decides): a stable sort by query merges them.
-        parts = [windows.verify(qcodes, qoff, qerr, win_q[~long], win[~long], self.packed, self.nmask, run=self._run),
-                 windows.verify(qcodes, qoff, qerr, win_q[long], win[long], self.packed, self.nmask)]
-        cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
-        order = np.argsort(cols[0], kind="stable")
-        return tuple(c[order] for c in cols)
+        return verify_short_on_device(qcodes, qoff, qerr, win_q, win, self.packed, self.nmask, self._run, MAX_READ,
+                                      _LONG_READS_SAID, f"the OpenCL kernel holds a read in {MAXW} 64-bit words")
 
     def _run(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
              packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
