@@ -109,11 +109,17 @@ def _verify_exact(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win: 
     return q, start, start + (qoff[q + 1] - qoff[q]), np.zeros(start.size, dtype=np.int32)
 
 
+def slot_offsets(cap: np.ndarray) -> tuple[np.ndarray, int]:
+    """Where each window's location slots start (cap[w] slots for window w, then the end), and their total:
+    the layout every window kernel (CPU, CUDA, OpenCL) writes its locations in."""
+    slot_off = np.zeros(cap.size + 1, dtype=np.int64)
+    np.cumsum(cap, out=slot_off[1:])
+    return slot_off, int(slot_off[-1])
+
+
 def _run(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
          packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
-    slot_off = np.zeros(win_q.size + 1, dtype=np.int64)
-    np.cumsum(cap, out=slot_off[1:])
-    total = int(slot_off[-1])
+    slot_off, total = slot_offsets(cap)
     loc_start = np.empty(total, dtype=np.int64)
     loc_end = np.empty(total, dtype=np.int64)
     loc_dist = np.empty(total, dtype=np.int32)

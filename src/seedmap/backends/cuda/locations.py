@@ -17,6 +17,7 @@ from numba import cuda
 from seedmap.backends.base import verify_short_on_device
 from seedmap.backends.cuda import locate_kernels as lk
 from seedmap.backends.cuda.verify_kernels import MAX_READ, MAXW, DeviceVerifier, sync
+from seedmap.verify import windows
 
 _LONG_READS_SAID = threading.Event()  # the CPU fallback for long reads is logged once per process
 
@@ -39,9 +40,7 @@ class DeviceLocator:
              packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
         """verify.windows._run on the device: (slot offsets, starts, ends, distances, count per window)."""
         nw = win_q.size
-        slot_off = np.zeros(nw + 1, dtype=np.int64)
-        np.cumsum(cap, out=slot_off[1:])
-        total = int(slot_off[-1])
+        slot_off, total = windows.slot_offsets(cap)
         if nw == 0:
             return (slot_off, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int32),
                     np.zeros(0, dtype=np.int64))

@@ -12,6 +12,7 @@ import numpy as np
 from seedmap.backends.base import verify_short_on_device
 from seedmap.backends.opencl.program import WORDS, OpenClDevice
 from seedmap.io.reference import Reference
+from seedmap.verify import windows
 
 MAXW = max(WORDS)  # 64-bit words of a read in a work-item's private memory
 MAX_READ = 64 * MAXW  # longer reads are verified on the CPU
@@ -41,9 +42,7 @@ class OpenClLocator:
              packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
         """verify.windows._run on the device: (slot offsets, starts, ends, distances, count per window)."""
         nw = win_q.size
-        slot_off = np.zeros(nw + 1, dtype=np.int64)
-        np.cumsum(cap, out=slot_off[1:])
-        total = int(slot_off[-1])
+        slot_off, total = windows.slot_offsets(cap)
         start = np.empty(max(total, 1), dtype=np.int64)
         end = np.empty(max(total, 1), dtype=np.int64)
         dist = np.empty(max(total, 1), dtype=np.int32)
