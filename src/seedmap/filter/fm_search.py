@@ -42,6 +42,12 @@ def block_row(i: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def super_row(i: int) -> int:
+    """The occ table row of the superblock holding row i (each superblock's row, then its blocks')."""
+    return (i >> (BLOCK_SHIFT + SUPER_SHIFT)) * ((1 << SUPER_SHIFT) + 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _plane(occ_tab: np.ndarray, r: int, k: int, half: int, code: int) -> np.uint64:
     """Bit plane k of block row r (its first or second 64 rows), inverted where bit k of code is 0: its set
     bits are rows agreeing with code."""
@@ -61,7 +67,7 @@ def occ(occ_tab: np.ndarray, c: int, i: int) -> int:
     count, then the block's rows below i whose three code bit planes spell c + 1)."""
     r = block_row(i)
     code = c + 1
-    before = occ_tab[(i >> (BLOCK_SHIFT + SUPER_SHIFT)) * ((1 << SUPER_SHIFT) + 1), c]
+    before = occ_tab[super_row(i), c]
     before += (occ_tab[r, COUNTS_AT + (c >> 2)] >> np.uint64(16 * (c & 3))) & np.uint64(0xFFFF)
     below = (ONE << np.uint64(i & 63)) - ONE
     second = ZERO - np.uint64((i >> 6) & 1)  # all ones when i is in the block's second half (no branch: random)
