@@ -22,6 +22,7 @@ if not os.environ.get("NUMBA_ENABLE_CUDASIM"):
     pytest.skip("run through tests/test_cuda_backend.py (needs NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
 
 from helpers import (  # noqa: E402
+    assert_window_locations,
     batch_of,
     bulk_case,
     bulk_expected,
@@ -33,7 +34,6 @@ from helpers import (  # noqa: E402
     sample_reads,
     windows_case,
 )
-from helpers import window_locations as oracle_locations  # noqa: E402
 
 from seedmap.backends import select  # noqa: E402
 from seedmap.backends.cuda import (  # noqa: E402
@@ -198,19 +198,7 @@ def test_window_locations_match_the_oracle_and_cpu(seed, small_blocks):
     """Every location of every window, as the brute-force oracle has it, and the CPU verifier's output
     exactly (order and dtypes too)."""
     ref, seqs, c = windows_case(seed, 12)
-    args = (c["qcodes"], c["qoff"], c["qerr"], c["win_q"], c["win"], ref.packed, ref.nmask)
-    want = cpu.verify(*args)
-    got = locator(ref)(*args)
-    for w, g in zip(want, got, strict=True):
-        assert g.dtype == w.dtype and np.array_equal(g, w)
-    starts = np.asarray(ref.starts)
-    for i, (t, q) in enumerate(zip(seqs, c["reads"], strict=True)):
-        mine = got[0] == 2 * i
-        found = [(int(s - starts[i]), int(en - starts[i]), int(d)) for s, en, d in
-                 zip(got[1][mine], got[2][mine], got[3][mine], strict=True)]
-        assert found == oracle_locations(q, t, int(c["qerr"][i]))
-    per_read = np.bincount(got[0], minlength=c["win_q"].size)[::2]
-    assert (per_read == 0).any() and per_read.max() > cpu.SLOTS  # misses, and windows that overflow their slots
+    assert_window_locations(ref, seqs, c, locator(ref))
 
 
 def test_window_locations_overflow_and_long_reads(small_blocks):

@@ -24,6 +24,7 @@ from seedmap.io.reference import Reference
 from seedmap.paired.insert_size import InsertModel
 from seedmap.pipeline import EngineOptions, MapOptions, RunOptions, errors_per_read, locate
 from seedmap.pipeline.run import run_map
+from seedmap.verify import windows as cpu_windows
 from seedmap.verify.bulk import AUTO, bulk_distances
 
 # --------------------------------------------------------------------------------------- genomes, reads, batches
@@ -520,6 +521,26 @@ def windows_case(seed: int, n: int) -> tuple[Reference, list, dict]:
     win = np.stack([lo, hi, lo, hi], axis=1)
     return ref, seqs, dict(qcodes=np.concatenate(qs), qoff=qoff, qerr=np.array(errs, dtype=np.int64),
                            win_q=win_q, win=win, reads=reads)
+
+
+
+def assert_window_locations(ref: Reference, seqs: list, c: dict, locate: object) -> None:
+    """A device's window verifier (`locate`, called with verify.windows.verify's arguments) on a
+    windows_case: the CPU verifier's output exactly (order and dtypes too), every location as the
+    brute-force oracle has it, and the case had misses and windows over their slots."""
+    args = (c["qcodes"], c["qoff"], c["qerr"], c["win_q"], c["win"], ref.packed, ref.nmask)
+    want = cpu_windows.verify(*args)
+    got = locate(*args)
+    for w, g in zip(want, got, strict=True):
+        assert g.dtype == w.dtype and np.array_equal(g, w)
+    starts = np.asarray(ref.starts)
+    for i, (t, q) in enumerate(zip(seqs, c["reads"], strict=True)):
+        mine = got[0] == 2 * i
+        found = [(int(s - starts[i]), int(en - starts[i]), int(d)) for s, en, d in
+                 zip(got[1][mine], got[2][mine], got[3][mine], strict=True)]
+        assert found == window_locations(q, t, int(c["qerr"][i]))
+    per_read = np.bincount(got[0], minlength=c["win_q"].size)[::2]
+    assert (per_read == 0).any() and per_read.max() > cpu_windows.SLOTS  # misses, and windows over their slots
 
 
 def overflow_case() -> tuple[Reference, tuple]:

@@ -11,8 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from helpers import COMP, mutate, overflow_case, random_genome, sample_reads, windows_case
-from helpers import window_locations as oracle_locations
+from helpers import COMP, assert_window_locations, mutate, overflow_case, random_genome, sample_reads, windows_case
 
 from seedmap.backends import select
 from seedmap.backends.opencl import device, program
@@ -35,19 +34,7 @@ def test_window_locations_match_the_oracle_and_cpu(opencl_device):
     has it, and the CPU verifier's output exactly (order and dtypes too)."""
     for seed in (0, 1):
         ref, seqs, c = windows_case(seed, 12)
-        args = (c["qcodes"], c["qoff"], c["qerr"], c["win_q"], c["win"], ref.packed, ref.nmask)
-        want = cpu.verify(*args)
-        got = OpenClLocator(opencl_device, ref)(*args)
-        for w, g in zip(want, got, strict=True):
-            assert g.dtype == w.dtype and np.array_equal(g, w)
-        starts = np.asarray(ref.starts)
-        for i, (t, q) in enumerate(zip(seqs, c["reads"], strict=True)):
-            mine = got[0] == 2 * i
-            found = [(int(s - starts[i]), int(en - starts[i]), int(d)) for s, en, d in
-                     zip(got[1][mine], got[2][mine], got[3][mine], strict=True)]
-            assert found == oracle_locations(q, t, int(c["qerr"][i]))
-        per_read = np.bincount(got[0], minlength=c["win_q"].size)[::2]
-        assert (per_read == 0).any() and per_read.max() > cpu.SLOTS  # misses, and windows over their slots
+        assert_window_locations(ref, seqs, c, OpenClLocator(opencl_device, ref))
 
 
 def test_overflow_long_reads_exact_and_no_windows(opencl_device):
