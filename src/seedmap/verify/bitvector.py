@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.intrinsics import popcount
+from seedmap.io.reference import ref_code
 from seedmap.verify.bulk import (
     ALL,
     B63,
@@ -54,6 +55,12 @@ def build_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray, rpeq: np.nd
     _build_peq(rq, 0, m, rpeq)
     for c in range(8):
         rpeq[c] = ZERO
+
+
+@njit(cache=True, nogil=True)
+def match_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray) -> None:
+    """The match masks of the read qcodes[a:a + m] alone (build_masks' peq), in 8 * (words + 2) slots."""
+    _build_peq(qcodes, a, m, peq)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -98,6 +105,25 @@ def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv:
     for j in range(1, t.size + 1):
         score += _column(peq, pv, mv, nb, hlast, np.uint64(t[j - 1]), 0)
         dcol[j] = score
+
+
+@njit(cache=True, nogil=True)
+def every_end_hits(peq: np.ndarray, m: int, e: int, packed: np.ndarray, nmask: np.ndarray, lo: int, ja: int,
+                   jb: int, pv: np.ndarray, mv: np.ndarray) -> bool:
+    """Whether D(m, j) <= e for every column j in [ja, jb] of the reference read from position lo (column j
+    ends just before lo + j), streamed column by column and stopped at the first end over e: a few columns
+    past ja where the answer is no (peq: _build_peq's masks of the read; pv, mv: scratch of its words)."""
+    nb = (m + 63) >> 6
+    hlast = np.uint64(m - ((nb - 1) << 6) - 1)
+    for b in range(nb):
+        pv[b] = ALL
+        mv[b] = ZERO
+    score = m  # D(m, 0)
+    for j in range(1, jb + 1):
+        score += _column(peq, pv, mv, nb, hlast, np.uint64(ref_code(packed, nmask, lo + j - 1)), 0)
+        if j >= ja and score > e:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)

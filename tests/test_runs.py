@@ -1,0 +1,64 @@
+"""Runs at the full budget (verify/runs.py): whether two neighbouring locations found with a smaller budget lie
+in one run, against the plain DP's last row (every end between them a hit)."""
+
+from __future__ import annotations
+
+import numpy as np
+from helpers import dp_last_row, mutate
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from seedmap.io.reference import pack_codes
+from seedmap.verify.runs import joined_runs
+
+
+def _tandem_text(rng: np.random.Generator, period: int, copies: int, flank: int, n_rate: float) -> np.ndarray:
+    """Random flanks around a tandem array of a diverged unit: runs join across copies at a large budget."""
+    unit = rng.integers(0, 4, period).astype(np.uint8)
+    parts = [rng.integers(0, 4, flank).astype(np.uint8)]
+    for _ in range(copies):
+        parts.append(mutate(rng, unit, int(rng.integers(0, 2))) if period > 4 else unit)
+    parts.append(rng.integers(0, 4, flank).astype(np.uint8))
+    t = np.concatenate(parts)
+    t[rng.random(t.size) < n_rate] = 4
+    return t
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31), period=st.sampled_from([1, 2, 3, 7, 20]), m=st.sampled_from([30, 70, 130]),
+       e=st.integers(1, 8), n_rate=st.sampled_from([0.0, 0.01]))
+def test_joined_runs_match_the_dp(seed, period, m, e, n_rate):
+    rng = np.random.default_rng(seed)
+    t = _tandem_text(rng, period, copies=(2 * m) // period + 2, flank=m + 20, n_rate=n_rate)
+    start = int(rng.integers(m // 2, t.size - 2 * m))
+    read = mutate(rng, t[start:start + m], int(rng.integers(0, e + 1)))
+    read = read[:m] if read.size >= m else np.concatenate([read, t[:m - read.size]])
+    last = dp_last_row(read, t)  # last[j]: best cost of an alignment ending at column j (global end j)
+    hit_ends = np.flatnonzero(last <= e)
+    if hit_ends.size < 2:
+        return
+    # pairs of hit ends, near and far, the second after the first (the locations' ends, sorted)
+    a = np.sort(rng.choice(hit_ends, size=min(12, hit_ends.size), replace=False))
+    pairs = np.flatnonzero(a[1:] > a[:-1])
+    packed, nmask = pack_codes(t)
+    qcodes = read.astype(np.uint8)
+    qoff = np.array([0, m, 2 * m], dtype=np.int64)
+    out = np.empty(pairs.size, dtype=np.bool_)
+    joined_runs(np.concatenate([qcodes, qcodes]), qoff, np.array([e]), np.zeros(a.size, dtype=np.int64),
+                a.astype(np.int64), pairs, np.zeros(pairs.size, dtype=np.int64), packed, nmask, out)
+    want = [bool((last[a[k]:a[k + 1] + 1] <= e).all()) for k in pairs]
+    assert out.tolist() == want
+
+
+def test_joined_runs_inside_a_homopolymer_and_not_across_a_gap():
+    rng = np.random.default_rng(3)
+    t = np.concatenate([rng.integers(0, 4, 60), np.zeros(80), rng.integers(0, 4, 60)]).astype(np.uint8)
+    read = np.zeros(40, dtype=np.uint8)
+    last = dp_last_row(read, t)
+    ends = np.flatnonzero(last <= 2)
+    packed, nmask = pack_codes(t)
+    loc_end = np.array([ends[0], ends[-1], ends[-1] + 30], dtype=np.int64)
+    out = np.empty(2, dtype=np.bool_)
+    joined_runs(read, np.array([0, 40], dtype=np.int64), np.array([2]), np.zeros(3, dtype=np.int64), loc_end,
+                np.array([0, 1]), np.zeros(2, dtype=np.int64), packed, nmask, out)
+    assert out.tolist() == [True, False]
