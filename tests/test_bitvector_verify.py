@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import _last_row
 
+from seedmap.io.reference import Reference
+from seedmap.verify import windows
 from seedmap.verify.bitvector import build_masks, locations, start_of
 
 BLOCK_EDGES = [1, 2, 31, 63, 64, 65, 100, 127, 128, 129, 200]
@@ -110,3 +112,30 @@ def test_start_of_every_end(seed, m, d, repetitive, n_rate):
         g = _last_row(q[::-1], t[:j][::-1], free_start=False)
         want = j - int(np.flatnonzero(g == row[j])[0])
         assert start_of(rpeq, m, t, j, int(row[j]), pv, mv, fb) == want, (j, int(row[j]))
+
+
+@given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([1, 2, 5, 31, 64, 100, 129]), copies=st.integers(0, 7),
+       n_rate=st.sampled_from([0.0, 0.02]))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_budget_zero_windows_equal_the_oracle(seed, m, copies, n_rate):
+    """verify.windows at budget 0 (its exact comparison): each window holds the read's copies, exact or one
+    edit off, some back to back (one run), a homopolymer read in a homopolymer, Ns: the oracle's locations,
+    the windows with more than SLOTS of them included."""
+    rng = np.random.default_rng(seed)
+    q = np.zeros(m, dtype=np.uint8) if rng.random() < 0.2 else rng.integers(0, 4, m).astype(np.uint8)
+    parts = [rng.integers(0, 4, int(rng.integers(0, 8))).astype(np.uint8)]
+    for _ in range(copies):
+        parts.append(q if rng.random() < 0.7 else mutate_acgt(rng, q, 1))
+        parts.append(rng.integers(0, 4, int(rng.integers(0, 3))).astype(np.uint8))
+    t = np.concatenate(parts + [np.zeros(m, dtype=np.uint8)])
+    t[rng.random(t.size) < n_rate] = 4
+    qs = [q, q[::-1].copy()]
+    ref = Reference.from_codes(["w"], [t])
+    qcodes = np.concatenate(qs)
+    qoff = np.array([0, m, 2 * m], dtype=np.int64)
+    win = np.array([[0, t.size, 0, t.size]] * 2, dtype=np.int64)
+    got = windows.verify(qcodes, qoff, np.zeros(1, dtype=np.int64), np.arange(2), win, ref.packed, ref.nmask)
+    for qi, read in enumerate(qs):
+        mine = got[0] == qi
+        assert [(int(s), int(en), int(d)) for s, en, d in zip(got[1][mine], got[2][mine], got[3][mine],
+                                                               strict=True)] == window_locations(read, t, 0)

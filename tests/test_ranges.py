@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seedmap.engines.base import _bulk_candidates
-from seedmap.ranges import expand_ranges
+from seedmap.ranges import expand_ranges, gather_ranges
 from seedmap.records import _rank_within, _record_order, best_locations
 
 
@@ -20,6 +20,19 @@ def test_expand_ranges_is_repeat_arithmetic(ranges):
     want_of = np.repeat(np.arange(length.size), length)
     want_index = start[want_of] + np.arange(want_of.size) - np.repeat(np.cumsum(length) - length, length)
     assert np.array_equal(of, want_of) and np.array_equal(index, want_index)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 7), min_size=1, max_size=30), st.data())
+def test_gather_ranges_is_concatenated_slices(lengths, data):
+    off = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    values = np.arange(off[-1], dtype=np.uint8)
+    which = np.array(data.draw(st.lists(st.integers(0, len(lengths) - 1), max_size=20)), dtype=np.int64)
+    out, out_off = gather_ranges(values, off, which)
+    parts = [values[off[w]:off[w + 1]] for w in which]
+    assert out.tolist() == [int(x) for p in parts for x in p]
+    assert out_off.tolist() == np.cumsum([0] + [p.size for p in parts]).tolist()
 
 
 @settings(max_examples=200, deadline=None)

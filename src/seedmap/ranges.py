@@ -22,3 +22,17 @@ def expand_ranges(start: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np
             of[t] = w
             t += 1
     return index, of
+
+
+@njit(cache=True, nogil=True)
+def gather_ranges(data: np.ndarray, off: np.ndarray, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """data[off[w]:off[w + 1]] of each w in `which`, one after another, and where each starts (then the end).
+    (numpy's repeat-and-index held the GIL: a third of a --best round's glue on 200k reads.)"""
+    out_off = np.zeros(which.size + 1, dtype=np.int64)
+    for k in range(which.size):
+        out_off[k + 1] = out_off[k] + off[which[k] + 1] - off[which[k]]
+    out = np.empty(out_off[-1], dtype=data.dtype)
+    for k in range(which.size):
+        a = off[which[k]]
+        out[out_off[k]:out_off[k + 1]] = data[a:a + out_off[k + 1] - out_off[k]]
+    return out, out_off

@@ -24,18 +24,14 @@ import numpy as np
 from seedmap.engines.base import Engine
 from seedmap.io.reference import Reference, sequences_of
 from seedmap.options import MapOptions
+from seedmap.ranges import gather_ranges
 from seedmap.records import tied_best
 from seedmap.verify.runs import joined_runs
 
 
 def subset_queries(qcodes: np.ndarray, qoff: np.ndarray, reads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes and offsets of the queries (both strands) of the given reads, in that order."""
-    q = (2 * reads[:, None] + np.arange(2)).ravel()
-    lens = qoff[q + 1] - qoff[q]
-    sub_off = np.zeros(q.size + 1, dtype=np.int64)
-    np.cumsum(lens, out=sub_off[1:])
-    idx = np.repeat(qoff[q] - sub_off[:-1], lens) + np.arange(int(sub_off[-1]))
-    return qcodes[idx], sub_off
+    return gather_ranges(qcodes, qoff, (2 * reads[:, None] + np.arange(2)).ravel())
 
 
 def _widen(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray, s: np.ndarray, e: np.ndarray,

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.intrinsics import prefetch
-from seedmap.io.reference import ref_code, unpack_into
+from seedmap.io.reference import unpack_into
 from seedmap.ranges import expand_ranges
 from seedmap.verify.bitvector import build_masks, window_locations
 
@@ -66,47 +66,73 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
 
 
 @njit(cache=True, nogil=True)
-def _exact_at(q: np.ndarray, packed: np.ndarray, nmask: np.ndarray, d: int) -> bool:
-    for i in range(q.size):
-        if q[i] != ref_code(packed, nmask, d + i) or q[i] > 3:
-            return False
-    return True
+def _exact_runs(q: np.ndarray, t: np.ndarray, out: np.ndarray) -> int:
+    """Runs of exact occurrences of q in t (an N never matches), each at its first diagonal in out (as many
+    as fit); returns how many. Occurrences on consecutive diagonals (a homopolymer) have consecutive ends,
+    so they form one run."""
+    m = q.size
+    n = 0
+    prev = -2
+    for d in range(t.size - m + 1):
+        i = 0
+        while i < m and t[d + i] == q[i] and q[i] <= 3:
+            i += 1
+        if i == m:
+            if d != prev + 1:
+                if n < out.size:
+                    out[n] = d
+                n += 1
+            prev = d
+    return n
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win: np.ndarray, packed: np.ndarray,
-                   nmask: np.ndarray, loc_off: np.ndarray, loc_start: np.ndarray) -> None:
-    """Budget 0: a hit is an exact occurrence on one of the window's diagonals; occurrences on consecutive
-    diagonals (a homopolymer) have consecutive ends, so they form one run, reported at its leftmost.
-    With loc_off None-like (size 0) only counts, into loc_start[w]."""
-    fill = loc_off.size > 0
-    for w in prange(win_q.size):
-        qi = win_q[w]
-        q = qcodes[qoff[qi]:qoff[qi + 1]]
-        m = q.size
-        n = 0
-        prev = -2
-        for d in range(max(win[w, 2], win[w, 0]), min(win[w, 3], win[w, 1] - m) + 1):
-            if _exact_at(q, packed, nmask, d):
-                if d != prev + 1:
-                    if fill:
-                        loc_start[loc_off[w] + n] = d
-                    n += 1
-                prev = d
-        if not fill:
-            loc_start[w] = n
+                   nmask: np.ndarray, slot_off: np.ndarray, loc_start: np.ndarray, loc_end: np.ndarray,
+                   loc_dist: np.ndarray, loc_count: np.ndarray) -> None:
+    """Budget 0 (_verify_windows' slots and counts): a hit is an exact occurrence on one of the window's
+    diagonals [win[w, 2], win[w, 3]], compared against the window unpacked once (ref_code base by base,
+    twice over for a count pass and a fill pass, was half of a --best run's verification)."""
+    nw = win_q.size
+    for blk in prange((nw + BLOCK - 1) // BLOCK):
+        lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
+        width = 1
+        for w in range(lo, hi):
+            width = max(width, win[w, 1] - win[w, 0])
+        t = np.empty(width, dtype=np.uint8)
+        for w in range(lo, hi):
+            qi = win_q[w]
+            q = qcodes[qoff[qi]:qoff[qi + 1]]
+            m = q.size
+            if w + AHEAD < hi:
+                ahead = win[w + AHEAD, 0]
+                prefetch(packed, ahead >> 2)
+                prefetch(nmask, ahead >> 3)
+            d_lo, d_hi = max(win[w, 2], win[w, 0]), min(win[w, 3], win[w, 1] - m)
+            if d_hi < d_lo:
+                loc_count[w] = 0
+                continue
+            wt = t[:d_hi - d_lo + m]
+            unpack_into(packed, nmask, d_lo, wt)
+            s0, s1 = slot_off[w], slot_off[w + 1]
+            k = _exact_runs(q, wt, loc_start[s0:s1])
+            for i in range(min(k, s1 - s0)):
+                loc_start[s0 + i] += d_lo
+                loc_end[s0 + i] = loc_start[s0 + i] + m
+                loc_dist[s0 + i] = 0
+            loc_count[w] = k
 
 
-def _verify_exact(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win: np.ndarray, packed: np.ndarray,
-                  nmask: np.ndarray) -> tuple[np.ndarray, ...]:
-    count = np.empty(win_q.size, dtype=np.int64)
-    _exact_windows(qcodes, qoff, win_q, win, packed, nmask, np.zeros(0, dtype=np.int64), count)
-    loc_off = np.zeros(win_q.size + 1, dtype=np.int64)
-    np.cumsum(count, out=loc_off[1:])
-    start = np.empty(int(loc_off[-1]), dtype=np.int64)
-    _exact_windows(qcodes, qoff, win_q, win, packed, nmask, loc_off, start)
-    q = np.repeat(win_q, count)
-    return q, start, start + (qoff[q + 1] - qoff[q]), np.zeros(start.size, dtype=np.int32)
+def _run_exact(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
+               packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
+    """_run at budget 0."""
+    slot_off, total = slot_offsets(cap)
+    loc_start = np.empty(total, dtype=np.int64)
+    loc_end = np.empty(total, dtype=np.int64)
+    loc_dist = np.empty(total, dtype=np.int32)
+    count = np.zeros(win_q.size, dtype=np.int64)
+    _exact_windows(qcodes, qoff, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist, count)
+    return slot_off, loc_start, loc_end, loc_dist, count
 
 
 def slot_offsets(cap: np.ndarray) -> tuple[np.ndarray, int]:
@@ -135,10 +161,11 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
     Windows of one query are disjoint and each holds every alignment of cost <= e ending inside it, so
     each location lies in one window. Each window keeps up to SLOTS locations; the few windows that have
     more (repeats) are verified again with room for all of them: nothing is lost. `run` verifies windows
-    into their slots (_run's arguments and results): this CPU kernel, or a GPU's twin.
+    into their slots (_run's arguments and results): this CPU kernel, or a GPU's twin; at budget 0 (a
+    --best round) the exact comparison of _exact_windows on the CPU.
     """
     if qerr.size and qerr.max() == 0:
-        return _verify_exact(qcodes, qoff, win_q, win, packed, nmask)
+        run = _run_exact
     cap = np.full(win_q.size, SLOTS, dtype=np.int64)
     slot_off, loc_start, loc_end, loc_dist, count = run(qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
     over = np.flatnonzero(count > cap)
