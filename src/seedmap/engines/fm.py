@@ -14,7 +14,11 @@ from seedmap.index.fm import FmIndex, sequence_range
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
 
-SAVED_ROWS = 32  # accepted strings per query the count pass keeps room for, at least (1 kB)
+SAVED_ROWS = 32  # accepted strings per query a device's count pass keeps room for (1 kB)
+# The CPU pool's room per query in a first batch (2 kB; later: the last batch's). A string that does not fit is
+# searched again by the fill pass: 250 Mbp human-like genome, 51 strings per query, a first batch of 2,500 reads
+# had a third of its strings searched twice with room for 32 (fill pass 1.0 s instead of 0.25, count pass 2.7 s).
+FIRST_ROWS = 64
 POOL_SLACK = 1.25  # room for this many times the strings per query of the last batch, when that is more
 ANY_WINDOW = 1 << 30  # max_window: pieces are any length, so every plan is fully sensitive
 DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, two pieces long) go straight to verification
@@ -27,7 +31,7 @@ class FmEngine(CandidateEngine):
 
     def __init__(self, index: FmIndex, ref_starts: np.ndarray, bulk: object = None,
                  packed: np.ndarray | None = None, nmask: np.ndarray | None = None,
-                 verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = SAVED_ROWS) -> None:
+                 verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = FIRST_ROWS) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
         self.saved_rows = saved_rows
         self.rows_per_query = 0.0  # of the last batch: repeat-rich genomes need more room
