@@ -33,6 +33,8 @@ verification stage then finds (the part of the read beyond the piece's far side 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import get_thread_id, njit, prange
 
@@ -50,6 +52,30 @@ BIG = 1 << 40
 SMALL_PIECE = 16
 SMALL_FROM = 2  # strings of at least this many pieces' length may go to verification when rare enough
 KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children
+
+
+class Part(NamedTuple):
+    """A phase's read part, in walking order, and its edit-distance columns: the bases ext[:length], bound[i]
+    BWA's lower bound of the edits ext[i:length] needs, cap[i] and low[i] the most and least edits a cell of
+    read column i may hold, cols the band columns of every depth (_at)."""
+    ext: np.ndarray
+    length: int
+    bound: np.ndarray
+    cap: np.ndarray
+    low: np.ndarray
+    cols: np.ndarray
+
+
+class Stack(NamedTuple):
+    """A depth-first walk's nodes, one entry per depth: rows [lo, hi), the next child c; the right walk's also
+    its forward rows' start flo, the least cost accepted on the way there (acc) and every child's rows (kids,
+    KIDS per depth); the left walk's are empty."""
+    lo: np.ndarray
+    hi: np.ndarray
+    c: np.ndarray
+    flo: np.ndarray
+    acc: np.ndarray
+    kids: np.ndarray
 
 
 @njit(cache=True, nogil=True)
@@ -124,15 +150,15 @@ def _record(out: np.ndarray, n_out: int, js: int, depth: int, lo: int, hi: int) 
 
 
 @njit(cache=True, nogil=True)
-def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext: np.ndarray, length: int,
-               e: int, cost0: int, bound: np.ndarray, cap: np.ndarray, low: np.ndarray, cols: np.ndarray,
-               s_lo: np.ndarray, s_hi: np.ndarray, s_c: np.ndarray, js: int, small: int, done: int, out: np.ndarray,
-               n_out: int) -> tuple[int, int]:
-    """Last phase: walk the strings extending rows [lo0, hi0) (of the forward index: leftwards) for
-    ext[:length], starting at cost0, total within e and no cell under its floor (low; low[length + 1]: of
-    the whole part); record accepted strings, and strings with at most `small` rows once `done` + depth
+def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, part: Part, e: int, cost0: int,
+               stack: Stack, js: int, small: int, done: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
+    """Last phase: walk the strings extending rows [lo0, hi0) (of the forward index: leftwards) for the
+    part, starting at cost0, total within e and no cell under its floor (low; low[length + 1]: of the
+    whole part); record accepted strings, and strings with at most `small` rows once `done` + depth
     reaches SMALL_FROM (see search), in out (rows beyond out's size are counted only). Returns (rows
     recorded, candidates)."""
+    ext, length, bound, cap, low, cols = part
+    s_lo, s_hi, s_c = stack.lo, stack.hi, stack.c
     total = 0
     best = _first_column(cols, cost0, length, e, cap, low, bound)
     if low[length + 1] <= _last_cell(cols, 0, length, e) <= e or (hi0 - lo0 <= small and done >= 0 and best <= e):
@@ -179,20 +205,18 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, ext:
 
 @njit(cache=True, nogil=True)
 def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, flo0: int,
-                ext: np.ndarray, length: int, e: int, bound: np.ndarray, cap: np.ndarray, low: np.ndarray,
-                cols: np.ndarray, s_lo: np.ndarray, s_hi: np.ndarray, s_flo: np.ndarray, s_c: np.ndarray,
-                s_acc: np.ndarray,
-                kids: np.ndarray, left: tuple, js: int, small: int, done: int, out: np.ndarray,
-                n_out: int) -> tuple[int, int]:
+                part: Part, e: int, stack: Stack, left: Part, left_stack: Stack, js: int, small: int, done: int,
+                out: np.ndarray, n_out: int) -> tuple[int, int]:
     """First phase: walk the strings extending rows [lo0, hi0) of the reverse-text index (rightwards) for
-    ext[:length] within the caps, keeping the forward index's rows of the same string in step
+    the part within the caps, keeping the forward index's rows of the same string in step
     (bidirectional: the rows of Xc start after those of X followed by a smaller symbol, which the
     reverse index counts in its BWT of X's rows). Each accepted string starts the left phase, and is walked on
     while a longer one could end the read part with fewer edits (the left phase's floors need the right part's
     least cost, see search; s_acc: the least cost accepted on the way to a node). Strings handed to
     verification are recorded by their forward rows, so that only the forward index is located.
     kids[KIDS * d + 3 * x + k]: child x of the node at depth d (k: its lo, hi, forward lo)."""
-    ext_l, len_l, bound_l, cap_l, low_l, cols_l, lo_l, hi_l, c_l = left
+    ext, length, bound, cap, low, cols = part
+    s_lo, s_hi, s_flo, s_c, s_acc, kids = stack.lo, stack.hi, stack.flo, stack.c, stack.acc, stack.kids
     total = 0
     best = _first_column(cols, 0, length, e, cap, low, bound)
     if best > e:
@@ -200,8 +224,8 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
     last = _last_cell(cols, 0, length, e)
     acc = BIG
     if last <= e:
-        n_out, total = _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, ext_l, len_l, e, last, bound_l,
-                                  cap_l, low_l, cols_l, lo_l, hi_l, c_l, js, small, done, out, n_out)
+        n_out, total = _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, left, e, last, left_stack, js, small,
+                                  done, out, n_out)
         if best >= last:
             return n_out, total
         acc = last
@@ -249,9 +273,8 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
         last = _last_cell(cols, nd, length, e)
         acc = s_acc[d]
         if last <= cap[length] and last < acc:
-            n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, ext_l, len_l, e, last, bound_l,
-                                    cap_l, low_l, cols_l, lo_l, hi_l, c_l, js, small, done + nd, out,
-                                    n_out)
+            n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, left, e, last, left_stack, js, small,
+                                    done + nd, out, n_out)
             total += got
             if best >= last:  # no longer string ends the read part with fewer edits
                 continue
@@ -322,6 +345,9 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
     lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r)
     lower_bounds(rev_occ, counts, n, ext_l, m, bound_l)
+    none = s0[:0]
+    left_stack = Stack(s0, s1, s2, none, none, none)
+    right_stack = Stack(s3, s4, s6, s5, s7, kids)
     n_out = 0
     total = 0
     for j in range(k):
@@ -361,12 +387,12 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         for i in range(1, len_l + 1):
             low_l[i] = j - 1 - piece[js - i]
         low_l[len_l + 1] = j
-        left = (ext_l[m - js:], len_l, bound_l[m - js:], cap_l, low_l, cols_l, s0, s1, s2)
+        left = Part(ext_l[m - js:], len_l, bound_l[m - js:], cap_l, low_l, cols_l)
         # Strings this long and this rare are verified rather than walked on: -(bases still to go).
         done = je - js - min(m, SMALL_FROM * (je - js))
         step_small = small if hi - lo <= SMALL_PIECE else 0
-        n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, ext_r[je:], len_r, e, bound_r[je:], cap_r,
-                               low_r, cols_r, s3, s4, s5, s6, s7, kids, left, js, step_small, done, out, n_out)
+        n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, Part(ext_r[je:], len_r, bound_r[je:], cap_r,
+                               low_r, cols_r), e, right_stack, left, left_stack, js, step_small, done, out, n_out)
         total += c
     return n_out, total
 
