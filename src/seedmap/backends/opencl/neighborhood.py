@@ -1,6 +1,7 @@
 """MAROSE seed + filter on an OpenCL device: the CPU's neighborhood engine (engines/neighborhood.py) with its
-count and fill passes done by seed_filter.cl, one work-item per (query, window of its plan), each query's
-windows sorted by start there too. What follows the fill (the bulk verification of a repetitive read's
+count and fill passes done by seed_filter.cl, one work-item per (query, window of its plan; the count pass
+keeps each one's hits for the fill pass where they are one position range), each query's windows sorted by
+start there too. What follows the fill (the bulk verification of a repetitive read's
 candidates, the merge of overlapping windows) is the CPU engine's own code (engines.base.CandidateEngine),
 so the merged windows are the CPU's, the same rows in the same order."""
 
@@ -54,16 +55,18 @@ class OpenClNeighborhoodEngine(NeighborhoodEngine):
         nwin = plan.windows_per_query(m, e, self.max_window, self.windows, self.step)
         queries = tuple(dev.buffer(np.asarray(a, dtype=t)) for a, t in ((qcodes, np.uint8), (qoff, I64), (qerr, I64)))
         counts = np.zeros(max(nq * nwin, 1), dtype=I64)
+        # each (query, window)'s hits as one position range, where they are one (the fill pass's shortcut)
+        d_ranges = self.cl.Buffer(dev.context, self.cl.mem_flags.READ_WRITE, 2 * counts.nbytes)
         if nq:
             d_counts = self.cl.Buffer(dev.context, self.cl.mem_flags.WRITE_ONLY, counts.nbytes)
             seed_start, nbs, nb_pos, _ = self.d_index
             self.count_k(self.queue, (nq * nwin,), None, I64(nq * nwin), *queries, I64(nwin), *self._plan_args(),
-                         seed_start, nbs, nb_pos, self.ph_on, *self.d_ph, d_counts)
+                         seed_start, nbs, nb_pos, self.ph_on, *self.d_ph, d_counts, d_ranges)
             self.cl.enqueue_copy(self.queue, counts, d_counts)
         counts = counts[:nq * nwin]
         slots = np.zeros(nq * nwin + 1, dtype=I64)  # each (query, window)'s first slot, queries in order
         np.cumsum(counts, out=slots[1:])
-        return counts.reshape(nq, nwin).sum(axis=1), (queries, nwin, slots)
+        return counts.reshape(nq, nwin).sum(axis=1), (queries, nwin, slots, d_ranges)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
@@ -72,7 +75,7 @@ class OpenClNeighborhoodEngine(NeighborhoodEngine):
         if win_s.size == 0:
             return
         cl, dev = self.cl, self.device
-        queries, nwin, slots = state
+        queries, nwin, slots, d_ranges = state
         base = int(cand_off[first])
         nt = (last - first) * nwin
         cursor = dev.buffer(slots[first * nwin:last * nwin] - base)
@@ -80,7 +83,7 @@ class OpenClNeighborhoodEngine(NeighborhoodEngine):
         seed_start, nbs, nb_pos, pos = self.d_index
         self.fill_k(self.queue, (nt,), None, I64(nt), I64(first * nwin), *queries, I64(nwin), *self._plan_args(),
                     seed_start, nbs, nb_pos, pos, self.d_starts, I64(self.ref_starts.size), self.ph_on, *self.d_ph,
-                    cursor, *outs)
+                    d_ranges, cursor, *outs)
         seg_off = dev.buffer(np.asarray(cand_off[first:last + 1], dtype=I64) - base)
         self.sort_k(self.queue, (last - first,), None, I64(last - first), seg_off, *outs)
         for host, buf in zip((win_s, win_e, win_d), outs, strict=True):

@@ -3,9 +3,10 @@
    (backends/cuda/seed_filter_kernels.py), same candidates. One work-item per (query, window of its plan):
    the window's seed block is looked up in the SeedBlocks and every pattern within fe substitutions of its
    neighborhood part is binary searched in the block's sorted neighborhoods, or (ph_on, full-length
-   patterns) looked up in the block's BDZ perfect hash. count_kernel counts each one's candidates, the host
-   scans the counts into slots, fill_kernel writes the windows of its hits there, sort_kernel sorts each
-   query's windows by start.
+   patterns) looked up in the block's BDZ perfect hash. count_kernel counts each one's candidates and keeps
+   the position range of its hits when they are one range (always with fe = 0), the host scans the counts
+   into slots, fill_kernel writes the windows of its hits there (searching again only where count_kernel
+   found several ranges: the CPU's passes keep theirs too), sort_kernel sorts each query's windows by start.
 
    POS_T, the type of the index's positions (uint below 4 Gbp, long above), is a build option. */
 
@@ -121,15 +122,17 @@ inline long emit_windows(long o, long lo, long hi, long m, long e, __global cons
 
 /* The candidates of window q[o, o + length) of a read of length m: their number, or (emit) the next free
    slot after writing their windows from slot w. A window shorter than u + l looks up a prefix: one range
-   of seed blocks (length <= u) or a prefix of the block's neighborhoods. */
+   of seed blocks (length <= u) or a prefix of the block's neighborhoods. Counting, range[0..1] gets the
+   positions of its hits when they are one range (none: an empty one), -1 when they are several. */
 inline long visit_window(__global const uchar *q, long o, long length, long m, long e, long u, long l, long fe,
                          __global const long *seed_start, __global const uint *nbs, __global const long *nb_pos,
                          __global const POS_T *pos, __global const long *starts, long nstarts, int ph_on,
                          __global const long *ph_off, __global const uint *ph_block, __global const uchar *ph_g,
                          __global const long *ph_table, int emit, long w, __global long *win_s,
-                         __global long *win_e, __global long *win_d)
+                         __global long *win_e, __global long *win_d, long *range)
 {
     long count = 0;
+    range[0] = range[1] = 0;
     for (long i = 0; i < length; i++)
         if (q[o + i] > 3)
             return emit ? w : 0;  /* N never matches: this window cannot be the exact one */
@@ -141,6 +144,8 @@ inline long visit_window(__global const uchar *q, long o, long length, long m, l
         long shift = 2 * (u - length);
         long lo = nb_pos[seed_start[a << shift]];
         long hi = nb_pos[seed_start[(a + 1) << shift]];
+        range[0] = lo;
+        range[1] = hi;
         return emit ? emit_windows(o, lo, hi, m, e, pos, starts, nstarts, w, win_s, win_e, win_d) : hi - lo;
     }
     long b0 = seed_start[a], b1 = seed_start[a + 1];
@@ -179,10 +184,13 @@ inline long visit_window(__global const uchar *q, long o, long length, long m, l
                 }
                 if (hi > lo) {
                     long plo = nb_pos[lo], phi = nb_pos[hi];
-                    if (emit)
+                    if (emit) {
                         w = emit_windows(o, plo, phi, m, e, pos, starts, nstarts, w, win_s, win_e, win_d);
-                    else
+                    } else {
+                        range[0] = count ? -1 : plo;  /* count > 0: an earlier range */
+                        range[1] = phi;
                         count += phi - plo;
+                    }
                 }
             }
             long j = k - 1;  /* the next combination of k positions out of r */
@@ -198,13 +206,14 @@ inline long visit_window(__global const uchar *q, long o, long length, long m, l
     return emit ? w : count;
 }
 
-/* counts[t] = the candidates of window t % nwin of query t / nwin (0 past its plan). */
+/* counts[t] = the candidates of window t % nwin of query t / nwin (0 past its plan); ranges[2t, 2t + 1] their
+   positions when they are one range (else -1). */
 __kernel void count_kernel(long nt, __global const uchar *qcodes, __global const long *qoff,
                            __global const long *qerr, long nwin, long u, long l, long windows, long step, long fe,
                            __global const long *seed_start, __global const uint *nbs,
                            __global const long *nb_pos, int ph_on, __global const long *ph_off,
                            __global const uint *ph_block, __global const uchar *ph_g,
-                           __global const long *ph_table, __global long *counts)
+                           __global const long *ph_table, __global long *counts, __global long *ranges)
 {
     long t = get_global_id(0);
     if (t >= nt)
@@ -214,37 +223,44 @@ __kernel void count_kernel(long nt, __global const uchar *qcodes, __global const
     long m = qoff[qi + 1] - qa;
     long e = qerr[qi >> 1];
     long length, o = -1;
+    long range[2] = {0, 0};
     if (m > e)
         o = plan_window(m, e, u + l, windows, step, t - qi * nwin, &length);
     counts[t] = o < 0 ? 0 : visit_window(qcodes + qa, o, length, m, e, u, l, fe, seed_start, nbs, nb_pos,
                                          (__global const POS_T *)nb_pos, seed_start, 0, ph_on, ph_off, ph_block,
-                                         ph_g, ph_table, 0, 0, counts, counts, counts);
+                                         ph_g, ph_table, 0, 0, counts, counts, counts, range);
+    ranges[2 * t] = range[0];
+    ranges[2 * t + 1] = range[1];
 }
 
-/* Window t_first + t writes its candidates' windows from slot cursor[t] on. */
+/* Window t_first + t writes its candidates' windows from slot cursor[t] on: from the range count_kernel
+   kept, else by searching again. */
 __kernel void fill_kernel(long nt, long t_first, __global const uchar *qcodes, __global const long *qoff,
                           __global const long *qerr, long nwin, long u, long l, long windows, long step, long fe,
                           __global const long *seed_start, __global const uint *nbs, __global const long *nb_pos,
                           __global const POS_T *pos, __global const long *starts, long nstarts, int ph_on,
                           __global const long *ph_off, __global const uint *ph_block, __global const uchar *ph_g,
-                          __global const long *ph_table, __global const long *cursor, __global long *win_s,
-                          __global long *win_e, __global long *win_d)
+                          __global const long *ph_table, __global const long *ranges, __global const long *cursor,
+                          __global long *win_s, __global long *win_e, __global long *win_d)
 {
     long t = get_global_id(0);
     if (t >= nt)
         return;
     long g = t_first + t;
+    long lo = ranges[2 * g], hi = ranges[2 * g + 1];
+    if (lo == hi)
+        return;  /* no hits */
     long qi = g / nwin;
     long qa = qoff[qi];
     long m = qoff[qi + 1] - qa;
     long e = qerr[qi >> 1];
-    if (m <= e)
-        return;
-    long length;
+    long length, range[2];
     long o = plan_window(m, e, u + l, windows, step, g - qi * nwin, &length);
-    if (o >= 0)
+    if (lo >= 0)
+        emit_windows(o, lo, hi, m, e, pos, starts, nstarts, cursor[t], win_s, win_e, win_d);
+    else
         visit_window(qcodes + qa, o, length, m, e, u, l, fe, seed_start, nbs, nb_pos, pos, starts, nstarts, ph_on,
-                     ph_off, ph_block, ph_g, ph_table, 1, cursor[t], win_s, win_e, win_d);
+                     ph_off, ph_block, ph_g, ph_table, 1, cursor[t], win_s, win_e, win_d, range);
 }
 
 inline void swap3(__global long *a, __global long *b, __global long *c, long i, long j)
