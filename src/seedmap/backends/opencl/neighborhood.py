@@ -60,8 +60,8 @@ class OpenClNeighborhoodEngine(NeighborhoodEngine):
         if nq:
             d_counts = self.cl.Buffer(dev.context, self.cl.mem_flags.WRITE_ONLY, counts.nbytes)
             seed_start, nbs, nb_pos, _ = self.d_index
-            self.count_k(self.queue, (nq * nwin,), None, I64(nq * nwin), *queries, I64(nwin), *self._plan_args(),
-                         seed_start, nbs, nb_pos, self.ph_on, *self.d_ph, d_counts, d_ranges)
+            dev.launch(self.count_k, self.queue, nq * nwin, *queries, I64(nwin), *self._plan_args(), seed_start, nbs,
+                       nb_pos, self.ph_on, *self.d_ph, d_counts, d_ranges)
             self.cl.enqueue_copy(self.queue, counts, d_counts)
         counts = counts[:nq * nwin]
         slots = np.zeros(nq * nwin + 1, dtype=I64)  # each (query, window)'s first slot, queries in order
@@ -81,11 +81,11 @@ class OpenClNeighborhoodEngine(NeighborhoodEngine):
         cursor = dev.buffer(slots[first * nwin:last * nwin] - base)
         outs = [cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, win_s.nbytes) for _ in range(3)]
         seed_start, nbs, nb_pos, pos = self.d_index
-        self.fill_k(self.queue, (nt,), None, I64(nt), I64(first * nwin), *queries, I64(nwin), *self._plan_args(),
-                    seed_start, nbs, nb_pos, pos, self.d_starts, I64(self.ref_starts.size), self.ph_on, *self.d_ph,
-                    d_ranges, cursor, *outs)
+        dev.launch(self.fill_k, self.queue, nt, I64(first * nwin), *queries, I64(nwin), *self._plan_args(), seed_start,
+                   nbs, nb_pos, pos, self.d_starts, I64(self.ref_starts.size), self.ph_on, *self.d_ph, d_ranges, cursor,
+                   *outs)
         seg_off = dev.buffer(np.asarray(cand_off[first:last + 1], dtype=I64) - base)
-        self.sort_k(self.queue, (last - first,), None, I64(last - first), seg_off, *outs)
+        dev.launch(self.sort_k, self.queue, last - first, seg_off, *outs)
         for host, buf in zip((win_s, win_e, win_d), outs, strict=True):
             cl.enqueue_copy(self.queue, host, buf, is_blocking=False)
         self.queue.finish()

@@ -20,6 +20,9 @@ FILTER_SOURCE = "seed_filter.cl"
 POS_TYPES = {np.dtype(np.uint32): "uint", np.dtype(np.int64): "long"}  # seed_filter.cl's POS_T per index pos dtype
 WORDS = (1, 2, 3, 4)  # locate.cl's NB: one program per number of 64-bit words of a read (reads up to 256 bp)
 LOG_LINES = 3  # of the compiler's build log, in the error line
+# Work-items per work-group, fixed: PoCL compiles a kernel again for each work-group size it meets (a
+# quarter to half a second), and a size left to the driver follows the global size, which every batch changes.
+GROUP = 64
 
 
 def source(name: str = SOURCE) -> str:
@@ -98,3 +101,9 @@ class OpenClDevice:
             if key not in self._copies:  # the entry keeps owner alive, so its id stays its own
                 self._copies[key] = (owner, make())
             return self._copies[key][1]
+
+    def launch(self, kernel: object, queue: object, n: int, *args: object) -> None:
+        """`kernel` on n work-items, in work-groups of GROUP (or the device's most, if fewer): its first
+        argument is n, and the work-items past it (the last group's rest) return at once."""
+        group = min(GROUP, self.device.max_work_group_size)
+        kernel(queue, (-(-n // group) * group,), (group,), np.int64(n), *args)
