@@ -30,8 +30,8 @@ class OpenClNeighborhoodEngine(NeighborhoodEngine):
         self.device = device
         self.queue = cl.CommandQueue(device.context)
         program = device.filter_program(index.pos.dtype)
-        self.count_k, self.fill_k, self.sort_k = (cl.Kernel(program, name) for name in
-                                                  ("count_kernel", "fill_kernel", "sort_kernel"))
+        self.open_k, self.count_k, self.fill_k, self.sort_k = (
+            cl.Kernel(program, name) for name in ("open_kernel", "count_kernel", "fill_kernel", "sort_kernel"))
         self.d_index = device.copies(index, "index", lambda: tuple(
             device.buffer(a) for a in (index.seed_start, index.nbs, index.nb_pos, index.pos)))
         self.d_starts = device.copies(index, "reference starts", lambda: device.buffer(self.ref_starts))
@@ -43,6 +43,7 @@ class OpenClNeighborhoodEngine(NeighborhoodEngine):
                                   lambda: tuple(device.buffer(np.ascontiguousarray(a).reshape(-1)) for a in tables))
 
     def _plan_args(self) -> tuple:
+        """u, l, windows, step, fe: the kernels' plan arguments (open_kernel takes all but fe)."""
         ix = self.index
         return I64(ix.u), I64(ix.l), I64(self.windows), I64(self.step), I64(self.fe)
 
@@ -55,18 +56,22 @@ class OpenClNeighborhoodEngine(NeighborhoodEngine):
         nwin = plan.windows_per_query(m, e, self.max_window, self.windows, self.step)
         queries = tuple(dev.buffer(np.asarray(a, dtype=t)) for a, t in ((qcodes, np.uint8), (qoff, I64), (qerr, I64)))
         counts = np.zeros(max(nq * nwin, 1), dtype=I64)
-        # each (query, window)'s hits as one position range, where they are one (the fill pass's shortcut)
-        d_ranges = self.cl.Buffer(dev.context, self.cl.mem_flags.READ_WRITE, 2 * counts.nbytes)
+        # each (query, window)'s seed block, and its hits as one position range where they are one (the fill
+        # pass's shortcut)
+        d_blocks, d_ranges = (self.cl.Buffer(dev.context, self.cl.mem_flags.READ_WRITE, 2 * counts.nbytes)
+                              for _ in range(2))
         if nq:
             d_counts = self.cl.Buffer(dev.context, self.cl.mem_flags.WRITE_ONLY, counts.nbytes)
             seed_start, nbs, nb_pos, _ = self.d_index
-            dev.launch(self.count_k, self.queue, nq * nwin, *queries, I64(nwin), *self._plan_args(), seed_start, nbs,
-                       nb_pos, self.ph_on, *self.d_ph, d_counts, d_ranges)
+            plan_args = self._plan_args()
+            dev.launch(self.open_k, self.queue, nq * nwin, *queries, I64(nwin), *plan_args[:-1], seed_start, d_blocks)
+            dev.launch(self.count_k, self.queue, nq * nwin, *queries, I64(nwin), *plan_args, d_blocks, nbs, nb_pos,
+                       self.ph_on, *self.d_ph, d_counts, d_ranges)
             self.cl.enqueue_copy(self.queue, counts, d_counts)
         counts = counts[:nq * nwin]
         slots = np.zeros(nq * nwin + 1, dtype=I64)  # each (query, window)'s first slot, queries in order
         np.cumsum(counts, out=slots[1:])
-        return counts.reshape(nq, nwin).sum(axis=1), (queries, nwin, slots, d_ranges)
+        return counts.reshape(nq, nwin).sum(axis=1), (queries, nwin, slots, d_blocks, d_ranges)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
@@ -75,13 +80,13 @@ class OpenClNeighborhoodEngine(NeighborhoodEngine):
         if win_s.size == 0:
             return
         cl, dev = self.cl, self.device
-        queries, nwin, slots, d_ranges = state
+        queries, nwin, slots, d_blocks, d_ranges = state
         base = int(cand_off[first])
         nt = (last - first) * nwin
         cursor = dev.buffer(slots[first * nwin:last * nwin] - base)
         outs = [cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, win_s.nbytes) for _ in range(3)]
-        seed_start, nbs, nb_pos, pos = self.d_index
-        dev.launch(self.fill_k, self.queue, nt, I64(first * nwin), *queries, I64(nwin), *self._plan_args(), seed_start,
+        _, nbs, nb_pos, pos = self.d_index
+        dev.launch(self.fill_k, self.queue, nt, I64(first * nwin), *queries, I64(nwin), *self._plan_args(), d_blocks,
                    nbs, nb_pos, pos, self.d_starts, I64(self.ref_starts.size), self.ph_on, *self.d_ph, d_ranges, cursor,
                    *outs)
         seg_off = dev.buffer(np.asarray(cand_off[first:last + 1], dtype=I64) - base)

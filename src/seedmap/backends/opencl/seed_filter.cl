@@ -3,10 +3,11 @@
    (backends/cuda/seed_filter_kernels.py), same candidates. One work-item per (query, window of its plan):
    the window's seed block is looked up in the SeedBlocks and every pattern within fe substitutions of its
    neighborhood part is binary searched in the block's sorted neighborhoods, or (ph_on, full-length
-   patterns) looked up in the block's BDZ perfect hash. count_kernel counts each one's candidates and keeps
-   the position range of its hits when they are one range (always with fe = 0), the host scans the counts
-   into slots, fill_kernel writes the windows of its hits there (searching again only where count_kernel
-   found several ranges: the CPU's passes keep theirs too), sort_kernel sorts each query's windows by start.
+   patterns) looked up in the block's BDZ perfect hash. open_kernel finds each one's seed block (a pass of
+   its own: see there), count_kernel counts each one's candidates and keeps the position range of its hits
+   when they are one range (always with fe = 0), the host scans the counts into slots, fill_kernel writes the
+   windows of its hits there (searching again only where count_kernel found several ranges: the CPU's passes
+   keep theirs too), sort_kernel sorts each query's windows by start.
 
    POS_T, the type of the index's positions (uint below 4 Gbp, long above), is a build option. */
 
@@ -120,12 +121,32 @@ inline long emit_windows(long o, long lo, long hi, long m, long e, __global cons
     return w;
 }
 
-/* The candidates of window q[o, o + length) of a read of length m: their number, or (emit) the next free
-   slot after writing their windows from slot w. A window shorter than u + l looks up a prefix: one range
-   of seed blocks (length <= u) or a prefix of the block's neighborhoods. Counting, range[0..1] gets the
-   positions of its hits when they are one range (none: an empty one), -1 when they are several. */
+/* The seed block [b0, b1) of window q[o, o + length) (a range of blocks when length <= u, the window then
+   being a prefix of the seed); an empty one when the window holds an N (N never matches: this window cannot
+   be the exact one). */
+inline void open_block(__global const uchar *q, long o, long length, long u, __global const long *seed_start,
+                       long *block)
+{
+    block[0] = block[1] = 0;
+    for (long i = 0; i < length; i++)
+        if (q[o + i] > 3)
+            return;
+    long a = 0;
+    long seed = min(length, u);
+    for (long i = 0; i < seed; i++)
+        a = (a << 2) | q[o + i];
+    long shift = length < u ? 2 * (u - length) : 0;
+    block[0] = seed_start[a << shift];
+    block[1] = seed_start[(a + 1) << shift];
+}
+
+/* The candidates of window q[o, o + length) of a read of length m, its seed block [b0, b1) opened
+   (open_block): their number, or (emit) the next free slot after writing their windows from slot w. A
+   window shorter than u + l looks up a prefix: every neighborhood of a range of blocks (length <= u) or a
+   prefix of the block's neighborhoods. Counting, range[0..1] gets the positions of its hits when they are
+   one range (none: an empty one), -1 when they are several. */
 inline long visit_window(__global const uchar *q, long o, long length, long m, long e, long u, long l, long fe,
-                         __global const long *seed_start, __global const uint *nbs, __global const long *nb_pos,
+                         long b0, long b1, __global const uint *nbs, __global const long *nb_pos,
                          __global const POS_T *pos, __global const long *starts, long nstarts, int ph_on,
                          __global const long *ph_off, __global const uint *ph_block, __global const uchar *ph_g,
                          __global const long *ph_table, int emit, long w, __global long *win_s,
@@ -133,24 +154,18 @@ inline long visit_window(__global const uchar *q, long o, long length, long m, l
 {
     long count = 0;
     range[0] = range[1] = 0;
-    for (long i = 0; i < length; i++)
-        if (q[o + i] > 3)
-            return emit ? w : 0;  /* N never matches: this window cannot be the exact one */
-    long a = 0;
-    long seed = min(length, u);
-    for (long i = 0; i < seed; i++)
-        a = (a << 2) | q[o + i];
+    if (b0 == b1)
+        return emit ? w : 0;
     if (length <= u) {
-        long shift = 2 * (u - length);
-        long lo = nb_pos[seed_start[a << shift]];
-        long hi = nb_pos[seed_start[(a + 1) << shift]];
+        long lo = nb_pos[b0];
+        long hi = nb_pos[b1];
         range[0] = lo;
         range[1] = hi;
         return emit ? emit_windows(o, lo, hi, m, e, pos, starts, nstarts, w, win_s, win_e, win_d) : hi - lo;
     }
-    long b0 = seed_start[a], b1 = seed_start[a + 1];
-    if (b0 == b1)
-        return emit ? w : 0;
+    long a = 0;  /* the seed's address, the perfect hash's block */
+    for (long i = 0; i < u; i++)
+        a = (a << 2) | q[o + i];
     long r = length - u;
     long base = 0;
     for (long i = 0; i < r; i++)
@@ -206,11 +221,43 @@ inline long visit_window(__global const uchar *q, long o, long length, long m, l
     return emit ? w : count;
 }
 
-/* counts[t] = the candidates of window t % nwin of query t / nwin (0 past its plan); ranges[2t, 2t + 1] their
-   positions when they are one range (else -1). */
+/* The (query, window) of work-item t (t % nwin of query t / nwin): the query's start, length m and e, and
+   the window's offset (-1: past the query's plan) and length. */
+inline long window_of(long t, __global const long *qoff, __global const long *qerr, long nwin, long lmax,
+                      long windows, long step, long *qa, long *m, long *e, long *length)
+{
+    long qi = t / nwin;
+    *qa = qoff[qi];
+    *m = qoff[qi + 1] - *qa;
+    *e = qerr[qi >> 1];
+    *length = 0;
+    return *m > *e ? plan_window(*m, *e, lmax, windows, step, t - qi * nwin, length) : -1;
+}
+
+/* blocks[2t, 2t + 1] = the seed block of work-item t's window (empty past its query's plan). A pass of its
+   own, before the searches, so that its misses in seed_start (a random address each) overlap: a work-item
+   loop this short runs many at once on a CPU device, as the CPU's sweeps do (neighborhood_passes.py). */
+__kernel void open_kernel(long nt, __global const uchar *qcodes, __global const long *qoff,
+                          __global const long *qerr, long nwin, long u, long l, long windows, long step,
+                          __global const long *seed_start, __global long *blocks)
+{
+    long t = get_global_id(0);
+    if (t >= nt)
+        return;
+    long qa, m, e, length;
+    long o = window_of(t, qoff, qerr, nwin, u + l, windows, step, &qa, &m, &e, &length);
+    long block[2] = {0, 0};
+    if (o >= 0)
+        open_block(qcodes + qa, o, length, u, seed_start, block);
+    blocks[2 * t] = block[0];
+    blocks[2 * t + 1] = block[1];
+}
+
+/* counts[t] = the candidates of work-item t's window; ranges[2t, 2t + 1] their positions when they are one
+   range (else -1). */
 __kernel void count_kernel(long nt, __global const uchar *qcodes, __global const long *qoff,
                            __global const long *qerr, long nwin, long u, long l, long windows, long step, long fe,
-                           __global const long *seed_start, __global const uint *nbs,
+                           __global const long *blocks, __global const uint *nbs,
                            __global const long *nb_pos, int ph_on, __global const long *ph_off,
                            __global const uint *ph_block, __global const uchar *ph_g,
                            __global const long *ph_table, __global long *counts, __global long *ranges)
@@ -218,17 +265,17 @@ __kernel void count_kernel(long nt, __global const uchar *qcodes, __global const
     long t = get_global_id(0);
     if (t >= nt)
         return;
-    long qi = t / nwin;
-    long qa = qoff[qi];
-    long m = qoff[qi + 1] - qa;
-    long e = qerr[qi >> 1];
-    long length, o = -1;
     long range[2] = {0, 0};
-    if (m > e)
-        o = plan_window(m, e, u + l, windows, step, t - qi * nwin, &length);
-    counts[t] = o < 0 ? 0 : visit_window(qcodes + qa, o, length, m, e, u, l, fe, seed_start, nbs, nb_pos,
-                                         (__global const POS_T *)nb_pos, seed_start, 0, ph_on, ph_off, ph_block,
-                                         ph_g, ph_table, 0, 0, counts, counts, counts, range);
+    long count = 0;
+    long b0 = blocks[2 * t], b1 = blocks[2 * t + 1];
+    if (b0 != b1) {
+        long qa, m, e, length;
+        long o = window_of(t, qoff, qerr, nwin, u + l, windows, step, &qa, &m, &e, &length);
+        count = visit_window(qcodes + qa, o, length, m, e, u, l, fe, b0, b1, nbs, nb_pos,
+                             (__global const POS_T *)nb_pos, blocks, 0, ph_on, ph_off, ph_block, ph_g, ph_table, 0,
+                             0, counts, counts, counts, range);
+    }
+    counts[t] = count;
     ranges[2 * t] = range[0];
     ranges[2 * t + 1] = range[1];
 }
@@ -237,7 +284,7 @@ __kernel void count_kernel(long nt, __global const uchar *qcodes, __global const
    kept, else by searching again. */
 __kernel void fill_kernel(long nt, long t_first, __global const uchar *qcodes, __global const long *qoff,
                           __global const long *qerr, long nwin, long u, long l, long windows, long step, long fe,
-                          __global const long *seed_start, __global const uint *nbs, __global const long *nb_pos,
+                          __global const long *blocks, __global const uint *nbs, __global const long *nb_pos,
                           __global const POS_T *pos, __global const long *starts, long nstarts, int ph_on,
                           __global const long *ph_off, __global const uint *ph_block, __global const uchar *ph_g,
                           __global const long *ph_table, __global const long *ranges, __global const long *cursor,
@@ -250,17 +297,14 @@ __kernel void fill_kernel(long nt, long t_first, __global const uchar *qcodes, _
     long lo = ranges[2 * g], hi = ranges[2 * g + 1];
     if (lo == hi)
         return;  /* no hits */
-    long qi = g / nwin;
-    long qa = qoff[qi];
-    long m = qoff[qi + 1] - qa;
-    long e = qerr[qi >> 1];
-    long length, range[2];
-    long o = plan_window(m, e, u + l, windows, step, g - qi * nwin, &length);
+    long qa, m, e, length, range[2];
+    long o = window_of(g, qoff, qerr, nwin, u + l, windows, step, &qa, &m, &e, &length);
     if (lo >= 0)
         emit_windows(o, lo, hi, m, e, pos, starts, nstarts, cursor[t], win_s, win_e, win_d);
     else
-        visit_window(qcodes + qa, o, length, m, e, u, l, fe, seed_start, nbs, nb_pos, pos, starts, nstarts, ph_on,
-                     ph_off, ph_block, ph_g, ph_table, 1, cursor[t], win_s, win_e, win_d, range);
+        visit_window(qcodes + qa, o, length, m, e, u, l, fe, blocks[2 * g], blocks[2 * g + 1], nbs, nb_pos, pos,
+                     starts, nstarts, ph_on, ph_off, ph_block, ph_g, ph_table, 1, cursor[t], win_s, win_e, win_d,
+                     range);
 }
 
 inline void swap3(__global long *a, __global long *b, __global long *c, long i, long j)
