@@ -32,6 +32,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from filter_case import filter_work, sample_queries  # noqa: E402
+
 NOURI_K20 = 40e6 / 0.62852  # 40 M alignments (50 bp, e = 4) in 628.52 ms, kernel only
 TRAN_GTX480 = "BS 1e10-1e12, PH 1e11-1e12, mflBPR up to 3.7e9 neighborhoods/s (Tran thesis, u = 4)"
 
@@ -93,26 +95,9 @@ def verification_rows(ncand: int, repeat: int, genome_len: int) -> list[list[str
     return rows
 
 
-def sample_queries(codes: np.ndarray, nreads: int, m: int, e: int, rng: np.random.Generator,
-                   substitutions: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(qcodes, qoff, qerr) of nreads reads of m bases from random reference places, each followed by its
-    reverse complement, with up to `substitutions` substitutions each (random places, may coincide)."""
-    pos = rng.integers(0, codes.size - m, nreads)
-    reads = codes[pos[:, None] + np.arange(m)[None, :]].copy()
-    rows = np.arange(nreads)
-    for _ in range(substitutions):
-        col = rng.integers(0, m, nreads)
-        reads[rows, col] = (reads[rows, col] + 1) % 4
-    qcodes = np.concatenate([reads, 3 - reads[:, ::-1]], axis=1).reshape(-1)  # read, reverse complement
-    qcodes = np.where(qcodes > 3, 4, qcodes).astype(np.uint8)
-    return qcodes, np.arange(2 * nreads + 1, dtype=np.int64) * m, np.full(nreads, e, dtype=np.int64)
-
-
 def filter_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
     from seedmap.backends.cuda.engines import CudaNeighborhoodEngine
     from seedmap.engines.neighborhood import NeighborhoodEngine
-    from seedmap.filter.degenerate import max_patterns
-    from seedmap.filter.plan import window_plan
     from seedmap.index import neighborhood
     from seedmap.io.reference import read_fasta
 
@@ -122,14 +107,7 @@ def filter_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
     for u, l, fe, m, e in [(10, 16, 0, 100, 5), (10, 6, 1, 50, 3)]:
         ix = neighborhood.build(ref, u, l)
         qcodes, qoff, qerr = sample_queries(codes, nreads, m, e, np.random.default_rng(2))
-        length, offsets = window_plan(m, e, u + l, 2 if fe else 0, 0)
-        q2 = qcodes.reshape(-1, m).astype(np.int64)
-        nbs = 0
-        for o in offsets:  # neighborhoods in the SeedBlocks searched, times the patterns searched in them
-            a = np.zeros(q2.shape[0], dtype=np.int64)
-            for i in range(u):
-                a = (a << 2) | np.minimum(q2[:, o + i], 3)
-            nbs += int((ix.seed_start[a + 1] - ix.seed_start[a]).sum()) * max_patterns(length - u, fe)
+        nwin, nbs = filter_work(ix, qcodes, m, e, 2 if fe else 0, fe)
         plan = {"windows": 2 if fe else 0, "fe": fe}
         cpu = NeighborhoodEngine(ix, ref.starts, **plan)
         gpu = CudaNeighborhoodEngine(ix, ref.starts, **plan)
@@ -137,7 +115,6 @@ def filter_rows(ref_path: Path, nreads: int, repeat: int) -> list[list[str]]:
         got = gpu.candidate_windows(qcodes, qoff, qerr)
         if not (np.array_equal(want[0], got[0]) and np.array_equal(want[1], got[1])):
             raise SystemExit(f"GPU seed + filter disagrees with the CPU at u={u}, l={l}, fe={fe}")
-        nwin = 2 * nreads * len(offsets)
         for name, eng in [("CPU", cpu), ("GPU", gpu)]:
             secs = best_of(partial(eng.candidate_windows, qcodes, qoff, qerr), repeat)
             rows.append([f"u={u} l={l} fe={fe}, {m} bp e={e}", name, f"{nwin:,} windows", f"{secs * 1e3:.2f}",

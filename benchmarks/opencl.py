@@ -1,12 +1,15 @@
 """OpenCL backend throughput on this machine's OpenCL device (PoCL's CPU device where nothing else is
-installed), one call, one table: (a) verifications/s of the window kernel (backends/opencl/locate.cl: the
+installed), one call, three tables: (a) verifications/s of the window kernel (backends/opencl/locate.cl: the
 locations of reads in merged candidate windows, one work-item per window) beside the numba CPU kernel
 (verify/windows.py) on the same windows, for 50 bp / e = 4 and 100 bp / e = 5, and Nouri's K20 figure for
-bulk verification; (b) end-to-end reads/s of `seedmap map --device opencl` against `--device cpu` on a
-random genome with simulated reads, per engine, the SAM records compared.
+bulk verification; (b) the MAROSE seed + filter (backends/opencl/seed_filter.cl through the neighborhood
+engine: windows/s and neighborhoods/s, the unique neighborhoods of the SeedBlocks searched) beside the numba
+CPU engine on the same reads, whole candidate_windows calls (the merge, on the CPU, in both), and Tran's
+GTX 480 figures; (c) end-to-end reads/s of `seedmap map --device opencl` against `--device cpu` on a random
+genome with simulated reads, per engine, the SAM records compared.
 
-    python benchmarks/opencl.py [--windows 200000] [--reads 20000] [--engines neighborhood,kmer,fm] [--threads 2]
-    python benchmarks/opencl.py --windows 0 --reference ecoli.fa --reads 100000     # issue 37's E. coli check
+    python benchmarks/opencl.py [--windows 200000] [--filter-reads 50000] [--reads 20000] [--threads 2]
+    python benchmarks/opencl.py --windows 0 --filter-reads 0 --reference ecoli.fa --reads 100000   # issue 37's check
 
 Each kernel timing follows a warm-up call (the build, numba's compilation and the reference copy
 excluded); the best of --repeat runs is reported. Every OpenCL result is compared with the CPU's.
@@ -27,12 +30,20 @@ import numpy as np
 
 from seedmap.backends.opencl import device
 from seedmap.backends.opencl.locations import OpenClLocator
+from seedmap.backends.opencl.neighborhood import OpenClNeighborhoodEngine
 from seedmap.backends.opencl.program import OpenClDevice
+from seedmap.engines.neighborhood import NeighborhoodEngine
+from seedmap.engines.neighborhood_ph import PerfectHashEngine
+from seedmap.index import neighborhood
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.verify import windows
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from filter_case import filter_work, sample_queries  # noqa: E402
+
 COMP = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
 NOURI_K20 = 40e6 / 0.62852  # 40 M alignments (50 bp, e = 4) in 628.52 ms, kernel only (bulk verification)
+TRAN_GTX480 = "BS 1e10-1e12, PH 1e11-1e12 neighborhoods/s (Tran thesis, u = 4)"
 
 
 def best_of(fn: object, repeat: int) -> float:
@@ -78,6 +89,32 @@ def kernel_rates(args: argparse.Namespace) -> list[list[str]]:
         n = args.windows
         rows.append([f"{m} bp, e = {e}", f"{n:,}", f"{n / t_cl:,.0f}", f"{n / t_cpu:,.0f}", f"{t_cpu / t_cl:.2f}",
                      f"{NOURI_K20:,.0f}" if (m, e) == (50, 4) else ""])
+    return rows
+
+
+def filter_rates(args: argparse.Namespace) -> list[list[str]]:
+    """The seed + filter stage (candidate_windows, no bulk verification) of --filter-reads reads on a random
+    genome of --genome-bases, numba CPU engine against the OpenCL one, for the bs filter (u = 10, l = 16,
+    100 bp, e = 5), and the bs and ph filters with fe = 1 (u = 10, l = 6, 50 bp, e = 3, two windows)."""
+    rng = np.random.default_rng(3)
+    genome = rng.integers(0, 4, args.genome_bases).astype(np.uint8)
+    ref = Reference.from_codes(["g"], [genome])
+    dev = OpenClDevice(device.pick(args.device))
+    rows = []
+    for u, l, fe, m, e, name in [(10, 16, 0, 100, 5, "bs"), (10, 6, 1, 50, 3, "bs"), (10, 6, 1, 50, 3, "ph")]:
+        ix = neighborhood.build(ref, u, l, ph=name == "ph")
+        qcodes, qoff, qerr = sample_queries(genome, args.filter_reads, m, e, np.random.default_rng(2))
+        plan = {"windows": 2 if fe else 0, "fe": fe}
+        nwin, nbs = filter_work(ix, qcodes, m, e, plan["windows"], fe)
+        cpu = (PerfectHashEngine if name == "ph" else NeighborhoodEngine)(ix, ref.starts, **plan)
+        ocl = OpenClNeighborhoodEngine(dev, ix, ref.starts, ph=ix.ph, **plan)
+        want, got = cpu.candidate_windows(qcodes, qoff, qerr), ocl.candidate_windows(qcodes, qoff, qerr)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True)), "OpenCL != CPU"
+        batch = (qcodes, qoff, qerr)
+        t_cpu, t_cl = (best_of(lambda x=x, b=batch: x.candidate_windows(*b), args.repeat) for x in (cpu, ocl))
+        rows.append([f"{name}, u={u} l={l} fe={fe}, {m} bp e={e}", f"{nwin:,}",
+                     f"{nwin / t_cl / 1e6:.2f} M, {nbs / t_cl:.3g}", f"{nwin / t_cpu / 1e6:.2f} M, {nbs / t_cpu:.3g}",
+                     f"{t_cpu / t_cl:.2f}", TRAN_GTX480 if name == "bs" and fe == 0 else ""])
     return rows
 
 
@@ -138,6 +175,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--windows", type=int, default=200_000, help="windows per kernel timing (0: skip)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--filter-reads", type=int, default=50_000, help="reads per seed + filter timing (0: skip)")
     ap.add_argument("--reads", type=int, default=20_000, help="reads per end-to-end run (0: skip)")
     ap.add_argument("--genome-bases", type=int, default=1_000_000)
     ap.add_argument("--reference", help="map reads simulated from this FASTA instead of a random genome")
@@ -150,6 +188,11 @@ def main() -> None:
     if args.windows:
         print(table(["windows", "n", "OpenCL verifications/s", "numba CPU verifications/s", "OpenCL / CPU",
                      "Nouri K20 (bulk, /s)"], kernel_rates(args)), flush=True)
+    if args.filter_reads:
+        print()
+        print(table(["seed + filter", "windows", "OpenCL windows/s, neighborhoods/s",
+                     "numba CPU windows/s, neighborhoods/s", "OpenCL / CPU", "Tran GTX 480"], filter_rates(args)),
+              flush=True)
     if args.reads:
         print()
         print(table(["engine", "--device cpu reads/s", "--device opencl reads/s", "opencl / cpu", "same SAM"],

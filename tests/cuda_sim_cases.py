@@ -27,6 +27,7 @@ from helpers import (  # noqa: E402
     bulk_case,
     bulk_expected,
     bulk_run,
+    genome_and_reads,
     genome_with_n,
     overflow_case,
     random_genome,
@@ -249,13 +250,6 @@ def test_traceback_matches_cpu(seed, scratch_bytes, small_blocks):
 
 
 # ----------------------------------------------------------------------------------------- seed + filter
-
-
-def genome_and_reads(kind: str, seed: int, n: int, lengths: tuple[int, int]) -> tuple[Reference, object]:
-    rng = np.random.default_rng(seed)
-    seqs = repetitive_genome(rng) if kind == "repetitive" else [random_genome(rng, 3000), random_genome(rng, 500)]
-    ref = Reference.from_codes([f"c{i}" for i in range(len(seqs))], seqs)
-    return ref, batch_of(sample_reads(rng, seqs, n, lengths, 3))
 
 
 @pytest.mark.parametrize("kind,u,l,plan,errors,lengths", [

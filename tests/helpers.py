@@ -122,6 +122,16 @@ def batch_of(reads: list[np.ndarray], quals: bool = True):
             for i, r in enumerate(reads)]
     return make_batch(recs)
 
+
+def genome_and_reads(kind: str, seed: int, n: int, lengths: tuple[int, int]) -> tuple[Reference, object]:
+    """A repetitive (repetitive_genome) or random genome and a batch of n reads sampled from it (up to 3
+    edits, some random, either strand): the seed + filter cases of the device kernels."""
+    rng = np.random.default_rng(seed)
+    seqs = repetitive_genome(rng) if kind == "repetitive" else [random_genome(rng, 3000), random_genome(rng, 500)]
+    ref = Reference.from_codes([f"c{i}" for i in range(len(seqs))], seqs)
+    return ref, batch_of(sample_reads(rng, seqs, n, lengths, 3))
+
+
 # ------------------------------------------------------------------------------------ engines against the oracle
 
 

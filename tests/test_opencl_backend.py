@@ -1,6 +1,7 @@
 """The OpenCL backend, run for real on an OpenCL device (PoCL's CPU device in CI: the opencl extra): its
 window kernel against the CPU twin (verify.windows.verify) and the brute-force oracle, --device opencl
-choosing and failing in one line, and `seedmap map --device opencl` writing the SAM of --device cpu."""
+choosing and failing in one line, and `seedmap map --device opencl` writing the SAM of --device cpu (the
+seed + filter kernel's own cases: test_opencl_seed_filter.py)."""
 
 from __future__ import annotations
 
@@ -130,20 +131,21 @@ def sam_body(path) -> bytes:
     return b"".join(line for line in path.read_bytes().splitlines(True) if not line.startswith(b"@PG"))
 
 
-def map_both(tmp_path, engine: str, inputs: list[str], lines: int) -> None:
-    """`seedmap map` on the CPU and on the OpenCL device (two workers, several batches): the same SAM, byte for
-    byte, nothing on stderr but seedmap's lines, the steps left on the CPU said once."""
+def map_both(tmp_path, engine: str, inputs: list[str], lines: int, *options: str) -> None:
+    """`seedmap map` on the CPU and on the OpenCL device (two workers, several batches; `options` on both): the
+    same SAM, byte for byte, nothing on stderr but seedmap's lines, the steps left on the CPU said once."""
     outs = {}
     for dev in ["cpu", "opencl"]:
         out = tmp_path / f"{dev}.sam"
         r = subprocess.run([sys.executable, "-m", "seedmap", "map", "--engine", engine, "--device", dev, "-t", "2",
-                            "--batch-size", "9", "-o", str(out), *inputs], capture_output=True, text=True)
+                            "--batch-size", "9", *options, "-o", str(out), *inputs], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         assert all(line.startswith("[seedmap] ") for line in r.stderr.splitlines()), r.stderr
         outs[dev] = sam_body(out)
         if dev == "opencl":
             assert r.stderr.count("traceback (CIGAR, MD) run on the CPU") == 1, r.stderr
             assert "mapping on opencl:" in r.stderr and "2 worker threads" in r.stderr, r.stderr
+            assert ("seed + filter (neighborhood engine" in r.stderr) == (engine == "neighborhood"), r.stderr
     assert outs["cpu"] == outs["opencl"]
     assert outs["cpu"].count(b"\n") >= lines
 
@@ -159,13 +161,15 @@ def genome(rng) -> list[np.ndarray]:
     return seqs
 
 
-@pytest.mark.parametrize("engine", ["neighborhood", "kmer", "fm"])
-def test_map_opencl_same_sam_as_cpu(tmp_path, engine):
+@pytest.mark.parametrize("engine,options", [("neighborhood", ()), ("neighborhood", ("--filter", "ph", "--fe", "1")),
+                                            ("kmer", ()), ("fm", ())])
+def test_map_opencl_same_sam_as_cpu(tmp_path, engine, options):
+    """Every engine (the neighborhood engine's seed + filter on the device, bs and ph filters)."""
     rng = np.random.default_rng(2)
     seqs = genome(rng)
     ref = write_fasta(tmp_path / "ref.fa", seqs)
     reads = sample_reads(rng, seqs, 40, (60, 300), 4)  # some over 256 bp: verified on the CPU
-    map_both(tmp_path, engine, [ref, write_fasta(tmp_path / "reads.fa", reads)], 41)
+    map_both(tmp_path, engine, [ref, write_fasta(tmp_path / "reads.fa", reads)], 41, *options)
 
 
 def test_map_pairs_opencl_same_sam_as_cpu(tmp_path):

@@ -49,3 +49,9 @@ def hamming_patterns(base: int, r: int, fe: int, out: np.ndarray, last: np.ndarr
                     n += 1
         lo, hi = hi, n
     return n
+
+
+def device_enumerates(l: int, fe: int, max_fe: int) -> bool:
+    """Whether a device kernel that holds max_fe substitution positions (a private array) enumerates the
+    patterns of an l-base neighborhood within fe substitutions, and counts them in 32 bits."""
+    return min(fe, l) <= max_fe and max_patterns(l, fe) < 2**31

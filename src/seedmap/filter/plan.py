@@ -174,3 +174,17 @@ def bpr_guarantee(m: int, e: int, u: int, l: int, fe: int, windows: int, step: i
     if length <= u and seed_disjoint_groups(offsets, length, length, fe + 1) * (fe + 1) >= e + 1:
         return FULL
     return NONE
+
+
+def windows_per_query(m: np.ndarray, e: np.ndarray, lmax: int, windows: int, step: int) -> int:
+    """Most windows any query's plan has (numpy, over a batch's lengths m and errors e): the stride of a
+    device's (query, window) grid of work-items."""
+    if m.size == 0:
+        return 1
+    k = np.full(m.size, windows, dtype=np.int64) if windows > 0 else e + 1
+    length = np.minimum(lmax, m // k)
+    if step > 0:
+        n = np.where(length > 0, (m - length) // step + 1, 0)
+    else:
+        n = np.where(length > 0, k, 0)
+    return max(int(n.max()), 1)

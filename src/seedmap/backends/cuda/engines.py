@@ -25,6 +25,7 @@ from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.segmented import SegmentedEngine
+from seedmap.filter import plan
 from seedmap.index.neighborhood import NeighborhoodIndex
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
@@ -141,7 +142,7 @@ class CudaNeighborhoodEngine:
         u, l = self.index.u, self.index.l
         m = np.diff(np.asarray(qoff, dtype=np.int64))
         e = np.asarray(qerr, dtype=np.int64)[np.arange(nq) >> 1]
-        nwin = sf.windows_per_query(m, e, u + l, self.windows, self.step)
+        nwin = plan.windows_per_query(m, e, u + l, self.windows, self.step)
         d_q = cuda.to_device(np.ascontiguousarray(qcodes, dtype=np.uint8), stream=st)
         d_qoff = cuda.to_device(np.ascontiguousarray(qoff, dtype=np.int64), stream=st)
         d_qerr = cuda.to_device(np.ascontiguousarray(qerr, dtype=np.int64), stream=st)

@@ -23,7 +23,7 @@ from numba import cuda, int64, types
 
 from seedmap.backends.cuda.twins import device_twins
 from seedmap.filter import neighborhood_bs, plan, windows
-from seedmap.filter.degenerate import max_patterns
+from seedmap.filter.degenerate import device_enumerates
 from seedmap.index import perfect_hash as ph
 from seedmap.io import reference
 
@@ -276,19 +276,6 @@ def merge_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_
         out_off[q + 1] = n
 
 
-def windows_per_query(m: np.ndarray, e: np.ndarray, lmax: int, windows: int, step: int) -> int:
-    """Most windows any query's plan has (the stride of the (query, window) thread grid)."""
-    if m.size == 0:
-        return 1
-    k = np.full(m.size, windows, dtype=np.int64) if windows > 0 else e + 1
-    length = np.minimum(lmax, m // k)
-    if step > 0:
-        n = np.where(length > 0, (m - length) // step + 1, 0)
-    else:
-        n = np.where(length > 0, k, 0)
-    return max(int(n.max()), 1)
-
-
 def check_fe(l: int, fe: int) -> bool:
     """Whether the kernel enumerates this many substitutions (else the CPU filter is used)."""
-    return min(fe, l) <= MAX_FE and max_patterns(l, fe) < 2**31
+    return device_enumerates(l, fe, MAX_FE)

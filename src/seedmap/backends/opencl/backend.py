@@ -1,6 +1,7 @@
 """The OpenCL backend as the pipeline sees it (a backends.base.DeviceBackend): one OpenCL device, its
-kernels built before the workers start, and engines that find their candidates with the run's CPU engine
-(every index kind), verify the merged windows on the device (locations.py) and align on the CPU."""
+kernels built before the workers start, and engines that find their candidates as kinds.py has it for the
+index kind (the neighborhood engine's seed + filter on the device, the others with the run's CPU engine),
+verify the merged windows on the device (locations.py) and align on the CPU."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from contextlib import AbstractContextManager
 
 from seedmap.backends.base import DeviceEngine, EngineInputs, EngineMaker
 from seedmap.backends.opencl.device import all_devices, name_of
+from seedmap.backends.opencl.kinds import OPENCL_KINDS
 from seedmap.backends.opencl.locations import OpenClLocator
 from seedmap.backends.opencl.program import OpenClDevice
 from seedmap.engines.base import Engine
@@ -37,15 +39,16 @@ class OpenClBackend:
             return self._devices[dev]
 
     def prepare(self, inputs: EngineInputs) -> None:
-        log.info("--device opencl: the candidates (%s engine) and the traceback (CIGAR, MD) run on the CPU; "
-                 "the windows are verified on %s", inputs.kind, self.name)
-        for dev in self.ids:
-            self._device(dev)
+        on_device, on_cpu = OPENCL_KINDS[inputs.kind].steps(inputs, self._device(self.ids[0]))  # (one device)
+        done_here = f"{on_device} and the windows' verification" if on_device else "the windows' verification"
+        log.info("--device opencl: %s run on %s; %s and the traceback (CIGAR, MD) run on the CPU", done_here,
+                 self.name, on_cpu)
 
     def engine_maker(self, dev: int) -> EngineMaker:
         def make(inputs: EngineInputs) -> Engine:
-            locator = OpenClLocator(self._device(dev), inputs.ref)
-            return DeviceEngine(inputs.cpu, locator, inputs.cpu.align_locations)
+            device = self._device(dev)
+            candidates = OPENCL_KINDS[inputs.kind].candidates(inputs, device)
+            return DeviceEngine(candidates, OpenClLocator(device, inputs.ref), inputs.cpu.align_locations)
 
         return make
 

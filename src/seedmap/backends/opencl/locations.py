@@ -58,8 +58,8 @@ class OpenClLocator:
             for nb, kernel in self.kernels.items():  # each window by the program of its read's words
                 sel = np.flatnonzero(words == nb)
                 if sel.size:
-                    kernel(self.queue, (sel.size,), None, np.int64(sel.size), dev.buffer(sel), *ins, self.d_packed,
-                           self.d_nmask, d_slot_off, *outs)
+                    dev.launch(kernel, self.queue, sel.size, dev.buffer(sel), *ins, self.d_packed, self.d_nmask,
+                               d_slot_off, *outs)
             for host, buf in zip((start, end, dist, count), outs, strict=True):
                 cl.enqueue_copy(self.queue, host, buf, is_blocking=False)
             self.queue.finish()

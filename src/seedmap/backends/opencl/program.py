@@ -1,11 +1,12 @@
-"""One OpenCL device as its workers share it: its context, the kernels built for it (locate.cl), and its
-resident copy of the reference. A build failure is one SeedmapError line with the first lines of the
-compiler's log."""
+"""One OpenCL device as its workers share it: its context, the kernels built for it (locate.cl; seed_filter.cl
+when a run filters there), and its resident copies of the reference and the index. A build failure is one
+SeedmapError line with the first lines of the compiler's log."""
 
 from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Callable
 from importlib import resources
 
 import numpy as np
@@ -15,12 +16,17 @@ from seedmap.errors import SeedmapError
 from seedmap.io.reference import Reference
 
 SOURCE = "locate.cl"
+FILTER_SOURCE = "seed_filter.cl"
+POS_TYPES = {np.dtype(np.uint32): "uint", np.dtype(np.int64): "long"}  # seed_filter.cl's POS_T per index pos dtype
 WORDS = (1, 2, 3, 4)  # locate.cl's NB: one program per number of 64-bit words of a read (reads up to 256 bp)
 LOG_LINES = 3  # of the compiler's build log, in the error line
+# Work-items per work-group, fixed: PoCL compiles a kernel again for each work-group size it meets (a
+# quarter to half a second), and a size left to the driver follows the global size, which every batch changes.
+GROUP = 64
 
 
-def source() -> str:
-    return resources.files("seedmap.backends.opencl").joinpath(SOURCE).read_text()
+def source(name: str = SOURCE) -> str:
+    return resources.files("seedmap.backends.opencl").joinpath(name).read_text()
 
 
 def build_log_head(text: str, lines: int = LOG_LINES) -> str:
@@ -32,7 +38,7 @@ def build_log_head(text: str, lines: int = LOG_LINES) -> str:
 
 
 def build(context: object, device: object, text: str | None = None, options: tuple[str, ...] = ()) -> object:
-    """The program of `text` (locate.cl by default) built for `device` with compiler `options`."""
+    """The program of `text` (locate.cl's by default) built for `device` with compiler `options`."""
     cl = cl_module()
     with warnings.catch_warnings():  # a build log with only remarks is not the user's business
         warnings.simplefilter("ignore", cl.CompilerWarning)
@@ -45,8 +51,8 @@ def build(context: object, device: object, text: str | None = None, options: tup
 
 class OpenClDevice:
     """Device `index` (device.all_devices's order): a context, the programs built once (`programs[nb]`: reads
-    of nb words), and one resident copy of each reference its workers map against (the first worker to need
-    it copies it, the others take it)."""
+    of nb words; `filter_program`: seed + filter, built when first asked for), and one resident copy of each
+    reference and index its workers map against (the first worker to need it copies it, the others take it)."""
 
     def __init__(self, index: int) -> None:
         cl = self.cl = cl_module()
@@ -57,6 +63,8 @@ class OpenClDevice:
         self.programs = {nb: build(self.context, self.device, options=(f"-DNB={nb}",)) for nb in WORDS}
         self._lock = threading.Lock()
         self._refs: dict[int, tuple[Reference, object, object]] = {}
+        self._filters: dict[str, object] = {}
+        self._copies: dict[tuple[int, str], tuple[object, object]] = {}
 
     def buffer(self, a: np.ndarray) -> object:
         """A read-only device copy of `a` (one byte at least: OpenCL has no empty buffers)."""
@@ -70,3 +78,32 @@ class OpenClDevice:
             if id(ref) not in self._refs:  # the entry keeps ref alive, so its id stays its own
                 self._refs[id(ref)] = (ref, self.buffer(ref.packed), self.buffer(ref.nmask))
             return self._refs[id(ref)][1:]
+
+    def holds(self, arrays: list[np.ndarray]) -> bool:
+        """Whether copies of `arrays` fit: each in one allocation, all in half the device's memory (the rest is
+        the reference's, the batches' and the driver's)."""
+        sizes = [a.nbytes for a in arrays]
+        dev = self.device
+        return max(sizes, default=0) <= dev.max_mem_alloc_size and sum(sizes) <= dev.global_mem_size // 2
+
+    def filter_program(self, pos_dtype: np.dtype) -> object:
+        """seed_filter.cl built for an index whose positions are of `pos_dtype` (uint32 or int64), once."""
+        pos_t = POS_TYPES[np.dtype(pos_dtype)]
+        with self._lock:
+            if pos_t not in self._filters:
+                self._filters[pos_t] = build(self.context, self.device, source(FILTER_SOURCE), (f"-DPOS_T={pos_t}",))
+            return self._filters[pos_t]
+
+    def copies(self, owner: object, what: str, make: Callable[[], object]) -> object:
+        """make()'s device copies of `owner`'s arrays (`what` of it), made once for all the device's workers."""
+        with self._lock:
+            key = (id(owner), what)
+            if key not in self._copies:  # the entry keeps owner alive, so its id stays its own
+                self._copies[key] = (owner, make())
+            return self._copies[key][1]
+
+    def launch(self, kernel: object, queue: object, n: int, *args: object) -> None:
+        """`kernel` on n work-items, in work-groups of GROUP (or the device's most, if fewer): its first
+        argument is n, and the work-items past it (the last group's rest) return at once."""
+        group = min(GROUP, self.device.max_work_group_size)
+        kernel(queue, (-(-n // group) * group,), (group,), np.int64(n), *args)

@@ -1,0 +1,88 @@
+"""What the OpenCL backend does with each index kind (the names of seedmap.kinds.KINDS), registered once: the
+candidate engine of one worker and the steps of its search that run on the device and on the CPU (the log
+line). The neighborhood engine's seed + filter runs on the device (seed_filter.cl) where the kernel takes
+the options and the index fits; the k-mer and FM engines find their candidates on the CPU. Every kind's
+merged windows are verified on the device (locations.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from seedmap.backends.base import EngineInputs
+from seedmap.backends.opencl.neighborhood import OpenClNeighborhoodEngine
+from seedmap.backends.opencl.program import OpenClDevice
+from seedmap.engines.base import Engine
+from seedmap.engines.neighborhood_ph import ensure_perfect_hash
+from seedmap.engines.segmented import SegmentedEngine
+from seedmap.filter.degenerate import device_enumerates
+from seedmap.index.neighborhood import NeighborhoodIndex
+from seedmap.index.segments import SegmentedIndex
+from seedmap.verify.bulk import bulk_distances
+
+MAX_FE = 8  # seed_filter.cl's MAX_FE: substitutions per window the kernel enumerates
+
+
+@dataclass(frozen=True)
+class OpenClKind:
+    """One index kind on an OpenCL device. `candidates`: (inputs, device) -> one worker's candidate engine;
+    `steps`: (inputs, device) -> (what of the candidate search runs on the device, "" for nothing; what on
+    the CPU)."""
+
+    candidates: Callable[[EngineInputs, OpenClDevice], Engine]
+    steps: Callable[[EngineInputs, OpenClDevice], tuple[str, str]]
+
+
+def _parts(index: object) -> list[NeighborhoodIndex]:
+    return list(index.parts) if isinstance(index, SegmentedIndex) else [index]
+
+
+def filter_on_cpu(inputs: EngineInputs, device: OpenClDevice) -> str | None:
+    """Why the neighborhood filter stays on the CPU (None: it runs on the device): a filter or seed the
+    kernel does not take, more substitutions than it enumerates, an index larger than the device holds."""
+    options, parts = inputs.options, _parts(inputs.index)
+    if options.filter not in ("bs", "ph"):
+        return f"--filter {options.filter} filters on the CPU"
+    if "-" in parts[0].shape:
+        return f"spaced seeds ({parts[0].shape}) filter on the CPU"
+    if not device_enumerates(parts[0].l, options.fe, MAX_FE):
+        return f"--fe {options.fe}: more substitutions than the OpenCL kernel enumerates, filtering on the CPU"
+    arrays = [a for ix in parts for a in ix.arrays().values()]
+    if not device.holds(arrays):
+        return "the index is larger than the OpenCL device holds, filtering on the CPU"
+    return None
+
+
+def _neighborhood_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
+    if filter_on_cpu(inputs, device) is not None:
+        return inputs.cpu
+    o, ref = inputs.options, inputs.ref
+    engines = [OpenClNeighborhoodEngine(device, ix, ref.starts, windows=o.windows, step=o.step, fe=o.fe,
+                                        ph=ensure_perfect_hash(ix) if o.filter == "ph" else None,
+                                        bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask)
+               for ix in _parts(inputs.index)]  # the CPU engine's bulk verifier (seedmap.kinds)
+    return SegmentedEngine(engines) if isinstance(inputs.index, SegmentedIndex) else engines[0]
+
+
+def _neighborhood_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
+    why = filter_on_cpu(inputs, device)
+    if why is not None:
+        return "", f"the candidates (neighborhood engine: {why})"
+    device.filter_program(_parts(inputs.index)[0].pos.dtype)  # built now: a build failure stops the run here
+    return (f"seed + filter (neighborhood engine, {inputs.options.filter} filter)",
+            "the dedupe (bulk verification of a repetitive read's candidates, merging each read's windows)")
+
+
+def _cpu_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
+    return inputs.cpu
+
+
+def _cpu_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
+    return "", f"the candidates ({inputs.kind} engine)"
+
+
+OPENCL_KINDS = {
+    "neighborhood": OpenClKind(_neighborhood_candidates, _neighborhood_steps),
+    "kmer": OpenClKind(_cpu_candidates, _cpu_steps),
+    "fm": OpenClKind(_cpu_candidates, _cpu_steps),
+}
