@@ -1,7 +1,7 @@
-"""Runs at the full budget from locations found with a smaller one (the stratified search).
+"""Runs at the read's e from locations found with fewer edits (the stratified search).
 
-A location is a run of consecutive hit ends at the read's budget e (semiglobal.py). A search with a
-budget e' < e finds every end of distance <= e', grouped into runs at e'. Every hit of distance <= e'
+A location is a run of consecutive hit ends at the read's e (semiglobal.py). A search with
+e' < e edits finds every end of distance <= e', grouped into runs at e'. Every hit of distance <= e'
 lies in a run at e, and a run at e holds one or more runs at e' (more in a tandem repeat: the distance
 climbs above e' between copies but stays <= e). Hits outside the runs at e' cost more than e', so the
 best hit of a run at e is the best of the best hits of the runs at e' it holds (same order: distance,
@@ -24,7 +24,7 @@ FIRST_STRETCH = 4  # ends checked past the first one at first (plus e); doubled 
 @njit(cache=True, nogil=True)
 def _joined(q: np.ndarray, e: int, end_a: int, end_b: int, seq_lo: int, packed: np.ndarray,
             nmask: np.ndarray) -> bool:
-    """Whether every end in [end_a, end_b] (global, end_a < end_b, one sequence) is a hit at budget e."""
+    """Whether every end in [end_a, end_b] (global, end_a < end_b, one sequence) is a hit within e edits."""
     m = q.size
     lo = max(seq_lo, end_a - m - e)  # every alignment of cost <= e ending at end_a or later starts here or later
     stretch = FIRST_STRETCH + e
@@ -51,7 +51,7 @@ def joined_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: n
                 pair_a: np.ndarray, seq_lo: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
                 out: np.ndarray) -> None:
     """out[k]: whether locations pair_a[k] and pair_a[k] + 1 (one query, one sequence, ends increasing)
-    lie in one run at the budget qerr of their read."""
+    lie in one run at the edits qerr of their read."""
     for k in prange(pair_a.size):
         i = pair_a[k]
         qi = loc_q[i]
