@@ -44,7 +44,7 @@ _find = device_twins(ph._mix, ph.hash_key, ph._reduce, ph.edge, ph._g, ph.find_i
 plan_window = device_twins(plan.plan_shape, plan.plan_offset, plan.plan_window).plan_window
 _search = device_twins(neighborhood_bs._lower_bound, neighborhood_bs._prefix_end)
 lower_bound, prefix_end = _search._lower_bound, _search._prefix_end
-emit_windows = device_twins(reference.sequence_of, windows.emit_windows).emit_windows
+emit_windows = device_twins(reference.sequence_of, windows.put_window, windows.emit_windows).emit_windows
 
 
 def fill_signature(pos: types.Array) -> tuple:
