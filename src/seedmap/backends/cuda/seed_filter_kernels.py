@@ -21,10 +21,12 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64, types
 
+from seedmap.backends.cuda.seed_filter_args import IndexSlice, Slots, Window
 from seedmap.backends.cuda.twins import device_twins
 from seedmap.filter import neighborhood_bs, plan, windows
 from seedmap.filter.degenerate import max_patterns
 from seedmap.index import perfect_hash as ph
+from seedmap.index.perfect_hash import Tables
 from seedmap.io import reference
 
 MAX_FE = 8  # substitutions per window the kernel can enumerate (local array size)
@@ -64,16 +66,14 @@ SIGNATURES = {
 
 
 @cuda.jit(device=True)
-def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: int, u: int, l: int, fe: int,
-                 slice_lo: int, slice_hi: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
-                 pos: np.ndarray, ref_starts: np.ndarray, nb_base: int, pos_base: int, ph_on: bool,
-                 ph_off: np.ndarray, ph_block: np.ndarray, ph_g: np.ndarray, ph_table: np.ndarray, emit: bool, w: int,
-                 win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> int:
-    """Candidates of window qcodes[qa + o : qa + o + length] in the index slice of seed addresses
-    [slice_lo, slice_hi): their number, or (emit) the next free slot after writing them from slot w.
-    seed_start/nbs/nb_pos/pos are the slice's parts of the index arrays; nb_base and pos_base their first global index.
-    ph_on: a full-length pattern is looked up in its block's perfect hash (global tables) rather than
-    binary searched (the same neighborhood either way; windows shorter than u + l keep the search)."""
+def visit_window(win: Window, u: int, l: int, fe: int, part: IndexSlice, ph_on: bool, hashes: Tables, emit: bool,
+                 out: Slots, w: int) -> int:
+    """Candidates of window `win` in the index slice `part`: their number, or (emit) the next free slot
+    after writing them into `out` from slot w. ph_on: a full-length pattern is looked up in its block's
+    perfect hash (`hashes`, global tables) rather than binary searched (the same neighborhood either way;
+    windows shorter than u + l keep the search)."""
+    qcodes, qa, o, length, m, e = win
+    slice_lo, slice_hi, seed_start, nbs, nb_pos, pos, nb_base, pos_base = part
     count = 0
     vs = cuda.local.array(3, int64)
     for i in range(length):
@@ -91,7 +91,7 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
         lo = nb_pos[seed_start[s_lo - slice_lo] - nb_base] - pos_base
         hi = nb_pos[seed_start[s_hi - slice_lo] - nb_base] - pos_base
         if emit:
-            return emit_windows(o, lo, hi, m, e, pos, ref_starts, w, win_s, win_e, win_d)
+            return emit_windows(o, lo, hi, m, e, pos, out.ref_starts, w, out.start, out.end, out.diag)
         return hi - lo
     a = 0
     for i in range(u):
@@ -126,7 +126,7 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
                     d //= 3
                     value += (new - old) << bit
                 if ph_on and r == l:
-                    lo = b0 + _find(value, a, ph_off, ph_block, ph_g, ph_table, vs)
+                    lo = b0 + _find(value, a, hashes.off, hashes.block, hashes.g, hashes.table, vs)
                     hi = lo + 1 if lo >= b0 else lo
                 else:
                     lo = lower_bound(nbs, b0, b1, value << shift)
@@ -135,7 +135,8 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
                     plo = nb_pos[lo] - pos_base
                     phi = nb_pos[hi] - pos_base
                     if emit:
-                        w = emit_windows(o, plo, phi, m, e, pos, ref_starts, w, win_s, win_e, win_d)
+                        w = emit_windows(o, plo, phi, m, e, pos, out.ref_starts, w, out.start, out.end,
+                                         out.diag)
                     else:
                         count += phi - plo
             j = k - 1  # next combination of k positions out of r
@@ -167,9 +168,10 @@ def count_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: i
     length, o = plan_window(m, e, u + l, windows, step, t - qi * nwin)
     if o < 0:
         return
-    counts[t] += visit_window(qcodes, qa, o, length, m, e, u, l, fe, slice_lo, slice_hi, seed_start, nbs, nb_pos,
-                              nb_pos, nb_pos, nb_base, pos_base, ph_on, ph_off, ph_block, ph_g, ph_table,
-                              False, 0, counts, counts, counts)
+    # (no positions, nothing written: the count pass passes nb_pos and counts in their places)
+    part = IndexSlice(slice_lo, slice_hi, seed_start, nbs, nb_pos, nb_pos, nb_base, pos_base)
+    counts[t] += visit_window(Window(qcodes, qa, o, length, m, e), u, l, fe, part, ph_on,
+                              Tables(ph_off, ph_block, ph_g, ph_table), False, Slots(counts, counts, counts, counts), 0)
 
 
 @cuda.jit(cache=True)
@@ -193,9 +195,10 @@ def fill_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: in
     length, o = plan_window(m, e, u + l, windows, step, g - qi * nwin)
     if o < 0:
         return
-    cursor[t] = visit_window(qcodes, qa, o, length, m, e, u, l, fe, slice_lo, slice_hi, seed_start, nbs, nb_pos,
-                             pos, ref_starts, nb_base, pos_base, ph_on, ph_off, ph_block, ph_g, ph_table, True,
-                             cursor[t], win_s, win_e, win_d)
+    part = IndexSlice(slice_lo, slice_hi, seed_start, nbs, nb_pos, pos, nb_base, pos_base)
+    cursor[t] = visit_window(Window(qcodes, qa, o, length, m, e), u, l, fe, part, ph_on,
+                             Tables(ph_off, ph_block, ph_g, ph_table), True, Slots(ref_starts, win_s, win_e, win_d),
+                             cursor[t])
 
 
 @cuda.jit(device=True, inline=True)
