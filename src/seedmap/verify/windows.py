@@ -76,7 +76,7 @@ def _exact_at(q: np.ndarray, packed: np.ndarray, nmask: np.ndarray, d: int) -> b
 @njit(cache=True, nogil=True, parallel=True)
 def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win: np.ndarray, packed: np.ndarray,
                    nmask: np.ndarray, loc_off: np.ndarray, loc_start: np.ndarray) -> None:
-    """Budget 0: a hit is an exact occurrence on one of the window's diagonals; occurrences on consecutive
+    """e = 0: a hit is an exact occurrence on one of the window's diagonals; occurrences on consecutive
     diagonals (a homopolymer) have consecutive ends, so they form one run, reported at its leftmost.
     With loc_off None-like (size 0) only counts, into loc_start[w]."""
     fill = loc_off.size > 0
