@@ -84,7 +84,7 @@ def stage_lines(log: Path) -> list[str]:
 
 
 def add_data_args(ap: argparse.ArgumentParser) -> None:
-    """The reference, reads and edit budget options shared by the benchmarks on these data."""
+    """The reference, reads and edits (-e) options shared by the benchmarks on these data."""
     ap.add_argument("--work", type=Path, default=DEFAULT_WORK / "scaling", help="scratch dir (default: %(default)s)")
     ap.add_argument("--reads", type=int, default=1_000_000, help="mason reads (default: %(default)s)")
     ap.add_argument("--length", type=int, default=100, help="read length (default: %(default)s)")

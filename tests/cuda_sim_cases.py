@@ -266,16 +266,16 @@ def test_seed_filter_matches_cpu(kind, u, l, plan, errors, lengths):
     qerr = errors_per_read(batch.lengths, errors)
     want_q, want_rows = NeighborhoodEngine(ix, ref.starts, **plan).candidate_windows(qcodes, qoff, qerr)
     assert want_q.size > 0
-    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=None, **plan)
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, max_bytes=None, **plan)
     got_q, got_rows = gpu.candidate_windows(qcodes, qoff, qerr)
     assert np.array_equal(got_q, want_q)
     assert np.array_equal(got_rows, want_rows)
 
 
-@pytest.mark.parametrize("fe,budget", [(0, None), (1, None), (2, 4000)])
-def test_ph_filter_on_the_gpu(fe, budget, small_blocks):
+@pytest.mark.parametrize("fe,max_bytes", [(0, None), (1, None), (2, 4000)])
+def test_ph_filter_on_the_gpu(fe, max_bytes, small_blocks):
     """--filter ph over contiguous seeds looks its full-length patterns up in the perfect hashes on the device
-    (short windows binary search): the windows of the CPU's ph engine and of the bs engine, index segments
+    (short windows binary search): the windows of the CPU's ph engine and of the bs engine, index slices
     included."""
     from seedmap.engines.neighborhood_ph import PerfectHashEngine
 
@@ -287,8 +287,8 @@ def test_ph_filter_on_the_gpu(fe, budget, small_blocks):
     assert want[0].size > 0
     bs = NeighborhoodEngine(ix, ref.starts, fe=fe).candidate_windows(qcodes, qoff, qerr)
     assert np.array_equal(bs[0], want[0]) and np.array_equal(bs[1], want[1])
-    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=budget, fe=fe, filter_name="ph")
-    assert gpu.on_gpu and gpu.ph_on and (budget is None or len(gpu.segments) > 2)
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, max_bytes=max_bytes, fe=fe, filter_name="ph")
+    assert gpu.on_gpu and gpu.ph_on and (max_bytes is None or len(gpu.slices) > 2)
     got = gpu.candidate_windows(qcodes, qoff, qerr)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
@@ -306,25 +306,25 @@ def test_other_filters_fall_back_to_the_cpu_engine(filter_name, shape, fe):
     options = EngineOptions(filter=filter_name, fe=fe)
     want_q, want_rows = make_engine(ix, ref.starts, options).candidate_windows(qcodes, qoff, qerr)
     assert want_q.size > 0
-    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=None, fe=fe, filter_name=filter_name)
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, max_bytes=None, fe=fe, filter_name=filter_name)
     assert not gpu.on_gpu and type(gpu.cpu).__name__ == {"ph": "PerfectHashEngine",
                                                           "bpr": "NeighborhoodBprEngine"}[filter_name]
     got_q, got_rows = gpu.candidate_windows(qcodes, qoff, qerr)
     assert np.array_equal(got_q, want_q) and np.array_equal(got_rows, want_rows)
 
 
-@pytest.mark.parametrize("u,l,errors,lengths,budget", [(5, 3, 0.06, (20, 60), 4000), (8, 4, 0.12, (20, 30), 4000)])
-def test_seed_filter_segments_and_chunks(u, l, errors, lengths, budget):
-    """An index cut into segments loaded in turn, and query chunks under a small candidate budget, give
+@pytest.mark.parametrize("u,l,errors,lengths,max_bytes", [(5, 3, 0.06, (20, 60), 4000), (8, 4, 0.12, (20, 30), 4000)])
+def test_seed_filter_slices_and_chunks(u, l, errors, lengths, max_bytes):
+    """An index cut into slices loaded in turn, and query chunks under a small candidate cap, give
     the same windows (repeats: many candidates per read, heap sort on the device; windows shorter than u
-    look up ranges of seed blocks that segments cut)."""
+    look up ranges of seed blocks that slices cut)."""
     ref, batch = genome_and_reads("repetitive", 5, 30, lengths)
     ix = neighborhood.build(ref, u, l)
     qcodes, qoff = batch.queries()
     qerr = errors_per_read(batch.lengths, errors)
     want = NeighborhoodEngine(ix, ref.starts).candidate_windows(qcodes, qoff, qerr)
-    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=budget, candidate_budget=200)
-    assert len(gpu.segments) > 2
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, max_bytes=max_bytes, candidate_cap=200)
+    assert len(gpu.slices) > 2
     got = gpu.candidate_windows(qcodes, qoff, qerr)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
     counts = np.diff(np.searchsorted(want[0], np.arange(qoff.size)))
@@ -351,7 +351,7 @@ def test_workers_of_one_device_share_its_copies(kind, small_blocks):
     assert va is not vb and va.d_packed is vb.d_packed and va.d_nmask is vb.d_nmask  # own reads, one reference
     assert vo.d_packed is not va.d_packed
     if kind == "neighborhood":
-        assert a.engine._resident is b.engine._resident and a.engine.segments is b.engine.segments
+        assert a.engine._resident is b.engine._resident and a.engine.slices is b.engine.slices
         assert a.engine.cpu is b.engine.cpu  # the CPU filter's engine (a ph filter's tables) made once too
         assert alone.engine._resident is not a.engine._resident
     want_q, want_rows = alone.candidate_windows(qcodes, qoff, qerr)
@@ -364,8 +364,8 @@ def test_workers_of_one_device_share_its_copies(kind, small_blocks):
         assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
 
 
-def test_segments_cut_short_window_ranges():
-    """Windows shorter than u look up a range of seed blocks; segment borders cut such ranges."""
+def test_slices_cut_short_window_ranges():
+    """Windows shorter than u look up a range of seed blocks; slice borders cut such ranges."""
     rng = np.random.default_rng(8)
     seqs = [random_genome(rng, 1500), random_genome(rng, 400)]
     ref = Reference.from_codes(["a", "b"], seqs)
@@ -374,8 +374,8 @@ def test_segments_cut_short_window_ranges():
     qcodes, qoff = batch.queries()
     qerr = errors_per_read(batch.lengths, 0.3)  # 3 edits: 4 windows of 2 or 3 bases (< u = 4)
     want = NeighborhoodEngine(ix, ref.starts).candidate_windows(qcodes, qoff, qerr)
-    gpu = CudaNeighborhoodEngine(ix, ref.starts, budget=6000)
-    assert len(gpu.segments) > 3
+    gpu = CudaNeighborhoodEngine(ix, ref.starts, max_bytes=6000)
+    assert len(gpu.slices) > 3
     got = gpu.candidate_windows(qcodes, qoff, qerr)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
@@ -388,7 +388,7 @@ def test_seed_filter_with_int64_positions():
     qcodes, qoff = batch.queries()
     qerr = errors_per_read(batch.lengths, 0.05)
     want = NeighborhoodEngine(ix, ref.starts).candidate_windows(qcodes, qoff, qerr)
-    got = CudaNeighborhoodEngine(ix, ref.starts, budget=None).candidate_windows(qcodes, qoff, qerr)
+    got = CudaNeighborhoodEngine(ix, ref.starts, max_bytes=None).candidate_windows(qcodes, qoff, qerr)
     assert want[0].size > 0
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
@@ -412,14 +412,14 @@ def fm_case(kind: str, seed: int, n: int, lengths: tuple[int, int]) -> tuple[Ref
 @pytest.mark.parametrize("kind,r,errors,lengths,sizes", [
     ("repetitive", 4, 0.06, (20, 50), {"saved_rows": 4}),
     # a query per launch:
-    ("repetitive", 3, 0.12, (20, 30), {"scratch_bytes": 1, "candidate_budget": 300, "saved_rows": 4}),
+    ("repetitive", 3, 0.12, (20, 30), {"scratch_bytes": 1, "candidate_cap": 300, "saved_rows": 4}),
     ("random", 16, 0.05, (30, 60), {"verify_below": 0}),
     ("random", 2, 0.0, (20, 30), {}),  # e = 0: the forward index alone
 ])
 def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
     """The FM engine's search, locates and dedupe on the device give the CPU FmEngine's windows exactly:
     queries with more accepted strings than the first pass keeps (searched again), N in reads and
-    reference, scratch for one query per launch, and query chunks under a small candidate budget."""
+    reference, scratch for one query per launch, and query chunks under a small candidate cap."""
     ref, batch = fm_case(kind, 21, 24, lengths)
     ix = fm.build(ref, r)
     qcodes, qoff = batch.queries()

@@ -117,8 +117,8 @@ def test_start_of_every_end(seed, m, d, repetitive, n_rate):
 @given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([1, 2, 5, 31, 64, 100, 129]), copies=st.integers(0, 7),
        n_rate=st.sampled_from([0.0, 0.02]))
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_budget_zero_windows_equal_the_oracle(seed, m, copies, n_rate):
-    """verify.windows at budget 0 (its exact comparison): each window holds the read's copies, exact or one
+def test_zero_edit_windows_equal_the_oracle(seed, m, copies, n_rate):
+    """verify.windows at e = 0 (its exact comparison): each window holds the read's copies, exact or one
     edit off, some back to back (one run), a homopolymer read in a homopolymer, Ns: the oracle's locations,
     the windows with more than SLOTS of them included."""
     rng = np.random.default_rng(seed)

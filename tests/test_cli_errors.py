@@ -347,7 +347,7 @@ def test_bad_option_value(work: Path, option: str, value: str):
 
 @pytest.mark.parametrize("to_file", [True, False])
 @pytest.mark.parametrize("errors", ["50", "21", "0.6"])
-def test_error_budget_beyond_a_quarter_is_refused(work: Path, errors: str, to_file: bool):
+def test_errors_beyond_a_quarter_are_refused(work: Path, errors: str, to_file: bool):
     """-e above a quarter of these 80 bp reads (20 edits, rate 0.25) is refused at once: exactly one line on
     stderr saying why and what is allowed, no output file, nothing on stdout. It used to run for ever."""
     before = sorted(os.listdir(work))
@@ -363,7 +363,7 @@ def test_error_budget_beyond_a_quarter_is_refused(work: Path, errors: str, to_fi
 
 
 @pytest.mark.parametrize("errors", ["20", "0.25"])
-def test_error_budget_of_a_quarter_maps(work: Path, errors: str):
+def test_errors_of_a_quarter_maps(work: Path, errors: str):
     records = sam_records(maps(work, "ref.fa", "reads.fq", "-e", errors).stdout)
     assert all(r[0].endswith(f"_{r[3]}") for r in records if not int(r[1]) & 256)  # each primary at its origin
 
@@ -394,7 +394,7 @@ def test_errors_per_read_at_most_a_quarter():
 
 @pytest.mark.parametrize(("errors", "genome", "slow"), [(8, 3_100_000_000, True), (6, 3_100_000_000, False),
                                                         (20, 294_000, True), (16, 294_000, False)])
-def test_slow_error_budget_is_warned(caplog: pytest.LogCaptureFixture, errors: int, genome: int, slow: bool):
+def test_slow_errors_are_warned(caplog: pytest.LogCaptureFixture, errors: int, genome: int, slow: bool):
     """100 bp reads: more than 10,000 random places per read for their e + 1 pigeonhole pieces is a warning."""
     from seedmap.options import MapOptions
     from seedmap.pipeline.inputs import warn_if_slow

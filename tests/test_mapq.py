@@ -1,5 +1,5 @@
 """MAPQ: 0 for ties, strictly growing with the edit gap to the second best until the cap, lower with
-more competing locations and with a best location near the edit budget."""
+more competing locations and with a best location near the edits searched (e)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from seedmap.mapq import MAX_MAPQ
 from seedmap.records import make_records
 
 
-def primary_mapq(dists: list[int], budget: int = 6) -> int:
+def primary_mapq(dists: list[int], e: int = 6) -> int:
     """MAPQ of one read whose locations have these distances (at distinct positions)."""
     n = len(dists)
     recs = make_records(1, np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64) * 1000,
-                        np.array(dists, dtype=np.int32), False, 0, np.array([budget]))
+                        np.array(dists, dtype=np.int32), False, 0, np.array([e]))
     prim = recs.mapq[(recs.flag & 256) == 0]
     assert prim.size == 1 and np.all(recs.mapq[(recs.flag & 256) != 0] == 0)
     return int(prim[0])
@@ -34,10 +34,10 @@ def test_monotone_in_the_gap():
     assert primary_mapq([0, 1]) < primary_mapq([0, 2]) < primary_mapq([0, 3])
 
 
-def test_more_competitors_and_budget_lower_it():
+def test_more_competitors_and_a_best_near_e_lower_it():
     assert primary_mapq([0, 2, 2, 2]) < primary_mapq([0, 2])
     assert primary_mapq([0]) == MAX_MAPQ
-    assert primary_mapq([6], budget=6) < primary_mapq([0], budget=6)
+    assert primary_mapq([6], e=6) < primary_mapq([0], e=6)
     assert primary_mapq([0, 1]) > 0
 
 

@@ -177,7 +177,7 @@ def test_rescue_finds_a_mate_beyond_e(rng):
     assert int(prim[128][1]) & 4 and int(prim[64][1]) & 8
     assert prim[128][2] == "g" and prim[128][3] == prim[64][3] == prim[128][7]  # placed at its mate
     assert prim[64][6] == "=" and prim[64][7] == prim[64][3] and prim[64][8] == "0"
-    # A budget below the edits finds nothing; the rescued mate is also absent from a window that is too far.
+    # Fewer rescue edits than the mate has find nothing; the rescued mate is also absent from a window that is too far.
     assert int({int(f[1]) & 192: f for f in run_pairs(ref, [(a, b)], e, PairOptions(rescue_edits=4))}[128][1]) & 4
     far = run_pairs(ref, [(a, b)], e, PairOptions(rescue_edits=8), model=InsertModel(600.0, 10.0))
     assert int({int(f[1]) & 192: f for f in far}[128][1]) & 4

@@ -1,6 +1,6 @@
 """Records (records.py, mapq.py: kernels) against the plain numpy they replaced, kept here as the
 reference: order, primary and secondary flags, NH, MAPQ and unmapped reads for random locations, ties
-and repeats included, all-mapping, --best, -n and --strata, with and without a per-read budget."""
+and repeats included, all-mapping, --best, -n and --strata, with and without the edits searched per read."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from seedmap.mapq import EDIT_RATIO, MAX_MAPQ, UNSEEN_WEIGHT
 from seedmap.records import make_records
 
 
-def numpy_mapq(read, dist, rank, budget, n_reads):
+def numpy_mapq(read, dist, rank, edits, n_reads):
     best = np.zeros(n_reads, dtype=np.int64)
     first = rank == 0
     best[read[first]] = dist[first]
     delta = (dist - best[read]).astype(np.float64)
     others = np.bincount(read[~first], weights=EDIT_RATIO ** delta[~first], minlength=n_reads)
     n_best = np.bincount(read[dist == best[read]], minlength=n_reads)
-    unseen = UNSEEN_WEIGHT * EDIT_RATIO ** (budget + 1 - best).astype(np.float64)
+    unseen = UNSEEN_WEIGHT * EDIT_RATIO ** (edits + 1 - best).astype(np.float64)
     rest = others + unseen
     with np.errstate(divide="ignore"):
         q = -10.0 * np.log10(rest / (1.0 + rest))
@@ -30,36 +30,36 @@ def numpy_mapq(read, dist, rank, budget, n_reads):
     return mapq
 
 
-def numpy_depth(n_reads, read, dist, rank, budget, best_only, max_hits, strata):
+def numpy_depth(n_reads, read, dist, rank, edits, best_only, max_hits, strata):
     """records.searched_depth by plain loops: `strata` = (beyond a unique best, beyond a tie)."""
-    depth = budget.copy()
+    depth = edits.copy()
     for r in range(n_reads):
         mine = dist[read == r]
         if mine.size == 0:
             continue
-        stop = int(budget[r])
+        stop = int(edits[r])
         if max_hits > 0 and mine.size >= max_hits:
             stop = int(np.sort(mine)[max_hits - 1])
         if best_only:
             stop = int(mine.min())
         tie = np.count_nonzero(mine == mine.min()) > 1
-        depth[r] = min(int(budget[r]), stop + strata[1 if tie else 0])
+        depth[r] = min(int(edits[r]), stop + strata[1 if tie else 0])
     return depth
 
 
-def numpy_records(n_reads, loc_q, loc_s, loc_d, best_only, max_hits, budget=None, strata=(0, 0)):
+def numpy_records(n_reads, loc_q, loc_s, loc_d, best_only, max_hits, edits=None, strata=(0, 0)):
     read = loc_q >> 1
     strand = loc_q & 1
     order = np.lexsort((strand, loc_s, loc_d, read))
     read, dist = read[order], loc_d[order]
     rank = np.array([i - int(np.searchsorted(read, read[i])) for i in range(read.size)], dtype=np.int64)
-    if budget is None:
-        budget = np.full(n_reads, int(dist.max(initial=0)), dtype=np.int64)
+    if edits is None:
+        edits = np.full(n_reads, int(dist.max(initial=0)), dtype=np.int64)
     if best_only or max_hits > 0:
-        budget = numpy_depth(n_reads, read, dist, rank, budget, best_only, max_hits, strata)
-        inside = dist <= budget[read]
+        edits = numpy_depth(n_reads, read, dist, rank, edits, best_only, max_hits, strata)
+        inside = dist <= edits[read]
         order, read, dist, rank = order[inside], read[inside], dist[inside], rank[inside]
-    se_mapq = numpy_mapq(read, dist, rank, budget, n_reads)
+    se_mapq = numpy_mapq(read, dist, rank, edits, n_reads)
     best = np.zeros(n_reads, dtype=np.int64)
     best[read[rank == 0]] = dist[rank == 0]
     keep = np.ones(read.size, dtype=bool)
@@ -86,15 +86,15 @@ def numpy_records(n_reads, loc_q, loc_s, loc_d, best_only, max_hits, budget=None
 @given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 30), st.integers(0, 6)), max_size=80),
        st.integers(6, 9), st.booleans(), st.integers(0, 3),
        st.sampled_from([(0, 0), (1, 1), (2, 2), (2, 0), (1, 0)]), st.booleans())
-def test_records_equal_the_numpy_reference(locs, n_reads, best_only, max_hits, strata, with_budget):
+def test_records_equal_the_numpy_reference(locs, n_reads, best_only, max_hits, strata, with_edits):
     locs = sorted((q, s) + (d,) for q, s, d in locs if q >> 1 < n_reads)  # ordered by query, then start
     loc_q = np.array([q for q, _, _ in locs], dtype=np.int64)
     loc_s = np.array([s * 7919 for _, s, _ in locs], dtype=np.int64)
     loc_d = np.array([d for _, _, d in locs], dtype=np.int32)
-    budget = np.arange(n_reads, dtype=np.int64) % 4 + 5 if with_budget else None
+    edits = np.arange(n_reads, dtype=np.int64) % 4 + 5 if with_edits else None
     strata = strata if best_only or max_hits else (0, 0)
-    got = make_records(n_reads, loc_q, loc_s, loc_d, best_only, max_hits, budget, strata)
-    want = numpy_records(n_reads, loc_q, loc_s, loc_d, best_only, max_hits, budget, strata)
+    got = make_records(n_reads, loc_q, loc_s, loc_d, best_only, max_hits, edits, strata)
+    want = numpy_records(n_reads, loc_q, loc_s, loc_d, best_only, max_hits, edits, strata)
     for name, a, b in zip(("read", "loc", "flag", "mapq", "nh"), (got.read, got.loc, got.flag, got.mapq, got.nh),
                           want, strict=True):
         assert np.array_equal(a, b), name

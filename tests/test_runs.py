@@ -1,4 +1,4 @@
-"""Runs at the full budget (verify/runs.py): whether two neighbouring locations found with a smaller budget lie
+"""Runs at the full e (verify/runs.py): whether two neighbouring locations found with a smaller e lie
 in one run, against the plain DP's last row (every end between them a hit)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from seedmap.verify.runs import joined_runs
 
 
 def _tandem_text(rng: np.random.Generator, period: int, copies: int, flank: int, n_rate: float) -> np.ndarray:
-    """Random flanks around a tandem array of a diverged unit: runs join across copies at a large budget."""
+    """Random flanks around a tandem array of a diverged unit: runs join across copies at a large e."""
     unit = rng.integers(0, 4, period).astype(np.uint8)
     parts = [rng.integers(0, 4, flank).astype(np.uint8)]
     for _ in range(copies):

@@ -117,7 +117,7 @@ def _segmented(ref: Reference, bounds: list[int], u: int, l: int, shape: str = "
 
 
 def _queries(rng: np.random.Generator, seqs: list[np.ndarray], n: int, e: int):
-    """Both strands of n reads (codes, offsets) and every read's error budget."""
+    """Both strands of n reads (codes, offsets) and every read's edits (qerr)."""
     qcodes, qoff = batch_of(sample_reads(rng, seqs, n, (30, 120), e + 1)).queries()
     return qcodes, qoff, np.full(n, e, dtype=np.int64)
 
@@ -173,24 +173,24 @@ def test_max_memory_chooses_segments_that_fit():
     ref = Reference.from_codes(["a"], [random_genome(rng, 400_000)])
     fixed = segments.FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes + 8 * 4**10
     assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": 8 << 30})
-    budget = fixed + 100_000 * neighborhood.SORT_BYTES_PER_POSITION
-    params = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": budget})
+    max_bytes = fixed + 100_000 * neighborhood.SORT_BYTES_PER_POSITION
+    params = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": max_bytes})
     bounds = params["segments"]
     assert len(bounds) == 5 and bounds[0] == 0 and bounds[-1] == ref.total and "max_memory" not in params
-    assert max(np.diff(bounds)) * neighborhood.SORT_BYTES_PER_POSITION + fixed <= budget
+    assert max(np.diff(bounds)) * neighborhood.SORT_BYTES_PER_POSITION + fixed <= max_bytes
     with pytest.raises(SeedmapError, match="too small"):
         plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": fixed})
     # Without --max-memory, the CLI's share of the machine's memory (three quarters): the same segments
     # when the build is what limits them; segments that also map two at a time within half the machine's
     # memory when that is smaller; and a machine too small for one segment builds the whole index (no error).
-    auto = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": 0, "machine_memory": budget})
+    auto = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": 0, "machine_memory": max_bytes})
     assert len(auto["segments"]) >= len(bounds)
     half = fixed + neighborhood.MAP_WORKING_BYTES + 2 * neighborhood.INDEX_BYTES_PER_POSITION * 150_000
     roomy = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "machine_memory": half * 3 // 2})
     assert len(roomy["segments"]) == 4 and max(np.diff(roomy["segments"])) <= 150_000
     assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": half * 3 // 2})
     assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "machine_memory": fixed})
-    assert plan_build(ref, "fm", {"r": 16, "machine_memory": budget}) == {"r": 16}
+    assert plan_build(ref, "fm", {"r": 16, "machine_memory": max_bytes}) == {"r": 16}
 
 
 @pytest.mark.parametrize("text,value", [("8G", 8 << 30), ("512M", 512 << 20), ("1.5g", 3 << 29), ("64KiB", 64 << 10),

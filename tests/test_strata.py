@@ -31,7 +31,7 @@ def engine_of(kind: str, ref: Reference):
 
 
 def tandem_genome(rng: np.random.Generator) -> list[np.ndarray]:
-    """Repeats whose copies a small budget keeps apart and the full budget joins: tandem arrays of a unit
+    """Repeats whose copies a search with few edits keeps apart and one with all e joins: tandem arrays of a unit
     (1-7 bp) with a few substitutions, next to random sequence."""
     parts = [random_genome(rng, 120)]
     for unit in (1, 2, 3, 5, 7):
@@ -90,7 +90,7 @@ def test_best_stratum_is_the_oracles(rng, kind):
 
 
 def test_tandem_repeats_join_runs(rng):
-    """A test that can fail: in a tandem array a budget of 0 sees many exact copies, the full budget one
+    """A test that can fail: in a tandem array a search with 0 edits sees many exact copies, one with all e
     run; without joining, --best would report more locations than the all-mapping search."""
     unit = np.array([0, 1, 2], np.uint8)
     g = np.concatenate([random_genome(rng, 100), np.tile(unit, 60), random_genome(rng, 100)])
@@ -129,12 +129,12 @@ def test_searched_depth():
     read = np.array([0, 0, 0, 1, 1, 2])
     dist = np.array([1, 1, 3, 0, 2, 4])
     rank = np.array([0, 1, 2, 0, 1, 0])
-    budget = np.array([5, 5, 5, 5])
-    assert searched_depth(4, read, dist, rank, budget, True, 0, (1, 1)).tolist() == [2, 1, 5, 5]
-    assert searched_depth(4, read, dist, rank, budget, False, 2, (0, 0)).tolist() == [1, 2, 5, 5]
-    assert searched_depth(4, read, dist, rank, budget, True, 2, (2, 2)).tolist() == [3, 2, 5, 5]
+    edits = np.array([5, 5, 5, 5])
+    assert searched_depth(4, read, dist, rank, edits, True, 0, (1, 1)).tolist() == [2, 1, 5, 5]
+    assert searched_depth(4, read, dist, rank, edits, False, 2, (0, 0)).tolist() == [1, 2, 5, 5]
+    assert searched_depth(4, read, dist, rank, edits, True, 2, (2, 2)).tolist() == [3, 2, 5, 5]
     # the default: a stratum beyond a unique best (reads 1 and 2), none beyond a tie (read 0)
-    assert searched_depth(4, read, dist, rank, budget, True, 0, (1, 0)).tolist() == [1, 1, 5, 5]
+    assert searched_depth(4, read, dist, rank, edits, True, 0, (1, 0)).tolist() == [1, 1, 5, 5]
 
 
 def test_mapq_counts_only_searched_strata():

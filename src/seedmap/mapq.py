@@ -1,6 +1,6 @@
 """MAPQ: a phred-scaled posterior that the reported location is the read's origin.
 
-Every location found within the edit budget e is a candidate origin with likelihood proportional to
+Every location found within e edits is a candidate origin with likelihood proportional to
 EDIT_RATIO ** d (one more edit makes a location EDIT_RATIO times less likely: a per-base error rate
 p gives p / (1 - p)). Origins the search cannot see (more than e edits away) enter as one virtual
 location of UNSEEN_WEIGHT at e + 1 edits. The posterior of the chosen location is its weight over the
@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 EDIT_RATIO = 0.01  # likelihood ratio of one more edit (calibrated: benchmarks/mapq.py)
-UNSEEN_WEIGHT = 1.0  # prior weight of an origin beyond the edit budget (one virtual location at e + 1)
+UNSEEN_WEIGHT = 1.0  # prior weight of an origin beyond e edits (one virtual location at e + 1)
 MAX_MAPQ = 60
 
 
@@ -54,19 +54,19 @@ def _tally(read: np.ndarray, dist: np.ndarray, rank: np.ndarray, n_reads: int,
     return best, others, n_best, n_loc
 
 
-def single_end_mapq(read: np.ndarray, dist: np.ndarray, rank: np.ndarray, budget: np.ndarray,
+def single_end_mapq(read: np.ndarray, dist: np.ndarray, rank: np.ndarray, edits: np.ndarray,
                     n_reads: int, shifted: np.ndarray | None = None) -> np.ndarray:
     """MAPQ of each read's best location (rank 0), per read (0 for reads without locations).
-    read/dist/rank: all locations, rank 0 = the best; budget: edits searched per read; shifted: per read,
+    read/dist/rank: all locations, rank 0 = the best; edits: edits searched per read; shifted: per read,
     the placements inside its best location g = 0, 1, ... edits behind it (verify/shifts.py), counted as
-    locations where g is within the budget searched."""
+    locations where g is within the edits searched."""
     weight = EDIT_RATIO ** np.arange(int(dist.max(initial=0)) + 1, dtype=np.float64)  # of an edit gap
     best, others, n_best, n_loc = _tally(read, dist, rank, n_reads, weight)
-    unseen = UNSEEN_WEIGHT * EDIT_RATIO ** (budget + 1 - best).astype(np.float64)
+    unseen = UNSEEN_WEIGHT * EDIT_RATIO ** (edits + 1 - best).astype(np.float64)
     rest = others + unseen
     if shifted is not None:
         gaps = np.arange(shifted.shape[1])
-        seen = gaps[None, :] <= (budget - best)[:, None]
+        seen = gaps[None, :] <= (edits - best)[:, None]
         rest = rest + (shifted * seen * EDIT_RATIO ** gaps.astype(np.float64)).sum(axis=1)
         n_best = n_best + shifted[:, 0]
     with np.errstate(divide="ignore"):

@@ -110,7 +110,7 @@ def gpu_workers(threads: int, devices: int) -> int:
 
 def errors_per_read(lengths: np.ndarray, errors: float, min_length: int = 0, max_rate: float = 0.0) -> np.ndarray:
     """Edits searched per read, at most max_rate of its length when given. A read shorter than min_length gets
-    its own length: a read not longer than its edit budget would match everywhere, so it is never searched and
+    its own length: a read not longer than its edits e would match everywhere, so it is never searched and
     is reported unmapped."""
     if errors >= 1 or errors == 0:
         e = np.full(lengths.size, int(errors), dtype=np.int64)

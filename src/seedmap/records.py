@@ -121,13 +121,13 @@ def best_locations(n_reads: int, read: np.ndarray, strand: np.ndarray, start: np
     return best
 
 
-def searched_depth(n_reads: int, read: np.ndarray, dist: np.ndarray, rank: np.ndarray, budget: np.ndarray,
+def searched_depth(n_reads: int, read: np.ndarray, dist: np.ndarray, rank: np.ndarray, edits: np.ndarray,
                    best_only: bool, max_hits: int, strata: tuple[int, int]) -> np.ndarray:
     """The deepest stratum --best / -n search per read (see pipeline/strata.py): strata[0] beyond the best
-    distance (--best) or the N-th location's (-n N; the whole budget for reads with fewer) when the read
+    distance (--best) or the N-th location's (-n N; all the edits for reads with fewer) when the read
     has one location at its best distance, strata[1] when it has several (read, dist, rank: sorted by
     read, rank 0 = the best)."""
-    stop = budget.copy()
+    stop = edits.copy()
     if max_hits > 0:
         nth = rank == max_hits - 1
         stop[read[nth]] = dist[nth]
@@ -136,7 +136,7 @@ def searched_depth(n_reads: int, read: np.ndarray, dist: np.ndarray, rank: np.nd
     best[read[first]] = dist[first]
     if best_only:
         stop[read[first]] = dist[first]
-    return np.minimum(budget, stop + np.where(tied_best(n_reads, read, dist, best), strata[1], strata[0]))
+    return np.minimum(edits, stop + np.where(tied_best(n_reads, read, dist, best), strata[1], strata[0]))
 
 
 def tied_best(n_reads: int, read: np.ndarray, dist: np.ndarray, best: np.ndarray) -> np.ndarray:
@@ -145,9 +145,9 @@ def tied_best(n_reads: int, read: np.ndarray, dist: np.ndarray, best: np.ndarray
 
 
 def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.ndarray, best_only: bool,
-                 max_hits: int, budget: np.ndarray | None = None, strata: tuple[int, int] = (0, 0),
+                 max_hits: int, edits: np.ndarray | None = None, strata: tuple[int, int] = (0, 0),
                  shifted: np.ndarray | None = None) -> Records:
-    """Single-end records. budget: edits searched per read (for MAPQ; default: the largest distance found).
+    """Single-end records. edits: edits searched per read (for MAPQ; default: the largest distance found).
     With --best or -n, MAPQ sees only the strata they search (searched_depth), whatever else the locations
     hold. shifted: other placements inside each read's best location (verify/shifts.py), for MAPQ."""
     loc_read = loc_q >> 1
@@ -155,13 +155,13 @@ def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.n
     order = _record_order(n_reads, loc_read, strand, loc_s, loc_d, _NONE)
     read, dist = loc_read[order], loc_d[order]
     rank = _rank_within(read)
-    if budget is None:
-        budget = np.full(n_reads, int(dist.max(initial=0)), dtype=np.int64)
+    if edits is None:
+        edits = np.full(n_reads, int(dist.max(initial=0)), dtype=np.int64)
     if best_only or max_hits > 0:
-        budget = searched_depth(n_reads, read, dist, rank, budget, best_only, max_hits, strata)
-        inside = dist <= budget[read]
+        edits = searched_depth(n_reads, read, dist, rank, edits, best_only, max_hits, strata)
+        inside = dist <= edits[read]
         order, read, dist, rank = order[inside], read[inside], dist[inside], rank[inside]
-    se_mapq = single_end_mapq(read, dist, rank, budget, n_reads, shifted)  # all (searched) locations, before a cap
+    se_mapq = single_end_mapq(read, dist, rank, edits, n_reads, shifted)  # all (searched) locations, before a cap
     return Records(*_assemble(n_reads, order, read, rank, loc_d, strand, se_mapq, best_only, max_hits, False,
                               SINGLE))
 

@@ -1,4 +1,4 @@
-"""What every engine shares: count candidates, then fill them in query chunks that fit a memory budget,
+"""What every engine shares: count candidates, then fill them in query chunks under a candidate cap,
 then merge each query's overlapping windows (the dedupe stage); then verify the windows and align the
 locations found, on the CPU (a device's engine, backends.base.DeviceEngine, does both with its backend's twins).
 Engine is the interface the pipeline maps with; CandidateEngine the base class of the CPU engines."""
@@ -18,7 +18,7 @@ from seedmap.verify.align import align
 from seedmap.verify.windows import verify
 
 # Raw candidates materialised at once (24 bytes each); more are processed in query chunks.
-CANDIDATE_BUDGET = 8_000_000
+CANDIDATE_CAP = 8_000_000
 
 
 @njit(cache=True, nogil=True)
@@ -185,7 +185,7 @@ class CandidateEngine:
                 self._bulk_filter(qcodes, qoff, qerr, first, last, cand_off, cand_len, win_s, win_e, win_d)
             return merge_windows(first, last, cand_off, cand_len, win_s, win_e, win_d)
 
-        return in_chunks(cand_off, CANDIDATE_BUDGET, chunk)
+        return in_chunks(cand_off, CANDIDATE_CAP, chunk)
 
 
 def no_windows() -> tuple[np.ndarray, np.ndarray]:
@@ -193,15 +193,15 @@ def no_windows() -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
 
 
-def in_chunks(cand_off: np.ndarray, budget: int,
+def in_chunks(cand_off: np.ndarray, cap: int,
               chunk: Callable[[int, int], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """chunk(first, last)'s merged windows over query ranges whose raw candidates (cand_off: per query,
-    scanned) fit `budget` (a query with more is a range of its own), concatenated in query order."""
+    scanned) fit `cap` (a query with more is a range of its own), concatenated in query order."""
     nq = cand_off.size - 1
     parts = []
     first = 0
     while first < nq:
-        last = int(np.searchsorted(cand_off, cand_off[first] + budget, side="right")) - 1
+        last = int(np.searchsorted(cand_off, cand_off[first] + cap, side="right")) - 1
         last = min(max(last, first + 1), nq)
         parts.append(chunk(first, last))
         first = last

@@ -40,6 +40,7 @@ from numba import get_thread_id, njit, prange
 
 from seedmap.filter.fm_pieces import cut_scratch, pieces
 from seedmap.filter.fm_search import bwt_symbol, extend, locate, lower_bounds, occ
+from seedmap.filter.windows import put_window
 from seedmap.filter.windows import sort_windows as _sort_windows
 from seedmap.io.reference import sequence_of
 
@@ -453,9 +454,7 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarra
             ps = _piece_text_start(row, counts, fwd_occ, fwd_mark, fwd_ssa, i)
             s = sequence_of(text_starts, ps)
             diag = ps - text_starts[s] + ref_starts[s] - row[0]  # a segment's sequences start further on
-            win_start[w] = max(diag - e, ref_starts[s])
-            win_end[w] = min(diag + m + e, ref_starts[s + 1])
-            win_diag[w] = diag
+            put_window(diag, m, e, s, ref_starts, w, win_start, win_end, win_diag)
             w += 1
     return w
 

@@ -45,7 +45,7 @@ def choose_seeds(q: np.ndarray, k: int, n_seeds: int, offsets: np.ndarray, out: 
     (needs n_seeds*k <= m)."""
     m = q.size
     npos = m - k + 1
-    # Few seeds in a long read (small budgets: the stratified search) need not weigh every k-mer: looking
+    # Few seeds in a long read (few edits: the stratified search) need not weigh every k-mer: looking
     # each up is a cache miss in a large table. Candidates every `stride` bases still leave room for
     # n_seeds disjoint ones; other offsets cost more than any real choice.
     stride = max(1, (m - n_seeds * k) // (4 * n_seeds))

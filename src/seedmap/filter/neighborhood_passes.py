@@ -29,6 +29,7 @@ from seedmap.filter.neighborhood_bs import (
 from seedmap.filter.neighborhood_ph import SCRATCH_PH, window_ranges_ph
 from seedmap.filter.plan import plan_offset, plan_shape, window_plan
 from seedmap.filter.windows import emit_windows, sort_windows
+from seedmap.index.perfect_hash import Tables
 from seedmap.intrinsics import prefetch
 
 CHUNK = 64  # queries per parallel task
@@ -41,8 +42,8 @@ def _lookup(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: in
     numba removes at compile time)."""
     if ph is None:
         return _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, out, scratch)
-    return window_ranges_ph(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ph[0], ph[1], ph[2], ph[3], out,
-                            scratch)
+    return window_ranges_ph(q, o, length, care, l, fe, seed_start, nbs, nb_pos, Tables(ph[0], ph[1], ph[2], ph[3]),
+                            out, scratch)
 
 
 @njit(cache=True, nogil=True)

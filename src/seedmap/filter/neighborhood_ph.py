@@ -19,15 +19,14 @@ from numba import njit
 
 from seedmap.filter.degenerate import hamming_patterns
 from seedmap.filter.neighborhood_bs import SCRATCH, _window_ranges
-from seedmap.index.perfect_hash import find_many
+from seedmap.index.perfect_hash import Tables, find_many
 
 SCRATCH_PH = 5  # scratch words per pattern: the pattern, its rank, its 3 vertices
 
 
 @njit(cache=True, nogil=True)
 def window_ranges_ph(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: int, seed_start: np.ndarray,
-                     nbs: np.ndarray, nb_pos: np.ndarray, ph_off: np.ndarray, ph_block: np.ndarray,
-                     ph_g: np.ndarray, ph_table: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> int:
+                     nbs: np.ndarray, nb_pos: np.ndarray, hashes: Tables, out: np.ndarray, scratch: np.ndarray) -> int:
     """Position ranges [out[i, 0], out[i, 1]) in `pos` matching window q[o:o+length]; returns the count.
     The seed is read at its care positions (`care`, offsets in its span), the neighborhood after the span.
     out: max_patterns(l, fe) rows; scratch: int64[SCRATCH_PH * max_patterns(l, fe)], reused between calls."""
@@ -51,8 +50,8 @@ def window_ranges_ph(q: np.ndarray, o: int, length: int, care: np.ndarray, l: in
     cap = scratch.size // SCRATCH_PH
     patterns, ranks = scratch[:cap], scratch[cap:2 * cap]
     n_pat = hamming_patterns(base, l, fe, patterns, ranks)
-    find_many(patterns, n_pat, np.int64(ph_block[a, 0]), np.int64(ph_block[a, 1]), ph_off[a], ph_g, ph_table,
-              scratch[2 * cap:], ranks)
+    find_many(patterns, n_pat, np.int64(hashes.block[a, 0]), np.int64(hashes.block[a, 1]), hashes.off[a], hashes.g,
+              hashes.table, scratch[2 * cap:], ranks)
     n = 0
     for t in range(n_pat):
         if ranks[t] >= 0:

@@ -1,6 +1,6 @@
 """Verification windows, as every engine makes them: one per seed hit, [diag - e, diag + m + e) clipped to
-the hit's sequence (emit_windows); a query's windows sorted by start (sort_windows); overlapping ones merged
-(merge_one, merge_windows), which is the dedupe stage.
+the hit's sequence (put_window; emit_windows: those of a range of hits); a query's windows sorted by start
+(sort_windows); overlapping ones merged (merge_one, merge_windows), which is the dedupe stage.
 """
 
 from __future__ import annotations
@@ -34,18 +34,23 @@ def sort_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
         wd[j + 1] = c
 
 
+@njit(cache=True, nogil=True, inline="always")
+def put_window(diag: int, m: int, e: int, s: int, ref_starts: np.ndarray, w: int, win_start: np.ndarray,
+               win_end: np.ndarray, win_diag: np.ndarray) -> None:
+    """Slot w: the window [diag - e, diag + m + e) clipped to sequence s, and its diagonal."""
+    win_start[w] = max(diag - e, ref_starts[s])
+    win_end[w] = min(diag + m + e, ref_starts[s + 1])
+    win_diag[w] = diag
+
+
 @njit(cache=True, nogil=True)
 def emit_windows(o: int, lo: int, hi: int, m: int, e: int, pos: np.ndarray, ref_starts: np.ndarray, w: int,
                  win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> int:
-    """Windows of the hits pos[lo:hi] of the read part at offset o, from slot w on: [diag - e, diag + m + e)
-    clipped to the hit's sequence, diag = p - o; returns the next free slot."""
+    """Windows of the hits pos[lo:hi] of the read part at offset o, from slot w on (put_window),
+    diag = p - o; returns the next free slot."""
     for k in range(lo, hi):
         p = np.int64(pos[k])
-        s = sequence_of(ref_starts, p)
-        diag = p - o
-        win_start[w] = max(diag - e, ref_starts[s])
-        win_end[w] = min(diag + m + e, ref_starts[s + 1])
-        win_diag[w] = diag
+        put_window(p - o, m, e, sequence_of(ref_starts, p), ref_starts, w, win_start, win_end, win_diag)
         w += 1
     return w
 

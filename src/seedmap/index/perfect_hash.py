@@ -28,6 +28,7 @@ comparison, whatever the block size.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -59,6 +60,15 @@ class PerfectHash:
         if version != VERSION or not all(name in arrays for name in ARRAYS):
             return None
         return cls(*(arrays[name] for name in ARRAYS))
+
+
+class Tables(NamedTuple):
+    """The perfect hashes as the lookup kernels take them (the CPU filter's and the device's)."""
+
+    off: np.ndarray
+    block: np.ndarray
+    g: np.ndarray
+    table: np.ndarray
 
 
 # ---------------------------------------------------------------- Jenkins hash (lookup2 / CMPH)

@@ -45,7 +45,7 @@ def proper_insert(sa: int, ea: int, ra: int, rev_a: bool, sb: int, eb: int, rb: 
 
 @njit(cache=True, nogil=True, parallel=True)
 def choose_pairs(off: np.ndarray, ls: np.ndarray, le: np.ndarray, ld: np.ndarray, lrev: np.ndarray,
-                 lref: np.ndarray, se_best: np.ndarray, budget: np.ndarray, orient: int, lo: int, hi: int,
+                 lref: np.ndarray, se_best: np.ndarray, edits: np.ndarray, orient: int, lo: int, hi: int,
                  mean: float, penalty: int, ratio: float, unseen: float, chosen: np.ndarray, proper: np.ndarray,
                  mapq: np.ndarray, partner_w: np.ndarray) -> None:
     """Per pair p (reads 2p, 2p + 1; read r's locations are off[r]:off[r + 1], sorted by start):
@@ -64,8 +64,8 @@ def choose_pairs(off: np.ndarray, ls: np.ndarray, le: np.ndarray, ld: np.ndarray
             continue
         ba = ld[se_best[a]] if a1 > a0 else 0
         bb = ld[se_best[b]] if b1 > b0 else 0
-        sa_w = unseen * ratio ** (budget[a] + 1 - ba)
-        sb_w = unseen * ratio ** (budget[b] + 1 - bb)
+        sa_w = unseen * ratio ** (edits[a] + 1 - ba)
+        sb_w = unseen * ratio ** (edits[b] + 1 - bb)
         for i in range(a0, a1):
             sa_w += ratio ** (ld[i] - ba)
             partner_w[i] = 0.0

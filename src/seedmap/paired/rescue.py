@@ -1,4 +1,4 @@
-"""Mate rescue: a mate without locations is searched, with a larger edit budget, where its mate implies.
+"""Mate rescue: a mate without locations is searched, with more edits, where its mate implies.
 
 The search within e is fully sensitive, so a mate without locations has none within e anywhere. Rescue
 (as in bwa) looks for it with `--rescue-edits` (default 10% of its length) only in the window a best
@@ -22,7 +22,7 @@ MAX_ANCHORS = 8  # best-stratum locations of the mapped mate tried per pair
 
 @njit(cache=True, nogil=True, parallel=True)
 def _rescue(task_anchor: np.ndarray, task_read: np.ndarray, qcodes: np.ndarray, qoff: np.ndarray,
-            rbudget: np.ndarray, ls: np.ndarray, le: np.ndarray, lrev: np.ndarray, lref: np.ndarray,
+            rescue_qerr: np.ndarray, ls: np.ndarray, le: np.ndarray, lrev: np.ndarray, lref: np.ndarray,
             ref_starts: np.ndarray, packed: np.ndarray, nmask: np.ndarray, orient: int, lo: int, hi: int,
             mean: float, out_q: np.ndarray, out_s: np.ndarray, out_e: np.ndarray, out_d: np.ndarray) -> None:
     for k in prange(task_anchor.size):
@@ -31,19 +31,19 @@ def _rescue(task_anchor: np.ndarray, task_read: np.ndarray, qcodes: np.ndarray, 
         rev = lrev[c] if orient == 2 else not lrev[c]
         qi = 2 * t + (1 if rev else 0)
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        budget = rbudget[t]
-        if q.size <= budget:
+        edits = rescue_qerr[t]
+        if q.size <= edits:
             continue
         w0 = max(ref_starts[lref[c]], le[c] - hi)
         w1 = min(ref_starts[lref[c] + 1], ls[c] + hi)
-        if w1 - w0 < q.size - budget:
+        if w1 - w0 < q.size - edits:
             continue
         win = np.empty(w1 - w0, dtype=np.uint8)
         unpack_into(packed, nmask, w0, win)
         h_end = np.empty(win.size, dtype=np.int64)
         h_start = np.empty(win.size, dtype=np.int64)
         h_dist = np.empty(win.size, dtype=np.int32)
-        n = scan_hits(q, win, budget, -q.size, win.size, h_end, h_start, h_dist)
+        n = scan_hits(q, win, edits, -q.size, win.size, h_end, h_start, h_dist)
         g_s = np.empty(n, dtype=np.int64)
         g_e = np.empty(n, dtype=np.int64)
         g_d = np.empty(n, dtype=np.int32)
@@ -64,13 +64,13 @@ def _rescue(task_anchor: np.ndarray, task_read: np.ndarray, qcodes: np.ndarray, 
 
 
 def rescue(read: np.ndarray, start: np.ndarray, end: np.ndarray, dist: np.ndarray, rev: np.ndarray,
-           ref_id: np.ndarray, n_reads: int, qerr: np.ndarray, rbudget: np.ndarray, qcodes: np.ndarray,
+           ref_id: np.ndarray, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray, qcodes: np.ndarray,
            qoff: np.ndarray, ref_starts: np.ndarray, packed: np.ndarray, nmask: np.ndarray, orient: int,
            bounds: tuple[int, int], mean: float) -> tuple[np.ndarray, ...]:
     """Rescued locations (query, start, end, dist) of mates without locations, unique, sorted.
     The location arrays hold every location of the batch (read = query >> 1)."""
     count = np.bincount(read, minlength=n_reads)
-    missing = (count == 0) & (rbudget > qerr)
+    missing = (count == 0) & (rescue_qerr > qerr)
     partner_mapped = count[np.arange(n_reads) ^ 1] > 0
     target = missing & partner_mapped
     if not target.any():
@@ -91,7 +91,7 @@ def rescue(read: np.ndarray, start: np.ndarray, end: np.ndarray, dist: np.ndarra
     out_e = np.empty(n, dtype=np.int64)
     out_d = np.empty(n, dtype=np.int32)
     lo, hi = bounds
-    _rescue(anchors, read[anchors] ^ 1, qcodes, qoff, rbudget, start, end, rev, ref_id, ref_starts, packed, nmask,
+    _rescue(anchors, read[anchors] ^ 1, qcodes, qoff, rescue_qerr, start, end, rev, ref_id, ref_starts, packed, nmask,
             orient, lo, hi, mean, out_q, out_s, out_e, out_d)
     ok = out_q >= 0
     q, s, e, d = out_q[ok], out_s[ok], out_e[ok], out_d[ok]

@@ -150,12 +150,12 @@ def map_task(job: Job, shipped: ShippedIndex | None, raw: RawBatch, insert: obje
 _lock = threading.Lock()
 _indexes: OrderedDict[tuple, tuple] = OrderedDict()
 _runs: OrderedDict[str, _RunState] = OrderedDict()
-_budgets: dict[int, object] = {}
+_shares: dict[int, object] = {}
 _started = False
 
 
 class _RunState:
-    """A run on this worker process: its SingleRun/PairRun over the shared index, its thread budget (-t),
+    """A run on this worker process: its SingleRun/PairRun over the shared index, its share of the threads (-t),
     or its GPU mappers (one per worker thread, the GPUs taken in turn; the threads on one GPU share its
     copies of the reference and index)."""
 
@@ -173,18 +173,18 @@ class _RunState:
             self.run = SingleRun(opts, s)
         self.backend = device_backend(opts)  # None: the CPU
         self.inputs = engine_inputs(opts, s)
-        self.budget = _budgets.get(opts.threads)
-        if self.budget is None:
-            self.budget = _budgets[opts.threads] = threads.budget(opts.threads)
+        self.shares = _shares.get(opts.threads)
+        if self.shares is None:
+            self.shares = _shares[opts.threads] = threads.thread_shares(opts.threads)
         # Without a thread-safe numba layer, one batch at a time in this process (Dask may run several).
-        self.serial = threading.Lock() if self.budget.workers == 1 else None
+        self.serial = threading.Lock() if self.shares.workers == 1 else None
         self.mappers: dict[int, object] = {}
         self.makers: dict[int, object] = {}
         self.turn = itertools.count()
         self._warm_up()
 
-    def cpu(self) -> _Budgeted:
-        return _Budgeted(self.budget, self.serial)
+    def cpu(self) -> _Share:
+        return _Share(self.shares, self.serial)
 
     def _warm_up(self) -> None:
         from seedmap.pipeline.warmup import warm_up
@@ -204,10 +204,10 @@ class _RunState:
 
         timings = RunTimings()
         if self.backend is not None:
-            data, stats = self._device_mapper()(raw, budget=self.budget, timings=timings)
+            data, stats = self._device_mapper()(raw, shares=self.shares, timings=timings)
         else:
             with self.serial or contextlib.nullcontext():
-                data, stats = self.run.work(raw, self.budget, timings)
+                data, stats = self.run.work(raw, self.shares, timings)
         return data, stats, timings.seconds
 
     def _device_mapper(self) -> object:
@@ -223,20 +223,20 @@ class _RunState:
         return fn
 
 
-class _Budgeted:
+class _Share:
     """This task's share of the worker's -t threads (and the process lock when batches must take turns)."""
 
-    def __init__(self, budget: object, serial: threading.Lock | None) -> None:
-        self.budget, self.serial = budget, serial
+    def __init__(self, shares: object, serial: threading.Lock | None) -> None:
+        self.shares, self.serial = shares, serial
 
     def __enter__(self) -> object:
         if self.serial is not None:
             self.serial.acquire()
-        self.budget.enter()
-        return self.budget
+        self.shares.enter()
+        return self.shares
 
     def __exit__(self, *exc: object) -> None:
-        self.budget.leave()
+        self.shares.leave()
         if self.serial is not None:
             self.serial.release()
 

@@ -1,5 +1,5 @@
 """What a map run checks before it loads the index or writes a byte: the reference opens as FASTA, the reads
-open and their first batch parses, and -e is a meaningful budget for them. A run that fails here leaves no
+open and their first batch parses, and -e is a meaningful number of edits for them. A run that fails here leaves no
 output (not even a SAM header on stdout) and no misleading log line."""
 
 from __future__ import annotations

@@ -78,14 +78,14 @@ def map_pair_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: Ma
     lo, hi = model.bounds
     qerr = opts.read_errors(batch.lengths)
     pl, (qcodes, qoff) = locate_pairs(batch, engine, fmt.starts, qerr, ref, clock)
-    # Rescue: mates without locations, searched near their mate with the rescue budget.
-    rbudget = errors_per_read(batch.lengths, popts.rescue_edits) if popts.rescue_edits > 0 else qerr
-    rbudget = np.maximum(rbudget, qerr)
-    rq, rs, re, rd = rescue(pl.read, pl.start, pl.end, pl.dist, pl.rev, pl.ref_id, n, qerr, rbudget, qcodes, qoff,
+    # Rescue: mates without locations, searched near their mate with --rescue-edits.
+    rescue_qerr = errors_per_read(batch.lengths, popts.rescue_edits) if popts.rescue_edits > 0 else qerr
+    rescue_qerr = np.maximum(rescue_qerr, qerr)
+    rq, rs, re, rd = rescue(pl.read, pl.start, pl.end, pl.dist, pl.rev, pl.ref_id, n, qerr, rescue_qerr, qcodes, qoff,
                             fmt.starts, ref.packed, ref.nmask, orient, (lo, hi), model.mean)
-    budget = qerr.copy()
+    edits = qerr.copy()
     if rq.size:
-        budget[rq >> 1] = rbudget[rq >> 1]
+        edits[rq >> 1] = rescue_qerr[rq >> 1]
         pl = _sorted_locations(n, np.concatenate([pl.query, rq]), np.concatenate([pl.start, rs]),
                                np.concatenate([pl.end, re]), np.concatenate([pl.dist, rd]), fmt.starts)
     # Each read's best single location: fewest edits, then leftmost, then forward.
@@ -94,11 +94,11 @@ def map_pair_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: Ma
     chosen = np.empty(n, dtype=np.int64)
     proper = np.empty(n // 2, dtype=np.bool_)
     mapq = np.empty(n, dtype=np.int64)
-    choose_pairs(pl.off, pl.start, pl.end, pl.dist, pl.rev, pl.ref_id, se_best, budget, orient, lo, hi, model.mean,
+    choose_pairs(pl.off, pl.start, pl.end, pl.dist, pl.rev, pl.ref_id, se_best, edits, orient, lo, hi, model.mean,
                  popts.unpaired_penalty, EDIT_RATIO, UNSEEN_WEIGHT, chosen, proper, mapq,
                  np.empty(pl.read.size, dtype=np.float64))
     clock.lap("pairing")
-    aln = engine.align_locations(qcodes, qoff, budget, pl.query, pl.start, pl.end, pl.dist, ref.packed, ref.nmask,
+    aln = engine.align_locations(qcodes, qoff, edits, pl.query, pl.start, pl.end, pl.dist, ref.packed, ref.nmask,
                              ref.starts)
     pl.start, pl.end = aln.pop("start"), aln.pop("end")  # each alignment's interval: POS and TLEN
     clock.lap("traceback")

@@ -45,15 +45,15 @@ def run_map(opts: RunOptions) -> None:
     backend = device_backend(opts)  # before the index is loaded: a missing GPU fails fast
     per_device = gpu_workers(opts.threads, len(backend.ids)) if backend is not None else 0
     opts = opts.with_batch_size(per_device)
-    budget = threading_setup.budget(opts.threads)
-    workers = per_device * len(backend.ids) if per_device else budget.workers
+    shares = threading_setup.thread_shares(opts.threads)
+    workers = per_device * len(backend.ids) if per_device else shares.workers
     head = open_reads(opts, workers)  # bad reads, or an -e too large for them, fail before the index loads
     timings = RunTimings()
     s = prepare(opts)
     warn_if_slow(opts.map, head.lengths(), s.ref.total)
     timings.add("set-up (index, engine)", time.perf_counter() - t0)
     run = PairRun(opts, s) if opts.paired else SingleRun(opts, s)
-    numba.set_num_threads(budget.threads)  # this thread's kernels: warm-up, insert size estimate
+    numba.set_num_threads(shares.threads)  # this thread's kernels: warm-up, insert size estimate
     t1 = time.perf_counter()
     warm_up(s.ref, opts.paired, opts.engine.kind, run.warm, opts.map.stratified, s.fmt.bam)
     t2 = time.perf_counter()
@@ -64,12 +64,12 @@ def run_map(opts: RunOptions) -> None:
     totals: dict[str, int] = {}
     t_map = time.perf_counter()
     if backend is None:
-        sched = Scheduler(batches, [run.worker(budget, timings)] * budget.workers, DEPTH)
+        sched = Scheduler(batches, [run.worker(shares, timings)] * shares.workers, DEPTH)
     else:
         sched = device_scheduler(batches, backend, engine_inputs(opts, s),
-                                 partial(run.work, budget=budget, timings=timings), per_device)
+                                 partial(run.work, shares=shares, timings=timings), per_device)
     results = sched.results()
-    with open_sink(opts.output, s.ref, budget.threads, opts.reference) as sink, progress(opts.progress) as advance:
+    with open_sink(opts.output, s.ref, shares.threads, opts.reference) as sink, progress(opts.progress) as advance:
         text = header(s.ref, opts.command_line)
         sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
         for data, stats, *_ in results:

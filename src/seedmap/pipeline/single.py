@@ -95,24 +95,24 @@ class SingleRun:
         with self.s.engine.bulk_verifying_all():
             self.map(batch)
 
-    def worker(self, budget: threading_setup.ThreadBudget, timings: RunTimings) -> Callable[[], Callable]:
+    def worker(self, shares: threading_setup.ThreadShares, timings: RunTimings) -> Callable[[], Callable]:
         """A CPU worker factory: each worker maps whole batches, its kernels on its share of the threads."""
-        return lambda: partial(self.work, budget=budget, timings=timings)
+        return lambda: partial(self.work, shares=shares, timings=timings)
 
-    def work(self, item: RawBatch | ReadBatch, budget: threading_setup.ThreadBudget, timings: RunTimings,
+    def work(self, item: RawBatch | ReadBatch, shares: threading_setup.ThreadShares, timings: RunTimings,
              engine: Engine | None = None) -> tuple:
         """(output bytes, stats) of a batch, parsed here, mapped with `engine` (a GPU worker's) or the run's,
         the host kernels on this worker's share of the threads; its stage seconds added to `timings`."""
-        budget.enter()
+        shares.enter()
         try:
-            clock = StageClock(between=budget.refresh)
+            clock = StageClock(between=shares.refresh)
             batch = self.parsed(item)
             clock.lap("parse")
             data, stats = self.map(batch, clock, engine)
             timings.merge(clock.seconds)
             return data, stats
         finally:
-            budget.leave()
+            shares.leave()
 
     def summary(self, n: dict, elapsed: float, total: float) -> None:
         reads = n.get("reads", 0)

@@ -30,7 +30,7 @@ from seedmap.verify.shifts import shifted_placements
 
 class StageClock:
     """Seconds per stage of one thread's work: lap(stage) charges the time since the last lap, then calls
-    `between` (the worker's thread budget: a stage boundary is where its share of threads may change)."""
+    `between` (the worker's thread shares: a stage boundary is where its share of threads may change)."""
 
     def __init__(self, between: Callable[[], None] | None = None) -> None:
         self.seconds: dict[str, float] = defaultdict(float)

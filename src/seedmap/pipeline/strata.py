@@ -1,10 +1,10 @@
-"""Stratified search for --best and -n: search each read with a growing budget and stop early.
+"""Stratified search for --best and -n: search each read with growing edits and stop early.
 
-Round k searches the reads still open with budget min(k, need) (need: the read's full budget until its
-stop stratum is known). Every engine is fully sensitive at any budget, and a smaller budget gives fewer,
+Round k searches the reads still open with min(k, need) edits (need: the read's full e until its
+stop stratum is known). Every engine is fully sensitive at any e, and a smaller e gives fewer,
 longer, far more selective seeds (pigeonhole windows, FM search schemes), so early rounds are cheap.
 
-    stop   --best: the best distance found (every location <= budget is found, so it is exact);
+    stop   --best: the best distance found (every location within the edits searched is found, so it is exact);
            -n N:   the distance of the N-th location, once N are known;
     need = min(e, stop + extra): the deepest stratum searched, so MAPQ sees the runner-up strata;
            extra = MapOptions.extra_strata: by default 1 after a unique best (MAPQ 40 with nothing one
@@ -12,7 +12,7 @@ longer, far more selective seeds (pigeonhole windows, FM search schemes), so ear
            (MAPQ 0 whatever follows).
 
 The first round is k = the least extra (a read whose best distance is 0 needs those strata anyway). Locations
-found with a budget below e are widened to their runs at e (verify/runs.py), so a read's locations up to
+found with fewer edits than e are widened to their runs at e (verify/runs.py), so a read's locations up to
 `need` are exactly those the all-mapping search reports; records.make_records applies the same `need`
 to an all-mapping result, which is how the two are tested equal.
 """
@@ -36,7 +36,7 @@ def subset_queries(qcodes: np.ndarray, qoff: np.ndarray, reads: np.ndarray) -> t
 
 def _widen(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray, s: np.ndarray, e: np.ndarray,
            d: np.ndarray, ref: Reference) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Locations found below the full budget, joined into the runs at the full budget they lie in; each
+    """Locations found with fewer edits than the read's e, joined into the runs at e they lie in; each
     run keeps the best of its parts (distance, span closest to the read length, leftmost end)."""
     order = np.lexsort((e, q))
     q, s, e, d = q[order], s[order], e[order], d[order]
@@ -57,8 +57,8 @@ def _widen(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray
 
 def _whole_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc: tuple[np.ndarray, ...],
                 partial: np.ndarray, ref: Reference) -> tuple[np.ndarray, ...]:
-    """Locations (query, start, end, dist) with those found below the full budget (`partial`) joined into
-    the full budget's runs; the others as they are (unsorted)."""
+    """Locations (query, start, end, dist) with those found with fewer edits than e (`partial`) joined
+    into the runs at e; the others as they are (unsorted)."""
     joined = _widen(qcodes, qoff, qerr, *(a[partial] for a in loc), ref)
     return tuple(np.concatenate([a[~partial], b]) for a, b in zip(loc, joined, strict=True))
 
@@ -77,7 +77,7 @@ def _nth_dist(read: np.ndarray, dist: np.ndarray, n_reads: int, n: int) -> np.nd
 
 def _to_merge(n_reads: int, q: np.ndarray, d: np.ndarray, partial: np.ndarray, opts: MapOptions,
               tie_rule: bool) -> np.ndarray:
-    """Which of a round's locations found below the full budget must be joined into whole runs now: all of
+    """Which of a round's locations found with fewer edits than e must be joined into whole runs now: all of
     them for -n (it counts locations), those of reads with several at their best distance where a tie
     decides the strata (parts of one run are one location); none otherwise (joined at the end)."""
     if opts.max_hits > 0 and not opts.best_only:
@@ -104,15 +104,15 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         open_ = np.flatnonzero(searched < need)
         if open_.size == 0:
             break
-        budget = np.minimum(k, need[open_])
+        round_e = np.minimum(k, need[open_])
         sub_codes, sub_off = subset_queries(qcodes, qoff, open_)
-        win_q, windows = engine.candidate_windows(sub_codes, sub_off, budget)
+        win_q, windows = engine.candidate_windows(sub_codes, sub_off, round_e)
         clock.lap("candidates")
-        q, s, e, d = engine.verify_windows(sub_codes, sub_off, budget, win_q, windows, ref.packed, ref.nmask)
-        partial = budget[q >> 1] < qerr[open_[q >> 1]]  # found at a budget below the read's: runs may merge
+        q, s, e, d = engine.verify_windows(sub_codes, sub_off, round_e, win_q, windows, ref.packed, ref.nmask)
+        partial = round_e[q >> 1] < qerr[open_[q >> 1]]  # found with fewer edits than the read's e: runs may merge
         q = 2 * open_[q >> 1] + (q & 1)  # back to the batch's query numbers
         clock.lap("verify")
-        searched[open_] = budget
+        searched[open_] = round_e
         merge = _to_merge(n_reads, q, d, partial, opts, tie_rule)
         if merge.any():
             q, s, e, d = _whole_runs(qcodes, qoff, qerr, (q, s, e, d), merge, ref)

@@ -61,7 +61,7 @@ def safe_layer() -> str | None:
     return None
 
 
-class ThreadBudget:
+class ThreadShares:
     """Splits `threads` among the workers busy right now: a worker alone (one batch left, or a small
     input) runs its kernels on every thread; with all workers busy each kernel is serial."""
 
@@ -93,9 +93,9 @@ class ThreadBudget:
             self.busy -= 1
 
 
-def budget(threads: int) -> ThreadBudget:
+def thread_shares(threads: int) -> ThreadShares:
     layer = safe_layer()
     if layer is None and threads > 1:
         log.info("no thread-safe numba threading layer (OpenMP or TBB): one batch at a time on %d threads",
                  threads)
-    return ThreadBudget(threads, concurrent=layer is not None)
+    return ThreadShares(threads, concurrent=layer is not None)

@@ -210,7 +210,7 @@ def _band_run(fb: np.ndarray, peq: np.ndarray, t8: np.ndarray, o: int, m: int, e
 @njit(cache=True, nogil=True, inline="always")
 def band_fits(m: int, e: int, n: int) -> bool:
     """Whether the band of a window of n columns (diagonals [-e, n - m + e + 1], W = n - m + 2e + 2 rows)
-    fits one word, for a read longer than its budget."""
+    fits one word, for a read longer than its e."""
     return m > e and n - m + 2 * e + 2 <= 64
 
 

@@ -2,7 +2,7 @@
 
 A location is a run of consecutive hit ends (semiglobal.py), so a read from a microsatellite or a short
 satellite array is one location however many copies of the array it fits: its alignment shifted by a
-period is as good, and the ends in between stay within the budget. Counted as one location, such a read
+period is as good, and the ends in between stay within e. Counted as one location, such a read
 got MAPQ 60 while its reported copy is one of many (52 of the 55 MAPQ > 0 misplacements of 40,000
 example reads). Shifts past 2e cannot stay in one run (the ends between them cost up to half the shift
 more), so placements further on are other locations, which MAPQ counts already.

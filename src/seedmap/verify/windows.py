@@ -90,7 +90,7 @@ def _exact_runs(q: np.ndarray, t: np.ndarray, out: np.ndarray) -> int:
 def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win: np.ndarray, packed: np.ndarray,
                    nmask: np.ndarray, slot_off: np.ndarray, loc_start: np.ndarray, loc_end: np.ndarray,
                    loc_dist: np.ndarray, loc_count: np.ndarray) -> None:
-    """Budget 0 (_verify_windows' slots and counts): a hit is an exact occurrence on one of the window's
+    """e = 0 (_verify_windows' slots and counts): a hit is an exact occurrence on one of the window's
     diagonals [win[w, 2], win[w, 3]], compared against the window unpacked once (ref_code base by base,
     twice over for a count pass and a fill pass, was half of a --best run's verification)."""
     nw = win_q.size
@@ -125,7 +125,7 @@ def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win:
 
 def _run_exact(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
                packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
-    """_run at budget 0."""
+    """_run at e = 0."""
     slot_off, total = slot_offsets(cap)
     loc_start = np.empty(total, dtype=np.int64)
     loc_end = np.empty(total, dtype=np.int64)
@@ -161,7 +161,7 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
     Windows of one query are disjoint and each holds every alignment of cost <= e ending inside it, so
     each location lies in one window. Each window keeps up to SLOTS locations; the few windows that have
     more (repeats) are verified again with room for all of them: nothing is lost. `run` verifies windows
-    into their slots (_run's arguments and results): this CPU kernel, or a GPU's twin; at budget 0 (a
+    into their slots (_run's arguments and results): this CPU kernel, or a GPU's twin; at e = 0 (a
     --best round) the exact comparison of _exact_windows on the CPU.
     """
     if qerr.size and qerr.max() == 0:

@@ -20,7 +20,7 @@ from seedmap.backends.cuda.locations import DeviceLocator
 from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import DeviceVerifier, sync
-from seedmap.engines.base import CANDIDATE_BUDGET, in_chunks, no_windows
+from seedmap.engines.base import CANDIDATE_CAP, in_chunks, no_windows
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
@@ -34,11 +34,12 @@ from seedmap.options import EngineOptions
 log = logging.getLogger("seedmap")
 
 
-def index_segments(ix: NeighborhoodIndex, budget: int | None) -> list[tuple[int, int]]:
-    """Ranges of seed addresses whose part of the index takes at most `budget` bytes on the device (a
-    single seed block larger than that is a segment of its own); the whole index when budget is None."""
+def index_slices(ix: NeighborhoodIndex, max_bytes: int | None) -> list[tuple[int, int]]:
+    """Slices of the index loaded onto the device in turn: ranges of seed addresses whose part of the index
+    takes at most max_bytes on the device (a single seed block larger than that is a slice of its own); the
+    whole index when max_bytes is None."""
     nseeds = ix.seed_start.size - 1
-    if budget is None:
+    if max_bytes is None:
         return [(0, nseeds)]
     ss = np.asarray(ix.seed_start, dtype=np.int64)
     cum = ss * (ix.nbs.itemsize + 8) + np.asarray(ix.nb_pos, dtype=np.int64)[ss] * ix.pos.itemsize
@@ -46,12 +47,12 @@ def index_segments(ix: NeighborhoodIndex, budget: int | None) -> list[tuple[int,
     bounds = [0]
     while bounds[-1] < nseeds:
         a = bounds[-1]
-        b = int(np.searchsorted(cum, cum[a] + budget, side="right")) - 1
+        b = int(np.searchsorted(cum, cum[a] + max_bytes, side="right")) - 1
         bounds.append(min(max(b, a + 1), nseeds))
     return list(zip(bounds[:-1], bounds[1:], strict=True))
 
 
-def device_budget(fraction: float = 0.5) -> int | None:
+def device_memory_limit(fraction: float = 0.5) -> int | None:
     """Bytes of the current device's free memory the index may take (None: unknown, load it whole)."""
     try:
         free, _ = cuda.current_context().get_memory_info()
@@ -73,14 +74,14 @@ class CudaNeighborhoodEngine:
     """MAROSE seed + filter on the device (seed_filter_kernels); the CPU engine's results, exactly."""
 
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
-                 fe: int = 0, budget: int | None = -1, stream: object = 0,
-                 candidate_budget: int = CANDIDATE_BUDGET, filter_name: str = "bs",
+                 fe: int = 0, max_bytes: int | None = -1, stream: object = 0,
+                 candidate_cap: int = CANDIDATE_CAP, filter_name: str = "bs",
                  share: DeviceShare | None = None) -> None:
         self.index = index
         self.windows, self.step, self.fe = windows, step, fe
         self.max_window = index.word
         self.stream = stream
-        self.candidate_budget = candidate_budget
+        self.candidate_cap = candidate_cap
         share = share if share is not None else DeviceShare()
         # The workers' CPU engine, one for all (a ph filter's tables are built once).
         self.cpu = share.get(index, "cpu engine", lambda: make_cpu_engine(
@@ -91,19 +92,19 @@ class CudaNeighborhoodEngine:
         self.ref_starts = np.ascontiguousarray(ref_starts, dtype=np.int64)
         self.d_ref_starts = cuda.to_device(self.ref_starts, stream=stream)
         # --filter ph: the perfect hashes (the CPU engine made them if the index had none), whole on the
-        # device, before the index's segments are sized; other filters pass the kernels placeholders
+        # device, before the index's slices are sized; other filters pass the kernels placeholders
         self.ph_on = self.on_gpu and filter_name == "ph"
         tables = index.ph.arrays().values() if self.ph_on else NO_PERFECT_HASH
         self.d_ph = share.get(index, f"perfect hashes {self.ph_on}", lambda: tuple(
             cuda.to_device(np.ascontiguousarray(a), stream=0) for a in tables))
-        # One device copy of the index for all the device's workers, and one decision on its segments (the
+        # One device copy of the index for all the device's workers, and one decision on its slices (the
         # first worker's: later ones would see the device's memory taken by that copy).
-        self.segments = share.get(index, "segments",
-                                  lambda: index_segments(index, device_budget() if budget == -1 else budget))
-        self._resident = (share.get(index, "index", lambda: self._load(*self.segments[0], stream=0))
-                          if len(self.segments) == 1 else None)
-        if len(self.segments) > 1:
-            log.info("the index is loaded in %d segments", len(self.segments))
+        self.slices = share.get(index, "slices",
+                                lambda: index_slices(index, device_memory_limit() if max_bytes == -1 else max_bytes))
+        self._resident = (share.get(index, "index", lambda: self._load(*self.slices[0], stream=0))
+                          if len(self.slices) == 1 else None)
+        if len(self.slices) > 1:
+            log.info("the index is loaded onto the device in %d slices of seed addresses", len(self.slices))
 
     def guarantee(self, m: int, e: int) -> str:
         return self.cpu.guarantee(m, e)
@@ -124,11 +125,11 @@ class CudaNeighborhoodEngine:
         return (a_lo, a_hi, dev(ix.seed_start[a_lo:a_hi + 1]), dev(ix.nbs[nb0:nb1]), dev(ix.nb_pos[nb0:nb1 + 1]),
                 dev(ix.pos[p0:p1] if p1 > p0 else ix.pos[:1]), nb0, p0)
 
-    def _each_segment(self) -> object:
+    def _each_slice(self) -> object:
         if self._resident is not None:
             yield self._resident
             return
-        for a_lo, a_hi in self.segments:  # loaded in turn (MAROSE); the previous one is freed
+        for a_lo, a_hi in self.slices:  # loaded in turn (MAROSE); the previous one is freed
             yield self._load(a_lo, a_hi)
 
     def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
@@ -148,7 +149,7 @@ class CudaNeighborhoodEngine:
         d_qerr = cuda.to_device(np.ascontiguousarray(qerr, dtype=np.int64), stream=st)
         d_counts = cuda.to_device(np.zeros(nq * nwin, dtype=np.int64), stream=st)
         grid = (nq * nwin + sf.THREADS - 1) // sf.THREADS
-        for a_lo, a_hi, ss, nbs, nb_pos, _, nb0, p0 in self._each_segment():
+        for a_lo, a_hi, ss, nbs, nb_pos, _, nb0, p0 in self._each_slice():
             sf.count_kernel[grid, sf.THREADS, st](d_q, d_qoff, d_qerr, nwin, u, l, self.windows, self.step, self.fe,
                                                   a_lo, a_hi, ss, nbs, nb_pos, nb0, p0, self.ph_on, *self.d_ph,
                                                   d_counts)
@@ -157,7 +158,7 @@ class CudaNeighborhoodEngine:
         off = np.zeros(nq * nwin + 1, dtype=np.int64)  # exclusive scan (host: one pass over 8 bytes a window)
         np.cumsum(counts, out=off[1:])
         cand_off = off[::nwin]
-        return in_chunks(cand_off, self.candidate_budget,
+        return in_chunks(cand_off, self.candidate_cap,
                          lambda first, last: self._chunk(d_q, d_qoff, d_qerr, nwin, first, last, off, cand_off))
 
     def _chunk(self, d_q: object, d_qoff: object, d_qerr: object, nwin: int, first: int, last: int,
@@ -170,7 +171,7 @@ class CudaNeighborhoodEngine:
         win = [cuda.device_array(max(size, 1), dtype=np.int64, stream=st) for _ in range(3)]
         d_cursor = cuda.to_device(off[first * nwin:last * nwin] - base, stream=st)
         grid = (nqc * nwin + sf.THREADS - 1) // sf.THREADS
-        for a_lo, a_hi, ss, nbs, nb_pos, pos, nb0, p0 in self._each_segment():
+        for a_lo, a_hi, ss, nbs, nb_pos, pos, nb0, p0 in self._each_slice():
             sf.fill_kernel[grid, sf.THREADS, st](d_q, d_qoff, d_qerr, nwin, first * nwin, u, l, self.windows,
                                                  self.step, self.fe, a_lo, a_hi, ss, nbs, nb_pos, pos,
                                                  self.d_ref_starts, nb0, p0, self.ph_on, *self.d_ph, d_cursor, *win)
@@ -191,10 +192,10 @@ def neighborhood_candidates(ix: object, ref: Reference, options: EngineOptions, 
                             stream: object, share: DeviceShare) -> object:
     """MAROSE seed + filter on the device; genome segments share it."""
     if isinstance(ix, SegmentedIndex):
-        budget = share.get(ix, "budget", device_budget)
-        part_budget = None if budget is None else budget // len(ix.parts)
+        limit = share.get(ix, "memory limit", device_memory_limit)
+        part_bytes = None if limit is None else limit // len(ix.parts)
         return SegmentedEngine([CudaNeighborhoodEngine(part, ref.starts, windows=options.windows, step=options.step,
-                                                       fe=options.fe, budget=part_budget, stream=stream,
+                                                       fe=options.fe, max_bytes=part_bytes, stream=stream,
                                                        filter_name=options.filter, share=share)
                                 for part in ix.parts])
     return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,

@@ -10,7 +10,7 @@ from seedmap.backends.cuda import fm_kernels as fk
 from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import sync
-from seedmap.engines.base import CANDIDATE_BUDGET, CandidateEngine, in_chunks, no_windows
+from seedmap.engines.base import CANDIDATE_CAP, CandidateEngine, in_chunks, no_windows
 from seedmap.engines.fm import ANY_WINDOW, DEFAULT_VERIFY_BELOW, SAVED_ROWS
 from seedmap.filter.fm_scheme import ROW, scratch_size
 from seedmap.index.fm import FmIndex
@@ -25,7 +25,7 @@ class CudaFmEngine(CandidateEngine):
     found on the current device; the index copied there once per device (`share`)."""
 
     def __init__(self, index: FmIndex, ref_starts: np.ndarray, stream: object = 0, share: DeviceShare | None = None,
-                 verify_below: int = DEFAULT_VERIFY_BELOW, candidate_budget: int = CANDIDATE_BUDGET,
+                 verify_below: int = DEFAULT_VERIFY_BELOW, candidate_cap: int = CANDIDATE_CAP,
                  scratch_bytes: int = SCRATCH_BYTES, saved_rows: int = SAVED_ROWS) -> None:
         super().__init__(ref_starts)
         self.saved_rows = saved_rows
@@ -33,7 +33,7 @@ class CudaFmEngine(CandidateEngine):
         self.small = verify_below
         self.max_window = ANY_WINDOW
         self.stream = stream
-        self.candidate_budget = candidate_budget
+        self.candidate_cap = candidate_cap
         self.scratch_bytes = scratch_bytes
         share = share if share is not None else DeviceShare()
         self.d_ref_starts = cuda.to_device(self.ref_starts, stream=stream)
@@ -94,7 +94,7 @@ class CudaFmEngine(CandidateEngine):
         cand_off = np.zeros(nq + 1, dtype=np.int64)
         np.cumsum(cand, out=cand_off[1:])
         d_cand_off = cuda.to_device(cand_off, stream=st)
-        return in_chunks(cand_off, self.candidate_budget, lambda first, last: self._chunk(
+        return in_chunks(cand_off, self.candidate_cap, lambda first, last: self._chunk(
             d_qoff, d_qerr, first, last, d_rows, d_row_at, d_n_rows, cand_off, d_cand_off))
 
     def _chunk(self, d_qoff: object, d_qerr: object, first: int, last: int, d_rows: object, d_row_at: object,

@@ -10,10 +10,10 @@ candidates into its own slots; then per query a sort by start (heap sort in plac
 thousands of hits costs time, never hits) and the merge of overlapping windows (count, scan, fill): the
 deduplication happens on the device, and only the merged windows come back.
 
-An index larger than the device budget is cut into segments of consecutive seed addresses (each window
-looks up one seed block, or a range of blocks for short windows, split cleanly at segment borders);
-segments are loaded in turn and each (query, window) appends its candidates behind those of the previous
-segments, so the result does not depend on the cut.
+An index larger than its share of the device memory is cut into slices of consecutive seed addresses (each
+window looks up one seed block, or a range of blocks for short windows, split cleanly at slice borders);
+slices are loaded in turn and each (query, window) appends its candidates behind those of the previous
+slices, so the result does not depend on the cut.
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64, types
 
+from seedmap.backends.cuda.seed_filter_args import IndexSlice, Slots, Window
 from seedmap.backends.cuda.twins import device_twins
 from seedmap.filter import neighborhood_bs, plan, windows
 from seedmap.filter.degenerate import device_enumerates
 from seedmap.index import perfect_hash as ph
+from seedmap.index.perfect_hash import Tables
 from seedmap.io import reference
 
 MAX_FE = 8  # substitutions per window the kernel can enumerate (local array size)
@@ -44,7 +46,7 @@ _find = device_twins(ph._mix, ph.hash_key, ph._reduce, ph.edge, ph._g, ph.find_i
 plan_window = device_twins(plan.plan_shape, plan.plan_offset, plan.plan_window).plan_window
 _search = device_twins(neighborhood_bs._lower_bound, neighborhood_bs._prefix_end)
 lower_bound, prefix_end = _search._lower_bound, _search._prefix_end
-emit_windows = device_twins(reference.sequence_of, windows.emit_windows).emit_windows
+emit_windows = device_twins(reference.sequence_of, windows.put_window, windows.emit_windows).emit_windows
 
 
 def fill_signature(pos: types.Array) -> tuple:
@@ -64,16 +66,14 @@ SIGNATURES = {
 
 
 @cuda.jit(device=True)
-def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: int, u: int, l: int, fe: int,
-                 seg_lo: int, seg_hi: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
-                 pos: np.ndarray, ref_starts: np.ndarray, nb_base: int, pos_base: int, ph_on: bool,
-                 ph_off: np.ndarray, ph_block: np.ndarray, ph_g: np.ndarray, ph_table: np.ndarray, emit: bool, w: int,
-                 win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> int:
-    """Candidates of window qcodes[qa + o : qa + o + length] in the segment of seed addresses
-    [seg_lo, seg_hi): their number, or (emit) the next free slot after writing them from slot w.
-    seed_start/nbs/nb_pos/pos are the segment's slices; nb_base and pos_base their first global index.
-    ph_on: a full-length pattern is looked up in its block's perfect hash (global tables) rather than
-    binary searched (the same neighborhood either way; windows shorter than u + l keep the search)."""
+def visit_window(win: Window, u: int, l: int, fe: int, part: IndexSlice, ph_on: bool, hashes: Tables, emit: bool,
+                 out: Slots, w: int) -> int:
+    """Candidates of window `win` in the index slice `part`: their number, or (emit) the next free slot
+    after writing them into `out` from slot w. ph_on: a full-length pattern is looked up in its block's
+    perfect hash (`hashes`, global tables) rather than binary searched (the same neighborhood either way;
+    windows shorter than u + l keep the search)."""
+    qcodes, qa, o, length, m, e = win
+    slice_lo, slice_hi, seed_start, nbs, nb_pos, pos, nb_base, pos_base = part
     count = 0
     vs = cuda.local.array(3, int64)
     for i in range(length):
@@ -84,22 +84,22 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
         for i in range(length):
             a = (a << 2) | int64(qcodes[qa + o + i])
         shift = 2 * (u - length)
-        s_lo = max(a << shift, seg_lo)
-        s_hi = min((a + 1) << shift, seg_hi)
+        s_lo = max(a << shift, slice_lo)
+        s_hi = min((a + 1) << shift, slice_hi)
         if s_lo >= s_hi:
             return w if emit else 0
-        lo = nb_pos[seed_start[s_lo - seg_lo] - nb_base] - pos_base
-        hi = nb_pos[seed_start[s_hi - seg_lo] - nb_base] - pos_base
+        lo = nb_pos[seed_start[s_lo - slice_lo] - nb_base] - pos_base
+        hi = nb_pos[seed_start[s_hi - slice_lo] - nb_base] - pos_base
         if emit:
-            return emit_windows(o, lo, hi, m, e, pos, ref_starts, w, win_s, win_e, win_d)
+            return emit_windows(o, lo, hi, m, e, pos, out.ref_starts, w, out.start, out.end, out.diag)
         return hi - lo
     a = 0
     for i in range(u):
         a = (a << 2) | int64(qcodes[qa + o + i])
-    if a < seg_lo or a >= seg_hi:
+    if a < slice_lo or a >= slice_hi:
         return w if emit else 0
-    b0 = seed_start[a - seg_lo] - nb_base
-    b1 = seed_start[a - seg_lo + 1] - nb_base
+    b0 = seed_start[a - slice_lo] - nb_base
+    b1 = seed_start[a - slice_lo + 1] - nb_base
     if b0 == b1:
         return w if emit else 0
     r = length - u
@@ -126,7 +126,7 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
                     d //= 3
                     value += (new - old) << bit
                 if ph_on and r == l:
-                    lo = b0 + _find(value, a, ph_off, ph_block, ph_g, ph_table, vs)
+                    lo = b0 + _find(value, a, hashes.off, hashes.block, hashes.g, hashes.table, vs)
                     hi = lo + 1 if lo >= b0 else lo
                 else:
                     lo = lower_bound(nbs, b0, b1, value << shift)
@@ -135,7 +135,8 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
                     plo = nb_pos[lo] - pos_base
                     phi = nb_pos[hi] - pos_base
                     if emit:
-                        w = emit_windows(o, plo, phi, m, e, pos, ref_starts, w, win_s, win_e, win_d)
+                        w = emit_windows(o, plo, phi, m, e, pos, out.ref_starts, w, out.start, out.end,
+                                         out.diag)
                     else:
                         count += phi - plo
             j = k - 1  # next combination of k positions out of r
@@ -151,10 +152,10 @@ def visit_window(qcodes: np.ndarray, qa: int, o: int, length: int, m: int, e: in
 
 @cuda.jit(cache=True)
 def count_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: int, u: int, l: int, windows: int,
-                 step: int, fe: int, seg_lo: int, seg_hi: int, seed_start: np.ndarray, nbs: np.ndarray,
+                 step: int, fe: int, slice_lo: int, slice_hi: int, seed_start: np.ndarray, nbs: np.ndarray,
                  nb_pos: np.ndarray, nb_base: int, pos_base: int, ph_on: bool, ph_off: np.ndarray,
                  ph_block: np.ndarray, ph_g: np.ndarray, ph_table: np.ndarray, counts: np.ndarray) -> None:
-    """counts[q * nwin + w] += candidates of window w of query q in this segment."""
+    """counts[q * nwin + w] += candidates of window w of query q in this index slice."""
     t = cuda.grid(1)
     if t >= counts.size:
         return
@@ -167,19 +168,20 @@ def count_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: i
     length, o = plan_window(m, e, u + l, windows, step, t - qi * nwin)
     if o < 0:
         return
-    counts[t] += visit_window(qcodes, qa, o, length, m, e, u, l, fe, seg_lo, seg_hi, seed_start, nbs, nb_pos,
-                              nb_pos, nb_pos, nb_base, pos_base, ph_on, ph_off, ph_block, ph_g, ph_table,
-                              False, 0, counts, counts, counts)
+    # (no positions, nothing written: the count pass passes nb_pos and counts in their places)
+    part = IndexSlice(slice_lo, slice_hi, seed_start, nbs, nb_pos, nb_pos, nb_base, pos_base)
+    counts[t] += visit_window(Window(qcodes, qa, o, length, m, e), u, l, fe, part, ph_on,
+                              Tables(ph_off, ph_block, ph_g, ph_table), False, Slots(counts, counts, counts, counts), 0)
 
 
 @cuda.jit(cache=True)
 def fill_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: int, t_first: int, u: int, l: int,
-                windows: int, step: int, fe: int, seg_lo: int, seg_hi: int, seed_start: np.ndarray,
+                windows: int, step: int, fe: int, slice_lo: int, slice_hi: int, seed_start: np.ndarray,
                 nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray, ref_starts: np.ndarray, nb_base: int,
                 pos_base: int, ph_on: bool, ph_off: np.ndarray, ph_block: np.ndarray, ph_g: np.ndarray,
                 ph_table: np.ndarray, cursor: np.ndarray, win_s: np.ndarray, win_e: np.ndarray,
                 win_d: np.ndarray) -> None:
-    """Window (t_first + t) writes its candidates of this segment from slot cursor[t] on (and moves it)."""
+    """Window (t_first + t) writes its candidates of this index slice from slot cursor[t] on (and moves it)."""
     t = cuda.grid(1)
     if t >= cursor.size:
         return
@@ -193,9 +195,10 @@ def fill_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, nwin: in
     length, o = plan_window(m, e, u + l, windows, step, g - qi * nwin)
     if o < 0:
         return
-    cursor[t] = visit_window(qcodes, qa, o, length, m, e, u, l, fe, seg_lo, seg_hi, seed_start, nbs, nb_pos,
-                             pos, ref_starts, nb_base, pos_base, ph_on, ph_off, ph_block, ph_g, ph_table, True,
-                             cursor[t], win_s, win_e, win_d)
+    part = IndexSlice(slice_lo, slice_hi, seed_start, nbs, nb_pos, pos, nb_base, pos_base)
+    cursor[t] = visit_window(Window(qcodes, qa, o, length, m, e), u, l, fe, part, ph_on,
+                             Tables(ph_off, ph_block, ph_g, ph_table), True, Slots(ref_starts, win_s, win_e, win_d),
+                             cursor[t])
 
 
 @cuda.jit(device=True, inline=True)
@@ -220,15 +223,15 @@ def _sift(a: np.ndarray, b: np.ndarray, c: np.ndarray, lo: int, root: int, n: in
 
 
 @cuda.jit(cache=True)
-def sort_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
-    """Sort each query's windows [seg_off[q], seg_off[q + 1]) by start: insertion sort for the usual
+def sort_kernel(slot_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
+    """Sort each query's windows [slot_off[q], slot_off[q + 1]) by start: insertion sort for the usual
     handful, heap sort (in place, O(n log n)) for repeats. The merge does not depend on the order of
     equal starts."""
     q = cuda.grid(1)
-    if q >= seg_off.size - 1:
+    if q >= slot_off.size - 1:
         return
-    lo = seg_off[q]
-    n = seg_off[q + 1] - lo
+    lo = slot_off[q]
+    n = slot_off[q + 1] - lo
     if n <= 32:
         for i in range(lo + 1, lo + n):
             j = i
@@ -244,15 +247,15 @@ def sort_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d
 
 
 @cuda.jit(cache=True)
-def merge_kernel(seg_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray, out_off: np.ndarray,
+def merge_kernel(slot_off: np.ndarray, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray, out_off: np.ndarray,
                  rows: np.ndarray, write: bool) -> None:
     """Union of overlapping windows per query (sorted by start), as windows.merge_one: counts
     into out_off[q + 1] (write=False), or rows (start, end, min diag, max diag) from out_off[q]."""
     q = cuda.grid(1)
-    if q >= seg_off.size - 1:
+    if q >= slot_off.size - 1:
         return
-    i = seg_off[q]
-    hi = seg_off[q + 1]
+    i = slot_off[q]
+    hi = slot_off[q + 1]
     n = 0
     r = out_off[q] if write else 0
     while i < hi:
