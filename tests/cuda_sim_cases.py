@@ -22,6 +22,7 @@ if not os.environ.get("NUMBA_ENABLE_CUDASIM"):
     pytest.skip("run through tests/test_cuda_backend.py (needs NUMBA_ENABLE_CUDASIM=1)", allow_module_level=True)
 
 from helpers import (  # noqa: E402
+    SEED_FILTER_CASES,
     assert_window_locations,
     batch_of,
     bulk_case,
@@ -252,13 +253,7 @@ def test_traceback_matches_cpu(seed, scratch_bytes, small_blocks):
 # ----------------------------------------------------------------------------------------- seed + filter
 
 
-@pytest.mark.parametrize("kind,u,l,plan,errors,lengths", [
-    ("repetitive", 6, 4, {}, 0.06, (20, 60)),
-    ("repetitive", 8, 4, {}, 0.12, (20, 30)),  # windows shorter than u: ranges of seed blocks
-    ("repetitive", 5, 3, {"fe": 1, "windows": 2}, 0.06, (20, 60)),
-    ("random", 6, 4, {"step": 3}, 0.05, (30, 50)),
-    ("random", 6, 4, {"fe": 2, "windows": 1}, 0.04, (25, 40)),
-])
+@pytest.mark.parametrize("kind,u,l,plan,errors,lengths", SEED_FILTER_CASES)
 def test_seed_filter_matches_cpu(kind, u, l, plan, errors, lengths):
     ref, batch = genome_and_reads(kind, 11, 30, lengths)
     ix = neighborhood.build(ref, u, l)

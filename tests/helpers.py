@@ -572,3 +572,14 @@ def overflow_case() -> tuple[Reference, tuple]:
     args = (np.concatenate(qs), qoff, np.array([2, 6, 3, 5]), np.arange(8, dtype=np.int64), win, ref.packed,
             ref.nmask)
     return ref, args
+
+
+# Seed + filter cases a device's kernels are checked on against the CPU engine (CUDA simulator, OpenCL):
+# genome, u, l, plan options, error rate, read lengths.
+SEED_FILTER_CASES = [
+    ("repetitive", 6, 4, {}, 0.06, (20, 60)),
+    ("repetitive", 8, 4, {}, 0.12, (20, 30)),  # windows shorter than u: ranges of seed blocks
+    ("repetitive", 5, 3, {"fe": 1, "windows": 2}, 0.06, (20, 60)),
+    ("random", 6, 4, {"step": 3}, 0.05, (30, 50)),
+    ("random", 6, 4, {"fe": 2, "windows": 1}, 0.04, (25, 40)),
+]

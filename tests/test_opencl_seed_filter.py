@@ -10,7 +10,15 @@ import logging
 
 import numpy as np
 import pytest
-from helpers import assert_oracle, engine_locations, genome_and_reads, random_genome, repetitive_genome, sample_reads
+from helpers import (
+    SEED_FILTER_CASES,
+    assert_oracle,
+    engine_locations,
+    genome_and_reads,
+    random_genome,
+    repetitive_genome,
+    sample_reads,
+)
 
 from seedmap.backends.base import EngineInputs
 from seedmap.backends.opencl import device, program
@@ -47,13 +55,7 @@ def assert_same_windows(got: tuple, want: tuple) -> None:
     assert all(g.dtype == w.dtype and np.array_equal(g, w) for g, w in zip(got, want, strict=True))
 
 
-@pytest.mark.parametrize("kind,u,l,plan,errors,lengths", [
-    ("repetitive", 6, 4, {}, 0.06, (20, 60)),
-    ("repetitive", 8, 4, {}, 0.12, (20, 30)),  # windows shorter than u: ranges of seed blocks
-    ("repetitive", 5, 3, {"fe": 1, "windows": 2}, 0.06, (20, 60)),
-    ("random", 6, 4, {"step": 3}, 0.05, (30, 50)),
-    ("random", 6, 4, {"fe": 2, "windows": 1}, 0.04, (25, 40)),
-])
+@pytest.mark.parametrize("kind,u,l,plan,errors,lengths", SEED_FILTER_CASES)
 def test_seed_filter_matches_cpu(opencl_device, kind, u, l, plan, errors, lengths):
     ref, args = queries(kind, 11, 30, lengths, errors)
     ix = neighborhood.build(ref, u, l)

@@ -126,13 +126,9 @@ def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win:
 def _run_exact(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
                packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
     """_run at e = 0."""
-    slot_off, total = slot_offsets(cap)
-    loc_start = np.empty(total, dtype=np.int64)
-    loc_end = np.empty(total, dtype=np.int64)
-    loc_dist = np.empty(total, dtype=np.int32)
-    count = np.zeros(win_q.size, dtype=np.int64)
-    _exact_windows(qcodes, qoff, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist, count)
-    return slot_off, loc_start, loc_end, loc_dist, count
+    out = _slots(win_q.size, cap)
+    _exact_windows(qcodes, qoff, win_q, win, packed, nmask, *out)
+    return out
 
 
 def slot_offsets(cap: np.ndarray) -> tuple[np.ndarray, int]:
@@ -143,15 +139,18 @@ def slot_offsets(cap: np.ndarray) -> tuple[np.ndarray, int]:
     return slot_off, int(slot_off[-1])
 
 
+def _slots(n_windows: int, cap: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A window kernel's output: slot offsets, location starts, ends and distances, and each window's count."""
+    slot_off, total = slot_offsets(cap)
+    return (slot_off, np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64),
+            np.empty(total, dtype=np.int32), np.zeros(n_windows, dtype=np.int64))
+
+
 def _run(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
          packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
-    slot_off, total = slot_offsets(cap)
-    loc_start = np.empty(total, dtype=np.int64)
-    loc_end = np.empty(total, dtype=np.int64)
-    loc_dist = np.empty(total, dtype=np.int32)
-    count = np.zeros(win_q.size, dtype=np.int64)
-    _verify_windows(qcodes, qoff, qerr, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist, count)
-    return slot_off, loc_start, loc_end, loc_dist, count
+    out = _slots(win_q.size, cap)
+    _verify_windows(qcodes, qoff, qerr, win_q, win, packed, nmask, *out)
+    return out
 
 
 def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
