@@ -79,7 +79,7 @@ def test_ph_filter_matches_cpu(opencl_device, fe):
 def test_int64_positions_bulk_verification_and_chunks(opencl_device, monkeypatch):
     """Positions stored as int64 (references of 4 Gbp and more: the other build of seed_filter.cl), the bulk
     verification of repetitive reads' candidates (every query's, with bulk_min 0), and query chunks under a
-    small candidate budget: the CPU engine's windows each time."""
+    small candidate cap: the CPU engine's windows each time."""
     ref, args = queries("repetitive", 5, 30, (20, 60), 0.06)
     ix = neighborhood.build(ref, 5, 3)
     ix.pos = ix.pos.astype(np.int64)
@@ -91,7 +91,7 @@ def test_int64_positions_bulk_verification_and_chunks(opencl_device, monkeypatch
         want = cpu.candidate_windows(*args)
         assert_same_windows(gpu.candidate_windows(*args), want)
     assert want[0].size < NeighborhoodEngine(ix, ref.starts).candidate_windows(*args)[0].size  # it dropped some
-    monkeypatch.setattr(base, "CANDIDATE_BUDGET", 40)
+    monkeypatch.setattr(base, "CANDIDATE_CAP", 40)
     assert_same_windows(gpu.candidate_windows(*args), cpu.candidate_windows(*args))
     none = gpu.candidate_windows(args[0][:0], args[1][:1], args[2][:0])
     assert [x.size for x in none] == [0, 0]
