@@ -157,3 +157,14 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
 
     sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     return "\n".join([fmt(header), sep, *(fmt(r) for r in rows)])
+
+
+def best_of(fn: object, repeat: int) -> float:
+    """Least wall seconds of `repeat` calls of fn, after one call that warms it up (compiling, loading)."""
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best

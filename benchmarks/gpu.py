@@ -32,20 +32,11 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from benchutil import best_of  # noqa: E402
 from filter_case import filter_work, sample_queries  # noqa: E402
 
 NOURI_K20 = 40e6 / 0.62852  # 40 M alignments (50 bp, e = 4) in 628.52 ms, kernel only
 TRAN_GTX480 = "BS 1e10-1e12, PH 1e11-1e12, mflBPR up to 3.7e9 neighborhoods/s (Tran thesis, u = 4)"
-
-
-def best_of(fn: object, repeat: int) -> float:
-    fn()  # warm-up: compilation, module load
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def launch(kernel: object, ncand: int, args: list) -> None:

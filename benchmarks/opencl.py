@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -39,21 +38,12 @@ from seedmap.io.reference import Reference, read_fasta
 from seedmap.verify import windows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchutil import best_of  # noqa: E402
 from filter_case import filter_work, sample_queries  # noqa: E402
 
 COMP = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
 NOURI_K20 = 40e6 / 0.62852  # 40 M alignments (50 bp, e = 4) in 628.52 ms, kernel only (bulk verification)
 TRAN_GTX480 = "BS 1e10-1e12, PH 1e11-1e12 neighborhoods/s (Tran thesis, u = 4)"
-
-
-def best_of(fn: object, repeat: int) -> float:
-    fn()  # warm-up
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def windows_of(rng: np.random.Generator, genome: np.ndarray, n: int, m: int, e: int) -> tuple:
