@@ -16,7 +16,9 @@ numpy_version=$(version numpy)
 case "$numpy_version" in 2.5*|2.6*|3.*) numpy_version=2.4.6 ;; esac
 for pkg in "numpy==$numpy_version" "dnaio==$(version dnaio)" "xopen==$(version xopen)" "isal==$(version isal)" \
            "zlib-ng==$(version zlib-ng)" "backports.zstd==$(version backports.zstd)" \
-           "pydivsufsort==$(version pydivsufsort)"; do
+           "pydivsufsort==$(version pydivsufsort)" "pyopencl==$(version pyopencl)" "pytools==$(version pytools)" \
+           "platformdirs==$(version platformdirs)" "siphash24==$(version siphash24)" \
+           "typing_extensions==$(version typing_extensions)"; do
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64 \
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .device/whl "$pkg" 2>/dev/null

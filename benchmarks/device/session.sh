@@ -1,36 +1,46 @@
 #!/usr/bin/env bash
 # One step of a GPU session, THERE, in the repository root (each fits one 10-minute device call):
-#   bash benchmarks/device/session.sh check     # the simulator's kernel tests on the real GPU; compile for cc 9.0
+#   bash benchmarks/device/session.sh check     # the simulator's kernel tests on the real GPU (one process: the
+#                                                 last case checks every declared signature was launched); cc 9.0
 #   bash benchmarks/device/session.sh gpu       # benchmarks/gpu.py: kernel rates, the FM search, neighborhood e2e
 #   bash benchmarks/device/session.sh engines   # benchmarks/gpu.py end to end: kmer and fm, CPU against GPU
 #   bash benchmarks/device/session.sh scaling   # benchmarks/scaling.py -t 1 vs all cores, yara in the same run
+#   bash benchmarks/device/session.sh opencl    # the OpenCL tests on the GPU through NVIDIA's OpenCL driver
 # Logs go to $OUT (the device tool brings them back). Each step sets itself up (setup.sh) and makes the
-# reads (mason, seed 42: the development VM's reads) when they are missing, so any step can come first.
+# reads (mason, seed 42: the development VM's reads) when a step maps and they are missing, so any step can come first.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source benchmarks/device/setup.sh || { echo "device set-up failed"; exit 1; }
 W=benchmarks/work/scaling
 REF=$W/ragout16.fa
 READS=$W/reads_n1000000_l100_s42.fq
-[ -s "$READS" ] || (cd benchmarks && python3 -c "
+need_reads() {  # the steps that map (a minute or two for mason on a fresh machine)
+  [ -s "$READS" ] || (cd benchmarks && python3 -c "
 from pathlib import Path
 from scaling import reads
 reads(Path('work/scaling').resolve(), Path('work/scaling/ragout16.fa').resolve(), 1_000_000, 100, 42)")
+}
 T=$(nproc)
 case "${1:-}" in
   check)
-    NUMBA_ENABLE_CUDASIM=0 python3 -m pytest -q -p no:cacheprovider -x tests/cuda_sim_cases.py 2>&1 | tee "$OUT/check.log"
+    NUMBA_ENABLE_CUDASIM=0 python3 -m pytest -q -p no:cacheprovider -p no:randomly -n 0 -x tests/cuda_sim_cases.py 2>&1 | tee "$OUT/check.log"
     python3 tests/cuda_compile_check.py 9.0 > "$OUT/compile.json" 2>&1; tail -c 600 "$OUT/compile.json" ;;
   gpu)
+    need_reads
     [ -d "$REF.smi" ] || python3 -m seedmap index "$REF"
     python3 benchmarks/gpu.py --reference "$REF" --reads "$READS" --threads "$T" --engines neighborhood \
       --fm-reads 50000 --gpu-batch-sizes "${BATCHES:-12500,50000}" 2>&1 | tee "$OUT/gpu.log" ;;
   engines)
+    need_reads
     for kind in kmer fm; do [ -d "$REF.$kind.smi" ] || python3 -m seedmap index --kind $kind "$REF"; done
     python3 benchmarks/gpu.py --reference "$REF" --reads "$READS" --threads "$T" --engines kmer,fm --only-e2e \
       --gpu-batch-sizes "${BATCHES:-12500}" 2>&1 | tee "$OUT/engines.log" ;;
   scaling)
+    need_reads
     python3 benchmarks/scaling.py --threads "1,$T" --rounds "${ROUNDS:-1}" --seedmap-cmd "python3 -m seedmap" \
       2>&1 | tee "$OUT/scaling.log" ;;
-  *) echo "usage: session.sh check|gpu|engines|scaling"; exit 2 ;;
+  opencl)
+    source benchmarks/device/opencl_icd.sh && \
+      python3 -m pytest -q -p no:cacheprovider -p no:randomly tests/test_opencl_*.py 2>&1 | tee "$OUT/opencl.log" ;;
+  *) echo "usage: session.sh check|gpu|engines|scaling|opencl"; exit 2 ;;
 esac
