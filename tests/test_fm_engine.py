@@ -23,6 +23,7 @@ from numba import njit
 from seedmap.engines.fm import SAVED_ROWS, FmEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter import fm_pieces
+from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, search_query
 from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, lower_bounds, occ
 from seedmap.index import fm
@@ -83,20 +84,23 @@ def test_toy_inexact_search():
     ix = fm.build(TOY, 2)
     out = np.zeros((16, ROW), dtype=np.int64)
     # AGCAGC is one substitution from AGGAGC: its piece AGC (of AGC|AGC) is exact, the other costs one edit.
-    n_rows, cand = search_query(codes("AGCAGC"), 1, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out)
+    idx = (ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix))
+    n_rows, cand = search_query(codes("AGCAGC"), 1, *idx, 0, out)
     assert cand >= 1 and n_rows >= 1
-    assert search_query(codes("AGCAGC"), 0, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out) == (0, 0)
-    assert search_query(codes("AGGAGC"), 0, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out)[1] == 1
-    assert search_query(codes("TTTTTT"), 2, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, 0, out) == (0, 0)
+    assert search_query(codes("AGCAGC"), 0, *idx, 0, out) == (0, 0)
+    assert search_query(codes("AGGAGC"), 0, *idx, 0, out)[1] == 1
+    assert search_query(codes("TTTTTT"), 2, *idx, 0, out) == (0, 0)
 
 
 def test_lower_bounds():
     ix = fm.build(TOY, 2)
     bound = np.zeros(7, dtype=np.int64)
-    lower_bounds(ix.fwd_occ, ix.counts, ix.n, codes("TTAGGA"), 6, bound)
-    assert bound.tolist() == [2, 1, 0, 0, 0, 0, 0]  # T and T never occur; AGGA does
-    lower_bounds(ix.fwd_occ, ix.counts, ix.n, codes("GNCAG"), 5, bound)
-    assert bound[:6].tolist() == [2, 2, 1, 0, 0, 0]  # CAG does not occur (CA does not); N never does
+    none = np.zeros((1, 2), dtype=np.uint32)  # no k-mer table: every piece searched from its first symbol
+    for table in (none, tables(ix)[0]):
+        lower_bounds(ix.fwd_occ, ix.counts, ix.n, codes("TTAGGA"), 6, bound, table)
+        assert bound.tolist() == [2, 1, 0, 0, 0, 0, 0]  # T and T never occur; AGGA does
+        lower_bounds(ix.fwd_occ, ix.counts, ix.n, codes("GNCAG"), 5, bound, table)
+        assert bound[:6].tolist() == [2, 2, 1, 0, 0, 0]  # CAG does not occur (CA does not); N never does
 
 
 # --------------------------------------------------------------------------------- against the oracle

@@ -9,6 +9,7 @@ import numpy as np
 
 from seedmap.engines.base import CandidateEngine
 from seedmap.engines.segmented import SegmentedEngine
+from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, count_candidates, fill_windows
 from seedmap.index.fm import FmIndex, sequence_range
 from seedmap.index.segments import SegmentedIndex
@@ -36,6 +37,7 @@ class FmEngine(CandidateEngine):
         self.saved_rows = saved_rows
         self.rows_per_query = 0.0  # of the last batch: repeat-rich genomes need more room
         self.index = index
+        self.fwd_table, self.rev_table = tables(index)
         self.small = verify_below
         self.max_window = ANY_WINDOW
 
@@ -47,8 +49,8 @@ class FmEngine(CandidateEngine):
         pool = np.empty((threads, -(-int(per_query * nq) // threads), ROW), dtype=np.int64)
         row_at = np.empty(nq, dtype=np.int64)
         n_saved = np.empty(nq, dtype=np.int64)
-        counts = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, self.small, pool,
-                                  row_at, n_saved)
+        counts = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, self.fwd_table,
+                                  self.rev_table, self.small, pool, row_at, n_saved)
         if nq:
             self.rows_per_query = float(n_saved.sum()) / nq  # a rough guide for the next batch's room only
         return counts, (pool.reshape(-1, ROW), row_at, n_saved)
@@ -59,8 +61,8 @@ class FmEngine(CandidateEngine):
         ix = self.index
         rows, row_at, n_saved = state
         fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.n, ix.counts, ix.text_starts, ix.fwd_occ,
-                     ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, self.ref_starts, self.small, rows, row_at, n_saved, win_s,
-                     win_e, win_d)
+                     ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, self.fwd_table, self.rev_table, self.ref_starts, self.small,
+                     rows, row_at, n_saved, win_s, win_e, win_d)
 
 
 def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,

@@ -39,7 +39,16 @@ import numpy as np
 from numba import get_thread_id, njit, prange
 
 from seedmap.filter.fm_pieces import cut_scratch, pieces
-from seedmap.filter.fm_search import bwt_symbol, extend, locate, lower_bounds, occ
+from seedmap.filter.fm_search import (
+    bwt_symbol,
+    extend,
+    key_leftwards,
+    key_rightwards,
+    locate,
+    lower_bounds,
+    occ,
+    table_k,
+)
 from seedmap.filter.windows import put_window
 from seedmap.filter.windows import sort_windows as _sort_windows
 from seedmap.io.reference import sequence_of
@@ -291,10 +300,12 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
 
 @njit(cache=True, nogil=True)
 def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
-           small: int, out: np.ndarray, scratch: np.ndarray) -> tuple[int, int]:
+           fwd_table: np.ndarray, rev_table: np.ndarray, small: int, out: np.ndarray,
+           scratch: np.ndarray) -> tuple[int, int]:
     """All steps of the scheme for one query: (accepted strings, candidates); the first out.shape[0]
-    accepted strings are written to out. scratch: int64[scratch_size(q.size, e)] or more (nothing is
-    allocated here: the GPU kernels run this very code, see backends/cuda/fm_kernels.py).
+    accepted strings are written to out. fwd_table, rev_table: the indexes' k-mer tables (fm_lookup.py), where
+    the exact searches start. scratch: int64[scratch_size(q.size, e)] or more (nothing is allocated here:
+    the GPU kernels run this very code, see backends/cuda/fm_kernels.py).
 
     Step j: piece j exact, then rightwards pieces j + 1 .. K - 1 with at most t errors in the t pieces
     after j, then leftwards pieces j - 1 .. 0 within e in all. Complete by the cycle lemma: with K = e + 1
@@ -331,7 +342,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     kids = scratch[at:at + KIDS * dim]
     at += KIDS * dim
     bounds, piece = scratch[at:at + k + 1], scratch[at + k + 1:at + k + 1 + m]  # the pieces, each base's piece
-    pieces(q, m, k, n, counts, fwd_occ, bounds, scratch[at + k + 1 + m:])
+    pieces(q, m, k, n, counts, fwd_occ, fwd_table, bounds, scratch[at + k + 1 + m:])
     for j in range(k):
         for i in range(bounds[j], bounds[j + 1]):
             piece[i] = j
@@ -344,8 +355,9 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     low_r[m] = low_r[m + 1] = 0  # the right phase has no floors
     # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
     # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
-    lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r)
-    lower_bounds(rev_occ, counts, n, ext_l, m, bound_l)
+    lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r, fwd_table)
+    lower_bounds(rev_occ, counts, n, ext_l, m, bound_l, rev_table)
+    kk = table_k(fwd_table)
     none = s0[:0]
     left_stack = Stack(s0, s1, s2, none, none, none)
     right_stack = Stack(s3, s4, s6, s5, s7, kids)
@@ -366,7 +378,14 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
                     break
             hi = max(fhi - flo, 0)  # only the row count of the reverse index's rows is used from here
         else:
-            for t in range(je - js):  # piece j in both indexes (reverse text: first to last)
+            t0 = 0
+            if kk and je - js >= kk:  # the piece's first kk symbols each way, looked up
+                rkey, fkey = key_rightwards(q, js, kk), key_leftwards(q, je - kk, kk)
+                if rkey >= 0 and fkey >= 0:
+                    lo, hi = np.int64(rev_table[rkey, 0]), np.int64(rev_table[rkey, 1])
+                    flo, fhi = np.int64(fwd_table[fkey, 0]), np.int64(fwd_table[fkey, 1])
+                    t0 = kk if lo < hi else je - js
+            for t in range(t0, je - js):  # piece j in both indexes (reverse text: first to last)
                 c = q[js + t]
                 if c > 3:
                     hi = lo
@@ -400,16 +419,16 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
 
 @njit(cache=True, nogil=True)
 def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
-                 small: int, out: np.ndarray) -> tuple[int, int]:
+                 fwd_table: np.ndarray, rev_table: np.ndarray, small: int, out: np.ndarray) -> tuple[int, int]:
     """search() with scratch of its own."""
-    return search(q, e, n, counts, fwd_occ, rev_occ, small, out,
+    return search(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, out,
                   np.empty(scratch_size(q.size, e), dtype=np.int64))
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: int, counts: np.ndarray,
-                     fwd_occ: np.ndarray, rev_occ: np.ndarray, small: int, pool: np.ndarray, row_at: np.ndarray,
-                     n_saved: np.ndarray) -> np.ndarray:
+                     fwd_occ: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray, rev_table: np.ndarray,
+                     small: int, pool: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
     """Candidates per query, and its accepted strings kept for fill_windows: pool[t] is thread t's, where
     its queries' strings lie one after another while there is room (a repeat-family read has thousands,
     a unique one a few, so a shared slab holds far more queries whole than a fixed share each would).
@@ -424,7 +443,7 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: 
         mine = t < pool.shape[0]  # a pool with fewer slabs than threads: the others' strings are searched again
         at = used[t] if mine else room
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        got, cand[qi] = search_query(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, small,
+        got, cand[qi] = search_query(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small,
                                      pool[t if mine else 0, at:])
         n_saved[qi] = got
         if mine and at + got <= room:
@@ -462,9 +481,9 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarra
 @njit(cache=True, nogil=True, parallel=True)
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, n: int, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
-                 fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, ref_starts: np.ndarray,
-                 small: int, rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray,
-                 win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
+                 fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray,
+                 rev_table: np.ndarray, ref_starts: np.ndarray, small: int, rows: np.ndarray, row_at: np.ndarray,
+                 n_saved: np.ndarray, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
     """Windows of every row of every accepted string of queries [q_first, q_last) (row_windows), sorted
     by start per query. rows: count_candidates' pool, flattened to (strings, ROW)."""
     base = cand_off[q_first]
@@ -475,7 +494,7 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
             mine = rows[row_at[qi]:row_at[qi] + n_saved[qi]]
         else:
             mine = np.empty((n_saved[qi], ROW), dtype=np.int64)
-            search_query(q, e, n, counts, fwd_occ, rev_occ, small, mine)
+            search_query(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, mine)
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
         row_windows(mine, n_saved[qi], q.size, e, counts, text_starts, fwd_occ, fwd_mark, fwd_ssa, ref_starts,
                     win_start, win_end, win_diag, lo)

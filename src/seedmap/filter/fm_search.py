@@ -117,20 +117,69 @@ def locate(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, ssa: np.nd
     return np.int64(ssa[rank(mark, 1, 0, i)]) + steps
 
 
+@njit(cache=True, nogil=True, inline="always")
+def table_k(table: np.ndarray) -> int:
+    """k of a table (4^k rows)."""
+    k = 0
+    while (1 << (2 * k)) < table.shape[0]:
+        k += 1
+    return k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def key_leftwards(q: np.ndarray, a: int, k: int) -> int:
+    """The key of q[a:a + k], searched leftwards (from q[a + k - 1] to q[a]); -1 where it holds an N."""
+    key = 0
+    for i in range(a, a + k):
+        c = q[i]
+        if c > 3:
+            return -1
+        key = key * 4 + c
+    return key
+
+
+@njit(cache=True, nogil=True, inline="always")
+def key_rightwards(q: np.ndarray, a: int, k: int) -> int:
+    """The key of q[a:a + k] searched rightwards (from q[a] to q[a + k - 1]) in the reverse-text index: that
+    of the reversed string; -1 where it holds an N."""
+    key = 0
+    for i in range(a + k - 1, a - 1, -1):
+        c = q[i]
+        if c > 3:
+            return -1
+        key = key * 4 + c
+    return key
+
+
 @njit(cache=True, nogil=True)
 def lower_bounds(occ_tab: np.ndarray, counts: np.ndarray, n: int, ext: np.ndarray, length: int,
-                 bound: np.ndarray) -> None:
+                 bound: np.ndarray, table: np.ndarray) -> None:
     """BWA's D array: bound[i] = edits that ext[i:length] needs to match anywhere in the text (greedy cut
     into pieces that do not occur; each costs one edit). occ_tab must index the text in which extending the
-    piece by ext[i] is a backward-search step (the other index than the one the pattern is searched in)."""
+    piece by ext[i] is a backward-search step (the other index than the one the pattern is searched in);
+    table is its k-mer table (fm_lookup.py), which starts each piece."""
     bound[length] = 0
+    kk = table_k(table)
     k = 0
     lo, hi = 0, n
-    for i in range(length - 1, -1, -1):
+    fresh = True
+    i = length - 1
+    while i >= 0:
+        if fresh and kk and i + 1 >= kk:  # a new piece's first kk symbols, looked up
+            key = key_leftwards(ext, i + 1 - kk, kk)
+            if key >= 0 and table[key, 0] < table[key, 1]:
+                lo, hi = np.int64(table[key, 0]), np.int64(table[key, 1])
+                for t in range(i + 1 - kk, i + 1):
+                    bound[t] = k
+                i -= kk
+                fresh = False
+                continue
         c = ext[i]
         if c <= 3:
             lo, hi = extend(occ_tab, counts, lo, hi, c)
-        if c > 3 or lo >= hi:
+        fresh = c > 3 or lo >= hi
+        if fresh:
             k += 1
             lo, hi = 0, n
         bound[i] = k
+        i -= 1

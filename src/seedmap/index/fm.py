@@ -22,7 +22,7 @@ Per text: the suffix array (pydivsufsort), the BWT B[i] = text[SA[i] - 1] (text[
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -53,6 +53,9 @@ class FmIndex:
     fwd_mark: np.ndarray
     fwd_ssa: np.ndarray
     rev_occ: np.ndarray
+    # Tables derived from the occ tables when a search first needs them (filter/fm_lookup.py), kept here so that
+    # every worker's engine shares one copy; never stored.
+    lookup: dict = field(default_factory=dict, repr=False, compare=False)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"counts": self.counts, "text_starts": self.text_starts, "fwd_occ": self.fwd_occ,

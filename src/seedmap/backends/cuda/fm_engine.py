@@ -12,6 +12,7 @@ from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import sync
 from seedmap.engines.base import CANDIDATE_CAP, CandidateEngine, in_chunks, no_windows
 from seedmap.engines.fm import ANY_WINDOW, DEFAULT_VERIFY_BELOW, SAVED_ROWS
+from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, scratch_size
 from seedmap.index.fm import FmIndex
 
@@ -37,8 +38,10 @@ class CudaFmEngine(CandidateEngine):
         self.scratch_bytes = scratch_bytes
         share = share if share is not None else DeviceShare()
         self.d_ref_starts = cuda.to_device(self.ref_starts, stream=stream)
+        fwd_table, rev_table = tables(index)
         self.d_ix = share.get(index, "fm index", lambda: {
-            name: cuda.to_device(np.ascontiguousarray(a), stream=0) for name, a in index.arrays().items()})
+            name: cuda.to_device(np.ascontiguousarray(a), stream=0)
+            for name, a in {**index.arrays(), "fwd_table": fwd_table, "rev_table": rev_table}.items()})
 
     def _search(self, d_q: object, d_qoff: object, d_qerr: object, ids: np.ndarray, width: int, d_rows: object,
                 row_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -56,8 +59,8 @@ class CudaFmEngine(CandidateEngine):
             last = min(k, first + per_launch)
             grid = (last - first + fk.THREADS - 1) // fk.THREADS
             fk.search_kernel[grid, fk.THREADS, st](d_q, d_qoff, d_qerr, d_ids, first, last, ix.n, d["counts"],
-                                                   d["fwd_occ"], d["rev_occ"], self.small, d_scratch, d_rows,
-                                                   d_row_off, d_n, d_cand)
+                                                   d["fwd_occ"], d["rev_occ"], d["fwd_table"], d["rev_table"],
+                                                   self.small, d_scratch, d_rows, d_row_off, d_n, d_cand)
         n_rows, cand = d_n.copy_to_host(stream=st), d_cand.copy_to_host(stream=st)
         sync(st)
         return n_rows, cand

@@ -24,7 +24,8 @@ THREADS = 128
 
 _dev = device_twins(fm_search.popcount, fm_search.rank, fm_search.block_row, fm_search.super_row, fm_search._plane,
                     fm_search._agree, fm_search.occ, fm_search.extend, fm_search.bwt_symbol, fm_search.locate,
-                    fm_search.lower_bounds, fm_scheme._at, fm_scheme._column, fm_scheme._first_column,
+                    fm_search.table_k, fm_search.key_leftwards, fm_search.key_rightwards, fm_search.lower_bounds,
+                    fm_pieces.piece_count, fm_scheme._at, fm_scheme._column, fm_scheme._first_column,
                     fm_scheme._last_cell, fm_scheme._record, fm_pieces._by_count, fm_pieces.cut_pieces,
                     fm_pieces.equal_pieces, fm_pieces.pieces, fm_scheme._left_walk, fm_scheme._right_walk,
                     fm_scheme.search, fm_scheme._piece_text_start, fm_scheme.sequence_of, fm_scheme.put_window,
@@ -37,6 +38,7 @@ _U8 = types.Array(types.uint8, 1, "C")
 _I64 = types.Array(types.int64, 1, "C")
 _I64_2D = types.Array(types.int64, 2, "C")
 _U64_2D = types.Array(types.uint64, 2, "C")
+_U32_2D = types.Array(types.uint32, 2, "C")  # the k-mer tables (filter/fm_lookup.py)
 
 
 def fill_signature(ssa: types.Array) -> tuple:
@@ -47,8 +49,8 @@ def fill_signature(ssa: types.Array) -> tuple:
 
 # Every kernel and the argument types CudaFmEngine launches it with (see seed_filter_kernels.SIGNATURES).
 SIGNATURES = {
-    "search_kernel": [(_U8, _I64, _I64, _I64, _I, _I, _I, _I64, _U64_2D, _U64_2D, _I, _I64_2D, _I64_2D, _I64,
-                       _I64, _I64)],
+    "search_kernel": [(_U8, _I64, _I64, _I64, _I, _I, _I, _I64, _U64_2D, _U64_2D, _U32_2D, _U32_2D, _I, _I64_2D,
+                       _I64_2D, _I64, _I64, _I64)],
     "fill_kernel": [fill_signature(types.Array(types.int32, 1, "C")),
                     fill_signature(types.Array(types.int64, 1, "C"))],
 }
@@ -56,9 +58,9 @@ SIGNATURES = {
 
 @cuda.jit(cache=True)
 def search_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, ids: np.ndarray, first: int, last: int,
-                  n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray, small: int,
-                  scratch: np.ndarray, rows: np.ndarray, row_off: np.ndarray, n_rows: np.ndarray,
-                  cand: np.ndarray) -> None:
+                  n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray,
+                  rev_table: np.ndarray, small: int, scratch: np.ndarray, rows: np.ndarray, row_off: np.ndarray,
+                  n_rows: np.ndarray, cand: np.ndarray) -> None:
     """Query ids[j], j = first + thread, searched: its first row_off[j + 1] - row_off[j] accepted strings
     written from rows[row_off[j]], their number to n_rows[j] and its candidates to cand[j]."""
     t = cuda.grid(1)
@@ -67,7 +69,7 @@ def search_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, ids: n
         return
     qi = ids[j]
     q = qcodes[qoff[qi]:qoff[qi + 1]]
-    n_rows[j], cand[j] = search(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, small,
+    n_rows[j], cand[j] = search(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small,
                                 rows[row_off[j]:row_off[j + 1]], scratch[:, t])
 
 

@@ -1,0 +1,68 @@
+"""The rows of every k-mer in one FM index, looked up instead of searched (k <= LOOKUP_MAX = 10).
+
+A backward search's first steps are its dearest: their row range is wide, so each step's two ranks read two
+cache lines of the occ table, one of them usually missed. The search scheme starts such searches everywhere
+(each step's exact piece, in both indexes; each restart of the lower bounds), and every one of them spends
+its first k steps on rows that the table holds: one read instead of 2k.
+
+table[key] = (lo, hi): the rows of the string P (key: P's symbols 0..3 as base-4 digits, P[0] the most
+significant) found by backward search in this index, i.e. extending leftwards from P's last symbol. A
+table of one row (k = 0) is none: the searches then run from the first symbol. Rows are uint32 (texts of
+fewer than 2^32 symbols; longer ones get none). Built from the index itself by one breadth-first walk of
+depth k (4^k * 4/3 extend steps: 0.15 s for k = 10 on 250 Mbp), when an engine is first made.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import njit
+
+from seedmap.filter.fm_search import extend
+
+LOOKUP_MAX = 10  # 4^10 rows x 8 bytes = 8 MB per index (11: 32 MB; 12: 128 MB and 1.3 s to build)
+SPARSE = 3  # a table's k-mers occur about 4^SPARSE times each at least (smaller genomes get a smaller k)
+_lock = threading.Lock()
+
+
+def lookup_k(n: int) -> int:
+    """k for a text of n symbols: about 4^SPARSE occurrences per k-mer, at most LOOKUP_MAX; 0 (no table) for
+    texts beyond uint32 rows."""
+    if n >= 1 << 32:
+        return 0
+    return int(min(LOOKUP_MAX, max(0, (n.bit_length() - 1) // 2 - SPARSE)))
+
+
+@njit(cache=True, nogil=True)
+def build_lookup(occ_tab: np.ndarray, counts: np.ndarray, n: int, k: int) -> np.ndarray:
+    """The (4^k, 2) uint32 table of the index (occ_tab, counts, n); see the module's notes."""
+    size = 1 << (2 * k)
+    lo, hi = np.zeros(size, np.int64), np.zeros(size, np.int64)
+    nlo, nhi = np.zeros(size, np.int64), np.zeros(size, np.int64)
+    hi[0] = n
+    width = 1
+    for _ in range(k):  # strings S of the last level, then c + S: c the most significant digit
+        for s in range(width):
+            a, b = lo[s], hi[s]
+            for c in range(4):
+                x, y = extend(occ_tab, counts, a, b, c) if a < b else (0, 0)
+                nlo[c * width + s], nhi[c * width + s] = x, max(x, y)
+        width *= 4
+        lo, nlo = nlo, lo
+        hi, nhi = nhi, hi
+    table = np.empty((size, 2), dtype=np.uint32)
+    for s in range(size):
+        table[s, 0], table[s, 1] = lo[s], hi[s]
+    return table
+
+
+def tables(ix: object) -> tuple[np.ndarray, np.ndarray]:
+    """(forward, reverse-text) tables of an FM index, built on first use and kept in its `lookup` slot (one
+    copy for every worker and engine of a run)."""
+    with _lock:
+        if "fwd" not in ix.lookup:
+            k = lookup_k(ix.n)
+            ix.lookup["fwd"] = build_lookup(ix.fwd_occ, ix.counts, ix.n, k)
+            ix.lookup["rev"] = build_lookup(ix.rev_occ, ix.counts, ix.n, k)
+        return ix.lookup["fwd"], ix.lookup["rev"]

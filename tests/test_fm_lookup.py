@@ -1,0 +1,102 @@
+"""The FM search's k-mer tables (filter/fm_lookup.py): every k-mer's rows are backward search's, in both
+indexes; the lower bounds and the search scheme give the same results with a table as without one; and the
+cut is weighed only for reads whose equal pieces occur more than CUT_ABOVE times."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from helpers import genome_with_n, random_genome, repetitive_genome, sample_reads
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from seedmap.filter import fm_lookup, fm_pieces
+from seedmap.filter.fm_scheme import ROW, search_query
+from seedmap.filter.fm_search import backward_search, lower_bounds
+from seedmap.index import fm
+from seedmap.io.reference import Reference
+
+NONE = np.zeros((1, 2), dtype=np.uint32)  # no table: every search from its first symbol
+
+
+def reference(rng: np.random.Generator, repeats: bool) -> tuple[Reference, list[np.ndarray]]:
+    seqs = repetitive_genome(rng) if repeats else [genome_with_n(rng, 3000), random_genome(rng, 800)]
+    return Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs), seqs
+
+
+def test_lookup_k_follows_the_genome_size():
+    assert fm_lookup.lookup_k(250_000_000) == fm_lookup.LOOKUP_MAX
+    assert fm_lookup.lookup_k(5_000_000) == 8
+    assert fm_lookup.lookup_k(100) == 0
+    assert fm_lookup.lookup_k(1 << 32) == 0  # rows beyond uint32
+
+
+@pytest.mark.parametrize("repeats", [False, True])
+def test_every_kmer_has_backward_search_rows(rng, repeats):
+    ix = fm.build(reference(rng, repeats)[0], 4)
+    for occ_tab in (ix.fwd_occ, ix.rev_occ):
+        for k in (1, 3):
+            table = fm_lookup.build_lookup(occ_tab, ix.counts, ix.n, k)
+            assert table.shape == (4 ** k, 2) and table.dtype == np.uint32
+            for key, kmer in enumerate(itertools.product(range(4), repeat=k)):
+                lo, hi = backward_search(occ_tab, ix.counts, ix.n, np.array(kmer, dtype=np.int64))
+                if hi > lo:
+                    assert tuple(table[key]) == (lo, hi), kmer
+                else:
+                    assert table[key, 0] >= table[key, 1], kmer
+
+
+def test_tables_are_built_once_per_index(rng):
+    ix = fm.build(reference(rng, False)[0], 4)
+    first = fm_lookup.tables(ix)
+    assert fm_lookup.tables(ix)[0] is first[0] and first[0].shape[0] == 4 ** fm_lookup.lookup_k(ix.n)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), repeats=st.booleans(), e=st.integers(0, 5))
+def test_a_table_changes_no_bound_and_no_search_result(seed, repeats, e):
+    """Reads (with N, mutated, and random ones whose pieces do not occur) searched with the index's tables
+    and with none: the same lower bounds and the same accepted strings, in the same order."""
+    rng = np.random.default_rng(seed)
+    ref, seqs = reference(rng, repeats)
+    ix = fm.build(ref, 4)
+    fwd, rev = fm_lookup.tables(ix)
+    assert fwd.shape[0] > 1
+    reads = sample_reads(rng, seqs, 6, (20, 90), e) + [random_genome(rng, 40)]
+    reads[0][3] = 4  # an N
+    for q in reads:
+        q = q.astype(np.int64)
+        for occ_tab, table in ((ix.fwd_occ, fwd), (ix.rev_occ, rev)):
+            with_table, without = np.zeros(q.size + 1, np.int64), np.zeros(q.size + 1, np.int64)
+            lower_bounds(occ_tab, ix.counts, ix.n, q, q.size, with_table, table)
+            lower_bounds(occ_tab, ix.counts, ix.n, q, q.size, without, NONE)
+            assert np.array_equal(with_table, without)
+        a, b = np.zeros((4096, ROW), np.int64), np.zeros((4096, ROW), np.int64)
+        got = search_query(q, e, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev, 1, a)
+        assert got == search_query(q, e, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, NONE, NONE, 1, b)
+        assert np.array_equal(a[:min(got[0], 4096)], b[:min(got[0], 4096)])
+
+
+def test_the_cut_is_weighed_only_for_frequent_pieces(rng):
+    """A read of a unique region keeps equal pieces (the cut would cost more than it saves); the same read
+    where one of its pieces lies in a run repeated 30 times is cut."""
+    unique = random_genome(rng, 5000)
+    runs = [np.concatenate([random_genome(rng, 200), np.zeros(40, np.uint8)]) for _ in range(30)]
+    repeated = np.concatenate(runs + [random_genome(rng, 300)])
+    ref = Reference.from_codes(["u", "r"], [unique, repeated])
+    ix = fm.build(ref, 4)
+    fwd, _ = fm_lookup.tables(ix)
+    k = 6
+    for q, cut in ((unique[1000:1096], False), (repeated[200 + 240 * 7 - 60:200 + 240 * 7 + 36], True)):
+        q = q.astype(np.int64)
+        m = q.size
+        equal = [j * m // k for j in range(k + 1)]
+        total = sum(fm_pieces.piece_count(q, equal[j], equal[j + 1], ix.n, ix.counts, ix.fwd_occ, fwd)
+                    for j in range(k))
+        assert (total > fm_pieces.CUT_ABOVE) == cut
+        bounds = np.empty(k + 1, dtype=np.int64)
+        fm_pieces.pieces(q, m, k, ix.n, ix.counts, ix.fwd_occ, fwd, bounds,
+                         np.empty(fm_pieces.cut_scratch(m, k), dtype=np.int64))
+        assert (bounds.tolist() != equal) == cut
