@@ -184,10 +184,11 @@ def fasta(path, seqs: list[np.ndarray], suffix: str = "") -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("errors", ["0", "4"])
-def test_map_fm_opencl_same_sam_as_cpu(tmp_path, errors):
-    """`seedmap map --engine fm` on a repetitive genome, two workers, several batches: --device opencl writes
-    the SAM of --device cpu byte for byte, and its log says the search ran on the device."""
+@pytest.mark.parametrize("options", [("-e", "0"), ("-e", "4"), ("-e", "4", "--best")])
+def test_map_fm_opencl_same_sam_as_cpu(tmp_path, options):
+    """`seedmap map --engine fm` on a repetitive genome, two workers, several batches (with --best: the strata
+    searched one edit count at a time): --device opencl writes the SAM of --device cpu byte for byte, and its
+    log says the search ran on the device."""
     rng = np.random.default_rng(7)
     seqs = repetitive_genome(rng) + [random_genome(rng, 3000)]
     ref = fasta(tmp_path / "ref.fa", seqs)
@@ -195,7 +196,7 @@ def test_map_fm_opencl_same_sam_as_cpu(tmp_path, errors):
     outs = {}
     for dev in ("cpu", "opencl"):
         out = tmp_path / f"{dev}.sam"
-        r = subprocess.run([sys.executable, "-m", "seedmap", "map", "--engine", "fm", "-e", errors, "--device", dev,
+        r = subprocess.run([sys.executable, "-m", "seedmap", "map", "--engine", "fm", *options, "--device", dev,
                             "-t", "2", "--batch-size", "11", "-o", str(out), ref, reads], capture_output=True,
                            text=True)
         assert r.returncode == 0, r.stderr
