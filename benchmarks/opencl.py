@@ -1,14 +1,16 @@
 """OpenCL backend throughput on this machine's OpenCL device (PoCL's CPU device where nothing else is
-installed), one call, three tables: (a) verifications/s of the window kernel (backends/opencl/locate.cl: the
+installed), one call, four tables: (a) verifications/s of the window kernel (backends/opencl/locate.cl: the
 locations of reads in merged candidate windows, one work-item per window) beside the numba CPU kernel
 (verify/windows.py) on the same windows, for 50 bp / e = 4 and 100 bp / e = 5, and Nouri's K20 figure for
 bulk verification; (b) the MAROSE seed + filter (backends/opencl/seed_filter.cl through the neighborhood
 engine: windows/s and neighborhoods/s, the unique neighborhoods of the SeedBlocks searched) beside the numba
 CPU engine on the same reads, whole candidate_windows calls (the merge, on the CPU, in both), and Tran's
-GTX 480 figures; (c) end-to-end reads/s of `seedmap map --device opencl` against `--device cpu` on a random
-genome with simulated reads, per engine, the SAM records compared.
+GTX 480 figures; (c) the FM engine's search (backends/opencl/fm_scheme.cl through OpenClFmEngine: queries/s
+of the search pass alone, and of whole candidate_windows calls) beside the numba CPU engine on the same reads;
+(d) end-to-end reads/s of `seedmap map --device opencl` against `--device cpu` on a random genome with
+simulated reads, per engine, the SAM records compared.
 
-    python benchmarks/opencl.py [--windows 200000] [--filter-reads 50000] [--reads 20000] [--threads 2]
+    python benchmarks/opencl.py [--windows 200000] [--filter-reads 50000] [--fm-reads 10000] [--reads 20000]
     python benchmarks/opencl.py --windows 0 --filter-reads 0 --reference ecoli.fa --reads 100000   # issue 37's check
 
 Each kernel timing follows a warm-up call (the build, numba's compilation and the reference copy
@@ -28,12 +30,14 @@ from pathlib import Path
 import numpy as np
 
 from seedmap.backends.opencl import device
+from seedmap.backends.opencl.fm_engine import OpenClFmEngine
 from seedmap.backends.opencl.locations import OpenClLocator
 from seedmap.backends.opencl.neighborhood import OpenClNeighborhoodEngine
 from seedmap.backends.opencl.program import OpenClDevice
+from seedmap.engines.fm import FmEngine
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.engines.neighborhood_ph import PerfectHashEngine
-from seedmap.index import neighborhood
+from seedmap.index import fm, neighborhood
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.verify import windows
 
@@ -108,6 +112,30 @@ def filter_rates(args: argparse.Namespace) -> list[list[str]]:
     return rows
 
 
+def fm_rates(args: argparse.Namespace) -> list[list[str]]:
+    """The FM engine's search of --fm-reads reads (both strands) on a random genome of --genome-bases: the
+    search pass alone (_count: every query's accepted strings and candidates) and whole candidate_windows
+    calls (the locates and sort on the device, the merge on the CPU; no bulk verification), numba CPU engine
+    against the OpenCL one, for 100 bp reads with up to 3 substitutions at e = 3 and e = 5."""
+    rng = np.random.default_rng(5)
+    genome = rng.integers(0, 4, args.genome_bases).astype(np.uint8)
+    ref = Reference.from_codes(["g"], [genome])
+    ix = fm.build(ref)
+    dev = OpenClDevice(device.pick(args.device))
+    rows = []
+    for e in (3, 5):
+        batch = sample_queries(genome, args.fm_reads, 100, e, np.random.default_rng(6), substitutions=3)
+        cpu, ocl = FmEngine(ix, ref.starts), OpenClFmEngine(dev, ix, ref.starts)
+        want, got = cpu.candidate_windows(*batch), ocl.candidate_windows(*batch)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True)), "OpenCL != CPU"
+        nq = batch[1].size - 1
+        t_cpu, t_cl = (best_of(lambda x=x, b=batch: x._count(*b), args.repeat) for x in (cpu, ocl))
+        w_cpu, w_cl = (best_of(lambda x=x, b=batch: x.candidate_windows(*b), args.repeat) for x in (cpu, ocl))
+        rows.append([f"100 bp, e = {e}", f"{nq:,}", f"{nq / t_cl:,.0f}", f"{nq / t_cpu:,.0f}", f"{t_cpu / t_cl:.2f}",
+                     f"{nq / w_cl:,.0f}", f"{nq / w_cpu:,.0f}"])
+    return rows
+
+
 def simulate(work: Path, args: argparse.Namespace) -> tuple[Path, Path]:
     """The reference (--reference, copied here: its index is written beside it; else a random genome with a
     repeat) and --reads 100 bp reads from it, 0-3 substitutions each, either strand."""
@@ -166,6 +194,7 @@ def main() -> None:
     ap.add_argument("--windows", type=int, default=200_000, help="windows per kernel timing (0: skip)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--filter-reads", type=int, default=50_000, help="reads per seed + filter timing (0: skip)")
+    ap.add_argument("--fm-reads", type=int, default=10_000, help="reads per FM search timing (0: skip)")
     ap.add_argument("--reads", type=int, default=20_000, help="reads per end-to-end run (0: skip)")
     ap.add_argument("--genome-bases", type=int, default=1_000_000)
     ap.add_argument("--reference", help="map reads simulated from this FASTA instead of a random genome")
@@ -182,6 +211,11 @@ def main() -> None:
         print()
         print(table(["seed + filter", "windows", "OpenCL windows/s, neighborhoods/s",
                      "numba CPU windows/s, neighborhoods/s", "OpenCL / CPU", "Tran GTX 480"], filter_rates(args)),
+              flush=True)
+    if args.fm_reads:
+        print()
+        print(table(["FM search", "queries", "OpenCL queries/s", "numba CPU queries/s", "OpenCL / CPU",
+                     "OpenCL candidate_windows queries/s", "numba CPU candidate_windows queries/s"], fm_rates(args)),
               flush=True)
     if args.reads:
         print()

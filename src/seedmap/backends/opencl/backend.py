@@ -1,7 +1,8 @@
 """The OpenCL backend as the pipeline sees it (a backends.base.DeviceBackend): one OpenCL device, its
 kernels built before the workers start, and engines that find their candidates as kinds.py has it for the
-index kind (the neighborhood engine's seed + filter on the device, the others with the run's CPU engine),
-verify the merged windows on the device (locations.py) and align on the CPU."""
+index kind (the neighborhood engine's seed + filter and the FM engine's search on the device, the k-mer
+engine's with the run's CPU engine), verify the merged windows on the device (locations.py) and align on the
+CPU."""
 
 from __future__ import annotations
 

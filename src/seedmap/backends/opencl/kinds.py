@@ -1,18 +1,23 @@
 """What the OpenCL backend does with each index kind (the names of seedmap.kinds.KINDS), registered once: the
 candidate engine of one worker and the steps of its search that run on the device and on the CPU (the log
 line). The neighborhood engine's seed + filter runs on the device (seed_filter.cl) where the kernel takes
-the options and the index fits; the k-mer and FM engines find their candidates on the CPU. Every kind's
-merged windows are verified on the device (locations.py)."""
+the options and the index fits, and so does the FM engine's search (fm_scheme.cl) where the index fits; the
+k-mer engine finds its candidates on the CPU. Every kind's merged windows are verified on the device
+(locations.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from seedmap.backends.base import EngineInputs
+from seedmap.backends.opencl.fm_engine import SSA_TYPES, OpenClFmEngine, fm_program
 from seedmap.backends.opencl.neighborhood import OpenClNeighborhoodEngine
 from seedmap.backends.opencl.program import OpenClDevice
 from seedmap.engines.base import Engine
+from seedmap.engines.fm import fm_engine
 from seedmap.engines.neighborhood_ph import ensure_perfect_hash
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter.degenerate import device_enumerates
@@ -73,6 +78,34 @@ def _neighborhood_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str
             "the dedupe (bulk verification of a repetitive read's candidates, merging each read's windows)")
 
 
+def fm_on_cpu(inputs: EngineInputs, device: OpenClDevice) -> str | None:
+    """Why the FM search stays on the CPU (None: it runs on the device): an index larger than the device holds,
+    or SA samples of a type the kernels are not built for."""
+    parts = _parts(inputs.index)
+    if any(np.dtype(ix.fwd_ssa.dtype) not in SSA_TYPES for ix in parts):
+        return f"SA samples of type {parts[0].fwd_ssa.dtype} are searched on the CPU"
+    if not device.holds([a for ix in parts for a in ix.arrays().values()]):
+        return "the index is larger than the OpenCL device holds, searching on the CPU"
+    return None
+
+
+def _fm_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
+    if fm_on_cpu(inputs, device) is not None:
+        return inputs.cpu
+    ref = inputs.ref
+    return fm_engine(inputs.index, ref, make=lambda part, starts: OpenClFmEngine(
+        device, part, starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask))  # the CPU engine's verifier
+
+
+def _fm_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
+    why = fm_on_cpu(inputs, device)
+    if why is not None:
+        return "", f"the candidates (fm engine: {why})"
+    fm_program(device, _parts(inputs.index)[0].fwd_ssa.dtype)  # built now: a build failure stops the run here
+    return ("the search scheme and the locates (fm engine)",
+            "the dedupe (bulk verification of the candidates, merging each read's windows)")
+
+
 def _cpu_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
     return inputs.cpu
 
@@ -84,5 +117,5 @@ def _cpu_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
 OPENCL_KINDS = {
     "neighborhood": OpenClKind(_neighborhood_candidates, _neighborhood_steps),
     "kmer": OpenClKind(_cpu_candidates, _cpu_steps),
-    "fm": OpenClKind(_cpu_candidates, _cpu_steps),
+    "fm": OpenClKind(_fm_candidates, _fm_steps),
 }

@@ -1,6 +1,7 @@
 """One OpenCL device as its workers share it: its context, the kernels built for it (locate.cl; seed_filter.cl
-when a run filters there), and its resident copies of the reference and the index. A build failure is one
-SeedmapError line with the first lines of the compiler's log."""
+when a run filters there, fm_index.cl and fm_scheme.cl when it searches an FM index there), and its resident
+copies of the reference and the index. A build failure is one SeedmapError line with the first lines of the
+compiler's log."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from seedmap.io.reference import Reference
 
 SOURCE = "locate.cl"
 FILTER_SOURCE = "seed_filter.cl"
+SORT_SOURCE = "sort.cl"  # built in front of each program whose fill pass sorts windows
 POS_TYPES = {np.dtype(np.uint32): "uint", np.dtype(np.int64): "long"}  # seed_filter.cl's POS_T per index pos dtype
 WORDS = (1, 2, 3, 4)  # locate.cl's NB: one program per number of 64-bit words of a read (reads up to 256 bp)
 LOG_LINES = 3  # of the compiler's build log, in the error line
@@ -63,7 +65,7 @@ class OpenClDevice:
         self.programs = {nb: build(self.context, self.device, options=(f"-DNB={nb}",)) for nb in WORDS}
         self._lock = threading.Lock()
         self._refs: dict[int, tuple[Reference, object, object]] = {}
-        self._filters: dict[str, object] = {}
+        self._built: dict[tuple[tuple[str, ...], tuple[str, ...]], object] = {}
         self._copies: dict[tuple[int, str], tuple[object, object]] = {}
 
     def buffer(self, a: np.ndarray) -> object:
@@ -86,13 +88,17 @@ class OpenClDevice:
         dev = self.device
         return max(sizes, default=0) <= dev.max_mem_alloc_size and sum(sizes) <= dev.global_mem_size // 2
 
+    def program(self, names: tuple[str, ...], options: tuple[str, ...] = ()) -> object:
+        """The sources `names`, in this order, built as one program with compiler `options`, once."""
+        with self._lock:
+            key = (names, options)
+            if key not in self._built:
+                self._built[key] = build(self.context, self.device, "\n".join(source(n) for n in names), options)
+            return self._built[key]
+
     def filter_program(self, pos_dtype: np.dtype) -> object:
         """seed_filter.cl built for an index whose positions are of `pos_dtype` (uint32 or int64), once."""
-        pos_t = POS_TYPES[np.dtype(pos_dtype)]
-        with self._lock:
-            if pos_t not in self._filters:
-                self._filters[pos_t] = build(self.context, self.device, source(FILTER_SOURCE), (f"-DPOS_T={pos_t}",))
-            return self._filters[pos_t]
+        return self.program((SORT_SOURCE, FILTER_SOURCE), (f"-DPOS_T={POS_TYPES[np.dtype(pos_dtype)]}",))
 
     def copies(self, owner: object, what: str, make: Callable[[], object]) -> object:
         """make()'s device copies of `owner`'s arrays (`what` of it), made once for all the device's workers."""

@@ -7,7 +7,7 @@
    its own: see there), count_kernel counts each one's candidates and keeps the position range of its hits
    when they are one range (always with fe = 0), the host scans the counts into slots, fill_kernel writes the
    windows of its hits there (searching again only where count_kernel found several ranges: the CPU's passes
-   keep theirs too), sort_kernel sorts each query's windows by start.
+   keep theirs too), sort_kernel (sort.cl, built in front of this file) sorts each query's windows by start.
 
    POS_T, the type of the index's positions (uint below 4 Gbp, long above), is a build option. */
 
@@ -305,51 +305,4 @@ __kernel void fill_kernel(long nt, long t_first, __global const uchar *qcodes, _
         visit_window(qcodes + qa, o, length, m, e, u, l, fe, blocks[2 * g], blocks[2 * g + 1], nbs, nb_pos, pos,
                      starts, nstarts, ph_on, ph_off, ph_block, ph_g, ph_table, 1, cursor[t], win_s, win_e, win_d,
                      range);
-}
-
-inline void swap3(__global long *a, __global long *b, __global long *c, long i, long j)
-{
-    long x = a[i]; a[i] = a[j]; a[j] = x;
-    x = b[i]; b[i] = b[j]; b[j] = x;
-    x = c[i]; c[i] = c[j]; c[j] = x;
-}
-
-inline void sift(__global long *a, __global long *b, __global long *c, long lo, long root, long n)
-{
-    while (1) {
-        long child = 2 * root + 1;
-        if (child >= n)
-            return;
-        if (child + 1 < n && a[lo + child + 1] > a[lo + child])
-            child++;
-        if (a[lo + root] >= a[lo + child])
-            return;
-        swap3(a, b, c, lo + root, lo + child);
-        root = child;
-    }
-}
-
-/* Query q's windows [seg_off[q], seg_off[q + 1]) sorted by start: insertion sort for the usual handful,
-   heap sort (in place, O(n log n)) for repeats. Equal starts may come in any order: the merge that follows
-   does not depend on it. */
-__kernel void sort_kernel(long nq, __global const long *seg_off, __global long *win_s, __global long *win_e,
-                          __global long *win_d)
-{
-    long q = get_global_id(0);
-    if (q >= nq)
-        return;
-    long lo = seg_off[q];
-    long n = seg_off[q + 1] - lo;
-    if (n <= 32) {
-        for (long i = lo + 1; i < lo + n; i++)
-            for (long j = i; j > lo && win_s[j - 1] > win_s[j]; j--)
-                swap3(win_s, win_e, win_d, j - 1, j);
-        return;
-    }
-    for (long root = n / 2 - 1; root >= 0; root--)
-        sift(win_s, win_e, win_d, lo, root, n);
-    for (long end = n - 1; end > 0; end--) {
-        swap3(win_s, win_e, win_d, lo, lo + end);
-        sift(win_s, win_e, win_d, lo, 0, end);
-    }
 }
