@@ -31,6 +31,9 @@ from seedmap.backends.opencl.kinds import OPENCL_KINDS
 from seedmap.engines import base
 from seedmap.engines.fm import FmEngine
 from seedmap.engines.segmented import SegmentedEngine
+from seedmap.filter import fm_pieces
+from seedmap.filter.fm_lookup import tables
+from seedmap.filter.fm_scheme import ROW, count_candidates
 from seedmap.index import fm
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
@@ -47,7 +50,23 @@ def opencl_device() -> program.OpenClDevice:
 
 
 def genome(kind: str, rng: np.random.Generator) -> list[np.ndarray]:
+    if kind == "runs":  # 40-base poly-A runs between unique stretches: pieces in them occur hundreds of times
+        return [np.concatenate([np.concatenate([genome_with_n(rng, 60), np.zeros(40, np.uint8)]) for _ in range(30)])]
     return repetitive_genome(rng) if kind == "repetitive" else [genome_with_n(rng, 2500), genome_with_n(rng, 400)]
+
+
+def cut_reads(ix: fm.FmIndex, args: tuple) -> int:
+    """Queries whose equal pieces occur more than fm_pieces.CUT_ABOVE times in all: those the search cuts."""
+    qcodes, qoff, qerr = args
+    fwd, _ = tables(ix)
+    cut = 0
+    for qi in range(qoff.size - 1):
+        q, k = qcodes[qoff[qi]:qoff[qi + 1]], int(qerr[qi >> 1]) + 1
+        if k >= fm_pieces.CUT_FROM:
+            ends = [j * q.size // k for j in range(k + 1)]
+            cut += sum(fm_pieces.piece_count(q, ends[j], ends[j + 1], ix.n, ix.counts, ix.fwd_occ, fwd)
+                       for j in range(k)) > fm_pieces.CUT_ABOVE
+    return cut
 
 
 def fm_case(kind: str, seed: int, n: int, lengths: tuple[int, int], errors: float) -> tuple[Reference, tuple]:
@@ -70,12 +89,10 @@ def assert_same_windows(got: tuple, want: tuple) -> None:
 
 def strings_per_query(ix: fm.FmIndex, args: tuple, small: int) -> np.ndarray:
     """Each query's accepted strings, as the CPU search has them."""
-    from seedmap.filter.fm_scheme import ROW, count_candidates
-
     qcodes, qoff, qerr = args
     nq = qoff.size - 1
     n_saved = np.empty(nq, dtype=np.int64)
-    count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, small,
+    count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix), small,
                      np.empty((1, 0, ROW), dtype=np.int64), np.empty(nq, dtype=np.int64), n_saved)
     return n_saved
 
@@ -95,7 +112,8 @@ def test_fm_search_matches_cpu(opencl_device, kind, e):
     ("repetitive", 4, 0.06, (20, 50), {"saved_rows": 4}),  # queries searched again
     ("repetitive", 3, 0.12, (20, 30), {"scratch_bytes": 1, "saved_rows": 4}),  # a query per launch
     ("random", 16, 0.05, (30, 60), {"verify_below": 0}),  # every string walked to its end
-    ("random", 2, 5, (60, 100), {}),  # e = 5: pieces cut by their occurrences (fm_pieces.CUT_FROM)
+    ("random", 2, 5, (60, 100), {}),  # e = 5: equal pieces (they occur too rarely to weigh a cut)
+    ("runs", 2, 5, (60, 100), {}),  # e = 5: pieces cut by their occurrences (fm_pieces.CUT_FROM, CUT_ABOVE)
 ])
 def test_fm_search_options_match_cpu(opencl_device, kind, r, errors, lengths, sizes):
     ref, args = fm_case(kind, 21, 24, lengths, errors)
@@ -105,6 +123,7 @@ def test_fm_search_options_match_cpu(opencl_device, kind, r, errors, lengths, si
     assert_same_windows(OpenClFmEngine(opencl_device, ix, ref.starts, **sizes).candidate_windows(*args), want)
     if "saved_rows" in sizes:  # the second search pass ran
         assert strings_per_query(ix, args, small).max() > sizes["saved_rows"]
+    assert (cut_reads(ix, args) > 0) == (kind == "runs")
 
 
 def test_int64_samples_bulk_verification_and_chunks(opencl_device, monkeypatch):

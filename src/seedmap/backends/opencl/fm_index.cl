@@ -3,7 +3,7 @@
    layout: index/fm.py). Symbols are 0..4 = A C G T N; row ranges are half-open [lo, hi).
 
    Built in front of fm_scheme.cl. The constants come from the Python modules as build options (program.py),
-   so the two cannot drift apart: BLOCK_SHIFT, SUPER_SHIFT, COUNTS_AT, OCC_WORDS, MAX_PIECE, CUT_FROM,
+   so the two cannot drift apart: BLOCK_SHIFT, SUPER_SHIFT, COUNTS_AT, OCC_WORDS, MAX_PIECE, CUT_FROM, CUT_ABOVE,
    CUT_WORK, BIG; SSA_T is the sampled SA's type (int below 2 Gbp, long above). */
 
 #ifndef SSA_T
@@ -158,12 +158,36 @@ inline void cut_pieces(__global const uchar *q, long m, long k, long n, __global
     bounds[0] = 0;
 }
 
-/* fm_pieces.pieces: the search's cut, by occurrences from CUT_FROM pieces on, else equal. */
+/* fm_pieces.piece_count: occurrences of q[a:b] in the forward index (from its last symbol; the CPU starts
+   from a k-mer table, which changes no count). */
+inline long piece_count(__global const uchar *q, long a, long b, long n, __global const long *counts,
+                        __global const ulong *fwd_occ)
+{
+    long lo = 0, hi = n;
+    for (long i = b - 1; i >= a && lo < hi; i--) {
+        long c = q[i];
+        if (c > 3)
+            return 0;
+        lo = lf(fwd_occ, counts, c, lo);
+        hi = lf(fwd_occ, counts, c, hi);
+    }
+    return hi > lo ? hi - lo : 0;
+}
+
+/* fm_pieces.pieces: the search's cut, by occurrences from CUT_FROM pieces on where the equal pieces occur
+   more than CUT_ABOVE times in all, else equal. */
 inline void pieces(__global const uchar *q, long m, long k, long n, __global const long *counts,
                    __global const ulong *fwd_occ, __global long *bounds, __global long *scratch)
 {
-    if (k >= CUT_FROM)
-        cut_pieces(q, m, k, n, counts, fwd_occ, bounds, scratch);
-    else
-        equal_pieces(m, k, bounds);
+    equal_pieces(m, k, bounds);
+    if (k < CUT_FROM)
+        return;
+    long total = 0;
+    for (long j = 0; j < k; j++) {
+        total += piece_count(q, bounds[j], bounds[j + 1], n, counts, fwd_occ);
+        if (total > CUT_ABOVE) {
+            cut_pieces(q, m, k, n, counts, fwd_occ, bounds, scratch);
+            return;
+        }
+    }
 }
