@@ -368,7 +368,13 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         lo, hi = 0, n
         flo, fhi = 0, n
         if k == 1:  # e = 0: the read is the piece, nothing extends it: the forward index alone, backwards
-            for t in range(m):
+            t0 = 0
+            if kk and m >= kk:  # its last kk symbols looked up
+                fkey = key_leftwards(q, m - kk, kk)
+                if fkey >= 0:
+                    flo, fhi = np.int64(fwd_table[fkey, 0]), np.int64(fwd_table[fkey, 1])
+                    t0 = kk if flo < fhi else m
+            for t in range(t0, m):
                 c = q[m - 1 - t]
                 if c > 3:
                     fhi = flo
