@@ -1,6 +1,6 @@
-"""One OpenCL device as its workers share it: its context, the kernels built for it (locate.cl; seed_filter.cl
-when a run filters there), and its resident copies of the reference and the index. A build failure is one
-SeedmapError line with the first lines of the compiler's log."""
+"""One OpenCL device as its workers share it: its context, the kernels built for it (locate.cl over
+myers.cl; seed_filter.cl when a run filters there), and its resident copies of the reference and the index.
+A build failure is one SeedmapError line with the first lines of the compiler's log."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from seedmap.errors import SeedmapError
 from seedmap.io.reference import Reference
 
 SOURCE = "locate.cl"
+VERIFY_SOURCES = ("myers.cl", SOURCE)  # the programs[nb]: the bit-vector helpers, then their kernels
 FILTER_SOURCE = "seed_filter.cl"
 POS_TYPES = {np.dtype(np.uint32): "uint", np.dtype(np.int64): "long"}  # seed_filter.cl's POS_T per index pos dtype
 WORDS = (1, 2, 3, 4)  # locate.cl's NB: one program per number of 64-bit words of a read (reads up to 256 bp)
@@ -29,6 +30,10 @@ def source(name: str = SOURCE) -> str:
     return resources.files("seedmap.backends.opencl").joinpath(name).read_text()
 
 
+def sources(names: tuple[str, ...]) -> str:
+    return "\n".join(source(name) for name in names)
+
+
 def build_log_head(text: str, lines: int = LOG_LINES) -> str:
     """The first `lines` lines of a build log (pyopencl puts it after "Build on <device>:"), joined with
     ' | ' to keep the error on one line."""
@@ -38,21 +43,22 @@ def build_log_head(text: str, lines: int = LOG_LINES) -> str:
 
 
 def build(context: object, device: object, text: str | None = None, options: tuple[str, ...] = ()) -> object:
-    """The program of `text` (locate.cl's by default) built for `device` with compiler `options`."""
+    """The program of `text` (VERIFY_SOURCES' by default) built for `device` with compiler `options`."""
     cl = cl_module()
     with warnings.catch_warnings():  # a build log with only remarks is not the user's business
         warnings.simplefilter("ignore", cl.CompilerWarning)
         try:
-            return cl.Program(context, source() if text is None else text).build(options=list(options))
+            return cl.Program(context, sources(VERIFY_SOURCES) if text is None else text).build(options=list(options))
         except cl.Error as exc:
             raise SeedmapError(f"the OpenCL kernels do not build on {name_of(device)}: "
                                f"{build_log_head(str(exc))}") from None
 
 
 class OpenClDevice:
-    """Device `index` (device.all_devices's order): a context, the programs built once (`programs[nb]`: reads
-    of nb words; `filter_program`: seed + filter, built when first asked for), and one resident copy of each
-    reference and index its workers map against (the first worker to need it copies it, the others take it)."""
+    """Device `index` (device.all_devices's order): a context, the programs built once (`programs[nb]`: the
+    window kernel for reads of nb words; `filter_program`: seed + filter, built when first asked for), and one
+    resident copy of each reference and index its workers map against (the first worker to need it copies it,
+    the others take it)."""
 
     def __init__(self, index: int) -> None:
         cl = self.cl = cl_module()
