@@ -1,6 +1,7 @@
 """The OpenCL backend as the pipeline sees it (a backends.base.DeviceBackend): one OpenCL device, its
 kernels built before the workers start, and engines that find their candidates as kinds.py has it for the
-index kind (the neighborhood engine's seed + filter on the device, the others with the run's CPU engine),
+index kind (the neighborhood engine's seed + filter and the k-mer engine's bulk verification on the device, the
+rest with the run's CPU engine),
 verify the merged windows on the device (locations.py) and align on the CPU."""
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """What the OpenCL backend does with each index kind (the names of seedmap.kinds.KINDS), registered once: the
 candidate engine of one worker and the steps of its search that run on the device and on the CPU (the log
 line). The neighborhood engine's seed + filter runs on the device (seed_filter.cl) where the kernel takes
-the options and the index fits; the k-mer and FM engines find their candidates on the CPU. Every kind's
-merged windows are verified on the device (locations.py)."""
+the options and the index fits; the k-mer engine seeds on the CPU and verifies its candidates in bulk on the
+device (bulk.py); the FM engine finds its candidates on the CPU. Every kind's merged windows are verified on
+the device (locations.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedmap.backends.base import EngineInputs
+from seedmap.backends.opencl.bulk import OpenClBulkVerifier
 from seedmap.backends.opencl.neighborhood import OpenClNeighborhoodEngine
 from seedmap.backends.opencl.program import OpenClDevice
 from seedmap.engines.base import Engine
+from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.neighborhood_ph import ensure_perfect_hash
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter.degenerate import device_enumerates
@@ -73,6 +76,17 @@ def _neighborhood_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str
             "the dedupe (bulk verification of a repetitive read's candidates, merging each read's windows)")
 
 
+def _kmer_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
+    o, ref = inputs.options, inputs.ref
+    return KmerEngine(inputs.index, ref.starts, adjacency=o.adjacency, packed=ref.packed, nmask=ref.nmask,
+                      bulk=OpenClBulkVerifier(device, ref, o.gpu_verify))
+
+
+def _kmer_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
+    return (f"the bulk verification of the candidates (kmer engine, {inputs.options.gpu_verify} kernel)",
+            "the seeding and the merge of each read's windows (kmer engine)")
+
+
 def _cpu_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
     return inputs.cpu
 
@@ -83,6 +97,6 @@ def _cpu_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
 
 OPENCL_KINDS = {
     "neighborhood": OpenClKind(_neighborhood_candidates, _neighborhood_steps),
-    "kmer": OpenClKind(_cpu_candidates, _cpu_steps),
+    "kmer": OpenClKind(_kmer_candidates, _kmer_steps),
     "fm": OpenClKind(_cpu_candidates, _cpu_steps),
 }
