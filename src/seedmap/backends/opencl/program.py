@@ -1,6 +1,6 @@
 """One OpenCL device as its workers share it: its context, the kernels built for it (locate.cl and bulk.cl
-over myers.cl; seed_filter.cl when a run filters there), and its resident copies of the reference and the
-index. A build failure is one SeedmapError line with the first lines of the compiler's log."""
+over myers.cl, align.cl; seed_filter.cl when a run filters there), and its resident copies of the reference
+and the index. A build failure is one SeedmapError line with the first lines of the compiler's log."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from seedmap.io.reference import Reference
 
 SOURCE = "locate.cl"
 VERIFY_SOURCES = ("myers.cl", SOURCE, "bulk.cl")  # the programs[nb]: the bit-vector helpers, then their kernels
+ALIGN_SOURCES = ("myers.cl", "align.cl")  # (align.cl takes ref_code of myers.cl)
 FILTER_SOURCE = "seed_filter.cl"
 POS_TYPES = {np.dtype(np.uint32): "uint", np.dtype(np.int64): "long"}  # seed_filter.cl's POS_T per index pos dtype
 WORDS = (1, 2, 3, 4)  # locate.cl's NB: one program per number of 64-bit words of a read (reads up to 256 bp)
@@ -56,9 +57,9 @@ def build(context: object, device: object, text: str | None = None, options: tup
 
 class OpenClDevice:
     """Device `index` (device.all_devices's order): a context, the programs built once (`programs[nb]`: the
-    window and bulk verification kernels for reads of nb words; `filter_program`: seed + filter, built when
-    first asked for), and one resident copy of each reference and index its workers map against (the first
-    worker to need it copies it, the others take it)."""
+    window and bulk verification kernels for reads of nb words; `align_program`: the traceback;
+    `filter_program`: seed + filter, built when first asked for), and one resident copy of each reference and
+    index its workers map against (the first worker to need it copies it, the others take it)."""
 
     def __init__(self, index: int) -> None:
         cl = self.cl = cl_module()
@@ -67,6 +68,7 @@ class OpenClDevice:
         check_int64(self.device)
         self.context = cl.Context([self.device])
         self.programs = {nb: build(self.context, self.device, options=(f"-DNB={nb}",)) for nb in WORDS}
+        self.align_program = build(self.context, self.device, sources(ALIGN_SOURCES))
         self._lock = threading.Lock()
         self._refs: dict[int, tuple[Reference, object, object]] = {}
         self._filters: dict[str, object] = {}
