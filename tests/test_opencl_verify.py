@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -25,12 +26,16 @@ from helpers import (
     windows_case,
 )
 
+from seedmap.backends.base import EngineInputs
 from seedmap.backends.opencl import alignments, device, program
 from seedmap.backends.opencl.alignments import OpenClAligner
-from seedmap.backends.opencl.bulk import BANDED, BITVECTOR, LANES, OpenClBulkVerifier
+from seedmap.backends.opencl.backend import OpenClBackend
+from seedmap.backends.opencl.bulk import BANDED, BITVECTOR, LANES, OpenClBulkVerifier, kernel_of
 from seedmap.engines.kmer import KmerEngine
 from seedmap.index import kmer
 from seedmap.io.reference import Reference
+from seedmap.kinds import cpu_engine
+from seedmap.options import EngineOptions
 from seedmap.pipeline import errors_per_read
 from seedmap.verify import windows as cpu
 from seedmap.verify.align import align
@@ -135,6 +140,30 @@ def test_bulk_edges(opencl_device):
         verify(*args, case["cand_q"], case["cand_diag"], case["s0"], case["s1"], case["ref"].packed.copy())
     with pytest.raises(ValueError, match="unknown GPU verification method"):
         OpenClBulkVerifier(opencl_device, case["ref"], "nouri")
+
+
+@pytest.mark.parametrize("method", [BITVECTOR, BANDED])
+def test_kmer_engine_made_and_logged(opencl_device, monkeypatch, caplog, method):
+    """--device opencl with the k-mer engine: its workers' engines verify in bulk with the OpenCL kernel the
+    options chose and align on the device, as the prepare line says (once); a device whose work-groups are
+    smaller than the banded kernel's gets the bit-vector kernel."""
+    ref, _ = genome_and_reads("random", 1, 2, (20, 30))
+    ix = kmer.build(ref, 8)
+    opts = EngineOptions(gpu_verify=method)
+    inputs = EngineInputs("kmer", ix, ref, opts, cpu_engine("kmer", ix, ref, opts))
+    backend = OpenClBackend(device.pick(None))
+    monkeypatch.setattr(backend, "_device", lambda dev: opencl_device)
+    with caplog.at_level(logging.INFO, logger="seedmap"):
+        backend.prepare(inputs)
+    assert caplog.text.count("--device opencl:") == 1
+    assert (f"the bulk verification of the candidates (kmer engine, {method} kernel), the windows' verification and "
+            "the traceback (CIGAR, MD) run on") in caplog.text
+    assert "the seeding and the merge of each read's windows (kmer engine) run on the CPU" in caplog.text
+    engine = backend.engine_maker(0)(inputs)
+    assert isinstance(engine.engine.bulk, OpenClBulkVerifier) and isinstance(engine.aligner, OpenClAligner)
+    assert (engine.engine.bulk.banded is not None) == (method == BANDED)
+    small = SimpleNamespace(device=SimpleNamespace(max_work_group_size=32))
+    assert kernel_of(small, BANDED) == BITVECTOR and kernel_of(opencl_device, method) == method
 
 
 # ------------------------------------------------------------------------------------------------ traceback

@@ -18,6 +18,12 @@ LANES = 32  # bulk.cl's LANES: work-items (band diagonals) per candidate in the 
 I64 = np.int64
 
 
+def kernel_of(device: OpenClDevice, method: str) -> str:
+    """The kernel --gpu-verify `method` gets on `device`: banded needs whole work-groups of GROUP work-items
+    (SLOTS x LANES in bulk.cl); on a device with smaller ones it is the bit-vector kernel."""
+    return BANDED if method == BANDED and device.device.max_work_group_size >= GROUP else BITVECTOR
+
+
 class OpenClBulkVerifier:
     """Callable with bulk_distances' arguments; one per worker (its own queue and kernel objects: setting a
     kernel's arguments is not thread-safe), the device's reference copy shared."""
@@ -29,9 +35,8 @@ class OpenClBulkVerifier:
         self.device = device
         self.queue = cl.CommandQueue(device.context)
         self.bitvector = {nb: cl.Kernel(p, "bitvector_distances") for nb, p in device.programs.items()}
-        # the banded kernel needs whole groups of GROUP work-items (SLOTS x LANES in bulk.cl)
-        self.banded = (cl.Kernel(device.programs[1], "banded_distances")
-                       if method == BANDED and device.device.max_work_group_size >= GROUP else None)
+        self.banded = (cl.Kernel(device.programs[1], "banded_distances")  # (any NB's program: it reads no words)
+                       if kernel_of(device, method) == BANDED else None)
         self.packed, self.nmask = ref.packed, ref.nmask
         self.d_packed, self.d_nmask = device.resident(ref)
 

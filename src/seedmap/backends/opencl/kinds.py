@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedmap.backends.base import EngineInputs
-from seedmap.backends.opencl.bulk import OpenClBulkVerifier
+from seedmap.backends.opencl.bulk import OpenClBulkVerifier, kernel_of
 from seedmap.backends.opencl.neighborhood import OpenClNeighborhoodEngine
 from seedmap.backends.opencl.program import OpenClDevice
 from seedmap.engines.base import Engine
@@ -83,7 +83,8 @@ def _kmer_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
 
 
 def _kmer_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
-    return (f"the bulk verification of the candidates (kmer engine, {inputs.options.gpu_verify} kernel)",
+    return (f"the bulk verification of the candidates (kmer engine, {kernel_of(device, inputs.options.gpu_verify)} "
+            "kernel)",
             "the seeding and the merge of each read's windows (kmer engine)")
 
 
