@@ -1,17 +1,21 @@
 """OpenCL backend throughput on this machine's OpenCL device (PoCL's CPU device where nothing else is
 installed), one call, four tables: (a) verifications/s of the window kernel (backends/opencl/locate.cl: the
 locations of reads in merged candidate windows, one work-item per window) beside the numba CPU kernel
-(verify/windows.py) on the same windows, for 50 bp / e = 4 and 100 bp / e = 5, and Nouri's K20 figure for
-bulk verification; (b) the MAROSE seed + filter (backends/opencl/seed_filter.cl through the neighborhood
-engine: windows/s and neighborhoods/s, the unique neighborhoods of the SeedBlocks searched) beside the numba
-CPU engine on the same reads, whole candidate_windows calls (the merge, on the CPU, in both), and Tran's
-GTX 480 figures; (c) the FM engine's search (backends/opencl/fm_scheme.cl through OpenClFmEngine: queries/s
-of the search pass alone, and of whole candidate_windows calls) beside the numba CPU engine on the same reads;
-(d) end-to-end reads/s of `seedmap map --device opencl` against `--device cpu` on a random genome with
-simulated reads, per engine, the SAM records compared.
+(verify/windows.py) on the same windows, and of the k-mer engine's bulk verification (backends/opencl/bulk.cl,
+bit-vector and banded kernels, one candidate each) beside the numba CPU kernel (verify/bulk.py) on the same
+candidates, for 50 bp / e = 4 and 100 bp / e = 5, and Nouri's K20 figure for bulk verification; (b) the MAROSE
+seed + filter (backends/opencl/seed_filter.cl through the neighborhood engine: windows/s and neighborhoods/s,
+the unique neighborhoods of the SeedBlocks searched) beside the numba CPU engine on the same reads, whole
+candidate_windows calls (the merge, on the CPU, in both), and Tran's GTX 480 figures; (c) the FM engine's
+search (backends/opencl/fm_scheme.cl through OpenClFmEngine: queries/s of the search pass alone, and of whole
+candidate_windows calls) beside the numba CPU engine on the same reads; (d) end-to-end reads/s of `seedmap map
+--device opencl` against `--device cpu` on a random genome with simulated reads, per engine, the SAM records
+compared.
 
-    python benchmarks/opencl.py [--windows 200000] [--filter-reads 50000] [--fm-reads 10000] [--reads 20000]
-    python benchmarks/opencl.py --windows 0 --filter-reads 0 --reference ecoli.fa --reads 100000   # issue 37's check
+    python benchmarks/opencl.py [--windows 200000] [--candidates 200000] [--filter-reads 50000] [--fm-reads 10000]
+                                [--reads 20000]
+    python benchmarks/opencl.py --windows 0 --candidates 0 --filter-reads 0 --fm-reads 0 --reference ecoli.fa \
+                                --reads 100000   # issue 37's check
 
 Each kernel timing follows a warm-up call (the build, numba's compilation and the reference copy
 excluded); the best of --repeat runs is reported. Every OpenCL result is compared with the CPU's.
@@ -30,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from seedmap.backends.opencl import device
+from seedmap.backends.opencl.bulk import BANDED, BITVECTOR, OpenClBulkVerifier
 from seedmap.backends.opencl.fm_engine import OpenClFmEngine
 from seedmap.backends.opencl.locations import OpenClLocator
 from seedmap.backends.opencl.neighborhood import OpenClNeighborhoodEngine
@@ -40,6 +45,7 @@ from seedmap.engines.neighborhood_ph import PerfectHashEngine
 from seedmap.index import fm, neighborhood
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.verify import windows
+from seedmap.verify.bulk import bulk_distances
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchutil import best_of  # noqa: E402
@@ -83,6 +89,30 @@ def kernel_rates(args: argparse.Namespace) -> list[list[str]]:
         n = args.windows
         rows.append([f"{m} bp, e = {e}", f"{n:,}", f"{n / t_cl:,.0f}", f"{n / t_cpu:,.0f}", f"{t_cpu / t_cl:.2f}",
                      f"{NOURI_K20:,.0f}" if (m, e) == (50, 4) else ""])
+    return rows
+
+
+def bulk_rates(args: argparse.Namespace) -> list[list[str]]:
+    """The bulk verification of --candidates candidates, one per read on the read's own diagonal (windows_of's
+    reads: up to e substitutions), numba CPU kernel against each OpenCL kernel."""
+    rng = np.random.default_rng(4)
+    genome = rng.integers(0, 4, 4_000_000).astype(np.uint8)
+    ref = Reference.from_codes(["g"], [genome])
+    dev = OpenClDevice(device.pick(args.device))
+    rows = []
+    for m, e in ((50, 4), (100, 5)):
+        qcodes, qoff, qerr, win_q, win = windows_of(rng, genome, args.candidates, m, e)
+        cands = (win_q, win[:, 0] + e + 8, np.zeros_like(win_q), np.full_like(win_q, genome.size))
+        case = (qcodes, qoff, qerr, *cands, ref.packed, ref.nmask)
+        want = bulk_distances(*case)
+        t_cpu = best_of(lambda c=case: bulk_distances(*c), args.repeat)
+        for method in (BITVECTOR, BANDED):
+            verify = OpenClBulkVerifier(dev, ref, method)
+            assert np.array_equal(verify(*case), want), "OpenCL != CPU"
+            t_cl = best_of(lambda c=case, v=verify: v(*c), args.repeat)
+            n = args.candidates
+            rows.append([f"bulk ({method}), {m} bp, e = {e}", f"{n:,}", f"{n / t_cl:,.0f}", f"{n / t_cpu:,.0f}",
+                         f"{t_cpu / t_cl:.2f}", f"{NOURI_K20:,.0f}" if (m, e) == (50, 4) else ""])
     return rows
 
 
@@ -192,6 +222,7 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--windows", type=int, default=200_000, help="windows per kernel timing (0: skip)")
+    ap.add_argument("--candidates", type=int, default=200_000, help="candidates per bulk timing (0: skip)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--filter-reads", type=int, default=50_000, help="reads per seed + filter timing (0: skip)")
     ap.add_argument("--fm-reads", type=int, default=10_000, help="reads per FM search timing (0: skip)")
@@ -204,9 +235,10 @@ def main() -> None:
                     "worker in flight at once: the default keeps every worker busy)")
     ap.add_argument("--device", type=int, default=None, help="opencl:N (default: the first GPU, else device 0)")
     args = ap.parse_args()
-    if args.windows:
-        print(table(["windows", "n", "OpenCL verifications/s", "numba CPU verifications/s", "OpenCL / CPU",
-                     "Nouri K20 (bulk, /s)"], kernel_rates(args)), flush=True)
+    if args.windows or args.candidates:
+        rows = (kernel_rates(args) if args.windows else []) + (bulk_rates(args) if args.candidates else [])
+        print(table(["windows / candidates", "n", "OpenCL verifications/s", "numba CPU verifications/s",
+                     "OpenCL / CPU", "Nouri K20 (bulk, /s)"], rows), flush=True)
     if args.filter_reads:
         print()
         print(table(["seed + filter", "windows", "OpenCL windows/s, neighborhoods/s",

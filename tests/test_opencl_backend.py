@@ -1,7 +1,8 @@
 """The OpenCL backend, run for real on an OpenCL device (PoCL's CPU device in CI: the opencl extra): its
 window kernel against the CPU twin (verify.windows.verify) and the brute-force oracle, --device opencl
 choosing and failing in one line, and `seedmap map --device opencl` writing the SAM of --device cpu (the
-seed + filter kernel's own cases: test_opencl_seed_filter.py)."""
+seed + filter kernel's own cases: test_opencl_seed_filter.py; bulk verification and traceback:
+test_opencl_verify.py)."""
 
 from __future__ import annotations
 
@@ -143,9 +144,11 @@ def map_both(tmp_path, engine: str, inputs: list[str], lines: int, *options: str
         assert all(line.startswith("[seedmap] ") for line in r.stderr.splitlines()), r.stderr
         outs[dev] = sam_body(out)
         if dev == "opencl":
-            assert r.stderr.count("traceback (CIGAR, MD) run on the CPU") == 1, r.stderr
+            assert r.stderr.count("the windows' verification and the traceback (CIGAR, MD) run on") == 1, r.stderr
             assert "mapping on opencl:" in r.stderr and "2 worker threads" in r.stderr, r.stderr
             assert ("seed + filter (neighborhood engine" in r.stderr) == (engine == "neighborhood"), r.stderr
+            assert ("bulk verification of the candidates (kmer engine" in r.stderr) == (engine == "kmer"), r.stderr
+            assert r.stderr.count("reads longer than 256 bp are aligned on the CPU") <= 1, r.stderr
     assert outs["cpu"] == outs["opencl"]
     assert outs["cpu"].count(b"\n") >= lines
 
@@ -162,9 +165,10 @@ def genome(rng) -> list[np.ndarray]:
 
 
 @pytest.mark.parametrize("engine,options", [("neighborhood", ()), ("neighborhood", ("--filter", "ph", "--fe", "1")),
-                                            ("kmer", ()), ("fm", ())])
+                                            ("kmer", ()), ("kmer", ("--gpu-verify", "banded")), ("fm", ())])
 def test_map_opencl_same_sam_as_cpu(tmp_path, engine, options):
-    """Every engine (the neighborhood engine's seed + filter on the device, bs and ph filters)."""
+    """Every engine (the neighborhood engine's seed + filter on the device, bs and ph filters; the k-mer engine's
+    bulk verification on the device, both kernels; every engine's traceback on the device)."""
     rng = np.random.default_rng(2)
     seqs = genome(rng)
     ref = write_fasta(tmp_path / "ref.fa", seqs)

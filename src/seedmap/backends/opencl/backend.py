@@ -1,8 +1,8 @@
 """The OpenCL backend as the pipeline sees it (a backends.base.DeviceBackend): one OpenCL device, its
 kernels built before the workers start, and engines that find their candidates as kinds.py has it for the
-index kind (the neighborhood engine's seed + filter and the FM engine's search on the device, the k-mer
-engine's with the run's CPU engine), verify the merged windows on the device (locations.py) and align on the
-CPU."""
+index kind (the neighborhood engine's seed + filter, the k-mer engine's bulk verification and the FM engine's
+search on the device, the rest with the run's CPU engine), verify the merged windows (locations.py) and align
+them (alignments.py) on the device."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import threading
 from contextlib import AbstractContextManager
 
 from seedmap.backends.base import DeviceEngine, EngineInputs, EngineMaker
+from seedmap.backends.opencl.alignments import OpenClAligner
 from seedmap.backends.opencl.device import all_devices, name_of
 from seedmap.backends.opencl.kinds import OPENCL_KINDS
 from seedmap.backends.opencl.locations import OpenClLocator
@@ -41,15 +42,15 @@ class OpenClBackend:
 
     def prepare(self, inputs: EngineInputs) -> None:
         on_device, on_cpu = OPENCL_KINDS[inputs.kind].steps(inputs, self._device(self.ids[0]))  # (one device)
-        done_here = f"{on_device} and the windows' verification" if on_device else "the windows' verification"
-        log.info("--device opencl: %s run on %s; %s and the traceback (CIGAR, MD) run on the CPU", done_here,
-                 self.name, on_cpu)
+        done_here = "the windows' verification and the traceback (CIGAR, MD)"
+        done_here = f"{on_device}, {done_here}" if on_device else done_here
+        log.info("--device opencl: %s run on %s; %s run on the CPU", done_here, self.name, on_cpu)
 
     def engine_maker(self, dev: int) -> EngineMaker:
         def make(inputs: EngineInputs) -> Engine:
             device = self._device(dev)
             candidates = OPENCL_KINDS[inputs.kind].candidates(inputs, device)
-            return DeviceEngine(candidates, OpenClLocator(device, inputs.ref), inputs.cpu.align_locations)
+            return DeviceEngine(candidates, OpenClLocator(device, inputs.ref), OpenClAligner(device, inputs.ref))
 
         return make
 

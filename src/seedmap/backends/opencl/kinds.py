@@ -2,8 +2,8 @@
 candidate engine of one worker and the steps of its search that run on the device and on the CPU (the log
 line). The neighborhood engine's seed + filter runs on the device (seed_filter.cl) where the kernel takes
 the options and the index fits, and so does the FM engine's search (fm_scheme.cl) where the index fits; the
-k-mer engine finds its candidates on the CPU. Every kind's merged windows are verified on the device
-(locations.py)."""
+k-mer engine seeds on the CPU and verifies its candidates in bulk on the device (bulk.py). Every kind's merged
+windows are verified on the device (locations.py)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from seedmap.backends.base import EngineInputs
+from seedmap.backends.opencl.bulk import OpenClBulkVerifier, kernel_of
 from seedmap.backends.opencl.fm_engine import SSA_TYPES, OpenClFmEngine, fm_program
 from seedmap.backends.opencl.neighborhood import OpenClNeighborhoodEngine
 from seedmap.backends.opencl.program import OpenClDevice
 from seedmap.engines.base import Engine
 from seedmap.engines.fm import fm_engine
+from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.neighborhood_ph import ensure_perfect_hash
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter.degenerate import device_enumerates
@@ -106,16 +108,20 @@ def _fm_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
             "the dedupe (bulk verification of the candidates, merging each read's windows)")
 
 
-def _cpu_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
-    return inputs.cpu
+def _kmer_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
+    o, ref = inputs.options, inputs.ref
+    return KmerEngine(inputs.index, ref.starts, adjacency=o.adjacency, packed=ref.packed, nmask=ref.nmask,
+                      bulk=OpenClBulkVerifier(device, ref, o.gpu_verify))
 
 
-def _cpu_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
-    return "", f"the candidates ({inputs.kind} engine)"
+def _kmer_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
+    return (f"the bulk verification of the candidates (kmer engine, {kernel_of(device, inputs.options.gpu_verify)} "
+            "kernel)",
+            "the seeding and the merge of each read's windows (kmer engine)")
 
 
 OPENCL_KINDS = {
     "neighborhood": OpenClKind(_neighborhood_candidates, _neighborhood_steps),
-    "kmer": OpenClKind(_cpu_candidates, _cpu_steps),
+    "kmer": OpenClKind(_kmer_candidates, _kmer_steps),
     "fm": OpenClKind(_fm_candidates, _fm_steps),
 }

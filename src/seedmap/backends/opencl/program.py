@@ -1,7 +1,7 @@
-"""One OpenCL device as its workers share it: its context, the kernels built for it (locate.cl; seed_filter.cl
-when a run filters there, fm_index.cl and fm_scheme.cl when it searches an FM index there), and its resident
-copies of the reference and the index. A build failure is one SeedmapError line with the first lines of the
-compiler's log."""
+"""One OpenCL device as its workers share it: its context, the kernels built for it (locate.cl and bulk.cl
+over myers.cl, align.cl; seed_filter.cl when a run filters there, fm_index.cl and fm_scheme.cl when it searches
+an FM index there), and its resident copies of the reference and the index. A build failure is one SeedmapError
+line with the first lines of the compiler's log."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from seedmap.errors import SeedmapError
 from seedmap.io.reference import Reference
 
 SOURCE = "locate.cl"
+VERIFY_SOURCES = ("myers.cl", SOURCE, "bulk.cl")  # the programs[nb]: the bit-vector helpers, then their kernels
+ALIGN_SOURCES = ("myers.cl", "align.cl")  # (align.cl takes ref_code of myers.cl)
 FILTER_SOURCE = "seed_filter.cl"
 SORT_SOURCE = "sort.cl"  # built in front of each program whose fill pass sorts windows
 POS_TYPES = {np.dtype(np.uint32): "uint", np.dtype(np.int64): "long"}  # seed_filter.cl's POS_T per index pos dtype
@@ -31,6 +33,10 @@ def source(name: str = SOURCE) -> str:
     return resources.files("seedmap.backends.opencl").joinpath(name).read_text()
 
 
+def sources(names: tuple[str, ...]) -> str:
+    return "\n".join(source(name) for name in names)
+
+
 def build_log_head(text: str, lines: int = LOG_LINES) -> str:
     """The first `lines` lines of a build log (pyopencl puts it after "Build on <device>:"), joined with
     ' | ' to keep the error on one line."""
@@ -40,21 +46,22 @@ def build_log_head(text: str, lines: int = LOG_LINES) -> str:
 
 
 def build(context: object, device: object, text: str | None = None, options: tuple[str, ...] = ()) -> object:
-    """The program of `text` (locate.cl's by default) built for `device` with compiler `options`."""
+    """The program of `text` (VERIFY_SOURCES' by default) built for `device` with compiler `options`."""
     cl = cl_module()
     with warnings.catch_warnings():  # a build log with only remarks is not the user's business
         warnings.simplefilter("ignore", cl.CompilerWarning)
         try:
-            return cl.Program(context, source() if text is None else text).build(options=list(options))
+            return cl.Program(context, sources(VERIFY_SOURCES) if text is None else text).build(options=list(options))
         except cl.Error as exc:
             raise SeedmapError(f"the OpenCL kernels do not build on {name_of(device)}: "
                                f"{build_log_head(str(exc))}") from None
 
 
 class OpenClDevice:
-    """Device `index` (device.all_devices's order): a context, the programs built once (`programs[nb]`: reads
-    of nb words; `filter_program`: seed + filter, built when first asked for), and one resident copy of each
-    reference and index its workers map against (the first worker to need it copies it, the others take it)."""
+    """Device `index` (device.all_devices's order): a context, the programs built once (`programs[nb]`: the
+    window and bulk verification kernels for reads of nb words; `align_program`: the traceback;
+    `filter_program`: seed + filter, built when first asked for), and one resident copy of each reference and
+    index its workers map against (the first worker to need it copies it, the others take it)."""
 
     def __init__(self, index: int) -> None:
         cl = self.cl = cl_module()
@@ -63,6 +70,7 @@ class OpenClDevice:
         check_int64(self.device)
         self.context = cl.Context([self.device])
         self.programs = {nb: build(self.context, self.device, options=(f"-DNB={nb}",)) for nb in WORDS}
+        self.align_program = build(self.context, self.device, sources(ALIGN_SOURCES))
         self._lock = threading.Lock()
         self._refs: dict[int, tuple[Reference, object, object]] = {}
         self._built: dict[tuple[tuple[str, ...], tuple[str, ...]], object] = {}
