@@ -36,24 +36,21 @@ def lookup_k(n: int) -> int:
 
 @njit(cache=True, nogil=True)
 def build_lookup(occ_tab: np.ndarray, counts: np.ndarray, n: int, k: int) -> np.ndarray:
-    """The (4^k, 2) uint32 table of the index (occ_tab, counts, n); see the module's notes."""
+    """The (4^k, 2) uint32 table of the index (occ_tab, counts, n < 2^32); see the module's notes. Each level
+    is built from the last in a second table of the same size (their only working memory)."""
     size = 1 << (2 * k)
-    lo, hi = np.zeros(size, np.int64), np.zeros(size, np.int64)
-    nlo, nhi = np.zeros(size, np.int64), np.zeros(size, np.int64)
-    hi[0] = n
+    table = np.zeros((size, 2), dtype=np.uint32)
+    other = np.zeros((size, 2), dtype=np.uint32)
+    table[0, 1] = n
     width = 1
-    for _ in range(k):  # strings S of the last level, then c + S: c the most significant digit
+    for _ in range(k):  # strings S of the last level (in table), then c + S: c the most significant digit
         for s in range(width):
-            a, b = lo[s], hi[s]
+            a, b = np.int64(table[s, 0]), np.int64(table[s, 1])
             for c in range(4):
                 x, y = extend(occ_tab, counts, a, b, c) if a < b else (0, 0)
-                nlo[c * width + s], nhi[c * width + s] = x, max(x, y)
+                other[c * width + s, 0], other[c * width + s, 1] = x, max(x, y)
         width *= 4
-        lo, nlo = nlo, lo
-        hi, nhi = nhi, hi
-    table = np.empty((size, 2), dtype=np.uint32)
-    for s in range(size):
-        table[s, 0], table[s, 1] = lo[s], hi[s]
+        table, other = other, table
     return table
 
 
