@@ -23,6 +23,7 @@ if not os.environ.get("NUMBA_ENABLE_CUDASIM"):
 
 from helpers import (  # noqa: E402
     SEED_FILTER_CASES,
+    assert_same_alignments,
     assert_window_locations,
     batch_of,
     bulk_case,
@@ -236,17 +237,7 @@ def test_traceback_matches_cpu(seed, scratch_bytes, small_blocks):
     args = (c["qcodes"], c["qoff"], c["qerr"], *loc, ref.packed, ref.nmask, ref.starts)
     want = align(*args)
     got = DeviceAligner(DeviceVerifier(ref.packed, ref.nmask), scratch_bytes=scratch_bytes)(*args)
-    assert got.keys() == want.keys()
-    for name in want:
-        assert got[name].dtype == want[name].dtype and got[name].shape == want[name].shape, name
-    for name in ("cig_off", "md_off", "n_runs", "md_len", "start", "end"):
-        assert np.array_equal(got[name], want[name]), name
-    used = {"ops": ("cig_off", "n_runs"), "lens": ("cig_off", "n_runs"), "md": ("md_off", "md_len")}
-    for name, (off, size) in used.items():  # the slots each location filled (the rest is room, unset)
-        mask = np.zeros(want[name].size, dtype=bool)
-        for a, n in zip(want[off][:-1], want[size], strict=True):
-            mask[a:a + n] = True
-        assert np.array_equal(got[name][mask], want[name][mask]), name
+    assert_same_alignments(got, want)
     runs = got["n_runs"]
     assert (runs > 1).any()  # gapped alignments: the DP and its traceback ran, not only the ungapped path
 

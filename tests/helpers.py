@@ -583,3 +583,18 @@ SEED_FILTER_CASES = [
     ("random", 6, 4, {"step": 3}, 0.05, (30, 50)),
     ("random", 6, 4, {"fe": 2, "windows": 1}, 0.04, (25, 40)),
 ]
+
+
+def assert_same_alignments(got: dict, want: dict) -> None:
+    """Every output the same (dtypes, shapes; the filled slots of ops, lens and md byte for byte)."""
+    assert got.keys() == want.keys()
+    for name in want:
+        assert got[name].dtype == want[name].dtype and got[name].shape == want[name].shape, name
+    for name in ("cig_off", "md_off", "n_runs", "md_len", "start", "end"):
+        assert np.array_equal(got[name], want[name]), name
+    used = {"ops": ("cig_off", "n_runs"), "lens": ("cig_off", "n_runs"), "md": ("md_off", "md_len")}
+    for name, (off, size) in used.items():  # the slots each location filled (the rest is room, unset)
+        mask = np.zeros(want[name].size, dtype=bool)
+        for a, n in zip(want[off][:-1], want[size], strict=True):
+            mask[a:a + n] = True
+        assert np.array_equal(got[name][mask], want[name][mask]), name

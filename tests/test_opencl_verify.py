@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from helpers import (
     COMP,
+    assert_same_alignments,
     bulk_case,
     bulk_expected,
     bulk_oracle,
@@ -167,21 +168,6 @@ def test_kmer_engine_made_and_logged(opencl_device, monkeypatch, caplog, method)
 
 
 # ------------------------------------------------------------------------------------------------ traceback
-
-
-def assert_same_alignments(got: dict, want: dict) -> None:
-    """Every output the same (dtypes, shapes; the filled slots of ops, lens and md byte for byte)."""
-    assert got.keys() == want.keys()
-    for name in want:
-        assert got[name].dtype == want[name].dtype and got[name].shape == want[name].shape, name
-    for name in ("cig_off", "md_off", "n_runs", "md_len", "start", "end"):
-        assert np.array_equal(got[name], want[name]), name
-    used = {"ops": ("cig_off", "n_runs"), "lens": ("cig_off", "n_runs"), "md": ("md_off", "md_len")}
-    for name, (off, size) in used.items():  # the slots each location filled (the rest is room, unset)
-        mask = np.zeros(want[name].size, dtype=bool)
-        for a, n in zip(want[off][:-1], want[size], strict=True):
-            mask[a:a + n] = True
-        assert np.array_equal(got[name][mask], want[name][mask]), name
 
 
 def locations_and_alignments(dev: program.OpenClDevice, ref: Reference, c: dict, scratch_bytes: int) -> tuple:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from seedmap.backends.opencl.program import SORT_SOURCE, OpenClDevice
+from seedmap.backends.opencl.program import WINDOWS_SOURCE, OpenClDevice
 from seedmap.engines.fm import DEFAULT_VERIFY_BELOW, SAVED_ROWS, FmEngine
 from seedmap.filter import fm_pieces, fm_scheme
 from seedmap.filter.fm_scheme import ROW, scratch_size
@@ -18,7 +18,7 @@ from seedmap.index import fm
 from seedmap.index.fm import FmIndex
 
 I64 = np.int64
-SOURCES = (SORT_SOURCE, "fm_index.cl", "fm_scheme.cl")
+SOURCES = (WINDOWS_SOURCE, "fm_index.cl", "fm_scheme.cl")
 SSA_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long"}  # fm_index.cl's SSA_T per sampled SA dtype
 # Search scratch per engine (each worker has its own): at 100 bp and e = 5 a query takes 42 kB, so about 1,500
 # queries are searched per launch.

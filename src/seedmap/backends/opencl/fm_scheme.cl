@@ -3,9 +3,9 @@
    strings in the same order. search_kernel: one work-item per query, its band columns and stacks in its own
    contiguous run of a scratch buffer (scratch_size words: neighbouring on a CPU device's core), its first
    strings written to its rows, all of them counted, and its candidates. fill_kernel: one work-item per query
-   locates every row of its strings (sampled SA walk) into its window slots and sorts them by start (sort.cl).
+   locates every row of its strings (sampled SA walk) into its window slots and sorts them by start (windows.cl).
 
-   Built after sort.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM come as build options. */
+   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM come as build options. */
 
 typedef struct {  /* fm_scheme.Part: a phase's read part in walking order and its columns */
     __global long *ext;
@@ -339,20 +339,6 @@ __kernel void search_kernel(long nt, __global const uchar *qcodes, __global cons
     n_rows[j] = search(qcodes + qoff[qi], qoff[qi + 1] - qoff[qi], qerr[qi >> 1], n, counts, fwd_occ, rev_occ,
                        small, rows + row_off[j] * ROW, row_off[j + 1] - row_off[j], scratch + t * width, &total);
     cand[j] = total;
-}
-
-/* io.reference.sequence_of: the last s with starts[s] <= pos. */
-inline long sequence_of(__global const long *starts, long size, long pos)
-{
-    long lo = 0, hi = size;
-    while (lo < hi) {
-        long mid = (lo + hi) >> 1;
-        if (starts[mid] <= pos)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo - 1;
 }
 
 /* Query first + t writes the windows [diag - e, diag + m + e) (clipped to the piece's sequence) of every row of

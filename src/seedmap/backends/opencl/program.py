@@ -20,7 +20,7 @@ SOURCE = "locate.cl"
 VERIFY_SOURCES = ("myers.cl", SOURCE, "bulk.cl")  # the programs[nb]: the bit-vector helpers, then their kernels
 ALIGN_SOURCES = ("myers.cl", "align.cl")  # (align.cl takes ref_code of myers.cl)
 FILTER_SOURCE = "seed_filter.cl"
-SORT_SOURCE = "sort.cl"  # built in front of each program whose fill pass sorts windows
+WINDOWS_SOURCE = "windows.cl"  # built in front of each program whose fill pass writes windows
 POS_TYPES = {np.dtype(np.uint32): "uint", np.dtype(np.int64): "long"}  # seed_filter.cl's POS_T per index pos dtype
 WORDS = (1, 2, 3, 4)  # locate.cl's NB: one program per number of 64-bit words of a read (reads up to 256 bp)
 LOG_LINES = 3  # of the compiler's build log, in the error line
@@ -106,7 +106,7 @@ class OpenClDevice:
 
     def filter_program(self, pos_dtype: np.dtype) -> object:
         """seed_filter.cl built for an index whose positions are of `pos_dtype` (uint32 or int64), once."""
-        return self.program((SORT_SOURCE, FILTER_SOURCE), (f"-DPOS_T={POS_TYPES[np.dtype(pos_dtype)]}",))
+        return self.program((WINDOWS_SOURCE, FILTER_SOURCE), (f"-DPOS_T={POS_TYPES[np.dtype(pos_dtype)]}",))
 
     def copies(self, owner: object, what: str, make: Callable[[], object]) -> object:
         """make()'s device copies of `owner`'s arrays (`what` of it), made once for all the device's workers."""

@@ -7,7 +7,7 @@
    its own: see there), count_kernel counts each one's candidates and keeps the position range of its hits
    when they are one range (always with fe = 0), the host scans the counts into slots, fill_kernel writes the
    windows of its hits there (searching again only where count_kernel found several ranges: the CPU's passes
-   keep theirs too), sort_kernel (sort.cl, built in front of this file) sorts each query's windows by start.
+   keep theirs too), sort_kernel (windows.cl, built in front of this file) sorts each query's windows by start.
 
    POS_T, the type of the index's positions (uint below 4 Gbp, long above), is a build option. */
 
@@ -87,20 +87,6 @@ inline long ph_find(long key, long a, __global const long *ph_off, __global cons
     }
     long entry = ph_table[base + v[g % 3]];
     return (entry & (long)MASK) == key ? entry >> 32 : -1;
-}
-
-/* io/reference.sequence_of: the last s with starts[s] <= p. */
-inline long sequence_of(__global const long *starts, long n, long p)
-{
-    long lo = 0, hi = n;
-    while (lo < hi) {
-        long mid = (lo + hi) >> 1;
-        if (starts[mid] <= p)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo - 1;
 }
 
 /* filter/windows.emit_windows: the windows of hits pos[lo, hi) of the read part at offset o from slot w

@@ -1,5 +1,20 @@
-/* Sorting a query's candidate windows by start, on the device (the CPU's filter/windows.sort_windows), for
-   every program whose fill pass writes windows: built in front of seed_filter.cl and fm_search.cl. */
+/* What every program whose fill pass writes candidate windows shares, built in front of seed_filter.cl and
+   fm_index.cl: the sequence a text position lies in (io/reference.sequence_of), and the sort of a query's
+   windows by start (the CPU's filter/windows.sort_windows). */
+
+/* io/reference.sequence_of: the last s with starts[s] <= p. */
+inline long sequence_of(__global const long *starts, long n, long p)
+{
+    long lo = 0, hi = n;
+    while (lo < hi) {
+        long mid = (lo + hi) >> 1;
+        if (starts[mid] <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
+}
 
 inline void swap3(__global long *a, __global long *b, __global long *c, long i, long j)
 {
