@@ -37,7 +37,6 @@ class FmEngine(CandidateEngine):
         self.saved_rows = saved_rows
         self.rows_per_query = 0.0  # of the last batch: repeat-rich genomes need more room
         self.index = index
-        self.fwd_table, self.rev_table = tables(index)
         self.small = verify_below
         self.max_window = ANY_WINDOW
 
@@ -49,8 +48,10 @@ class FmEngine(CandidateEngine):
         pool = np.empty((threads, -(-int(per_query * nq) // threads), ROW), dtype=np.int64)
         row_at = np.empty(nq, dtype=np.int64)
         n_saved = np.empty(nq, dtype=np.int64)
-        counts = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, self.fwd_table,
-                                  self.rev_table, self.small, pool, row_at, n_saved)
+        # The k-mer tables on first use, not when the engine is made: building them reads most of the index, and a
+        # segmented index keeps only the segment in use resident.
+        counts = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix),
+                                  self.small, pool, row_at, n_saved)
         if nq:
             self.rows_per_query = float(n_saved.sum()) / nq  # a rough guide for the next batch's room only
         return counts, (pool.reshape(-1, ROW), row_at, n_saved)
@@ -61,7 +62,7 @@ class FmEngine(CandidateEngine):
         ix = self.index
         rows, row_at, n_saved = state
         fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.n, ix.counts, ix.text_starts, ix.fwd_occ,
-                     ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, self.fwd_table, self.rev_table, self.ref_starts, self.small,
+                     ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, *tables(ix), self.ref_starts, self.small,
                      rows, row_at, n_saved, win_s, win_e, win_d)
 
 
