@@ -23,6 +23,7 @@ from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.neighborhood_ph import ensure_perfect_hash
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter.degenerate import device_enumerates
+from seedmap.index.fm import FmIndex
 from seedmap.index.neighborhood import NeighborhoodIndex
 from seedmap.index.segments import SegmentedIndex
 from seedmap.verify.bulk import bulk_distances
@@ -40,7 +41,8 @@ class OpenClKind:
     steps: Callable[[EngineInputs, OpenClDevice], tuple[str, str]]
 
 
-def _parts(index: object) -> list[NeighborhoodIndex]:
+def _parts(index: object) -> list[NeighborhoodIndex | FmIndex]:
+    """A segmented index's parts, or the index alone (a neighborhood or an FM index)."""
     return list(index.parts) if isinstance(index, SegmentedIndex) else [index]
 
 
