@@ -10,7 +10,7 @@ significant) found by backward search in this index, i.e. extending leftwards fr
 table of one row (k = 0) is none: the searches then run from the first symbol. Rows are uint32 (texts of
 fewer than 2^32 symbols; longer ones get none). Built from the index itself by one breadth-first walk of
 depth k (4^k * 4/3 extend steps: 0.2 s for k = 10 on 250 Mbp on one core, every level's strings in
-parallel), when an engine is first made.
+parallel), when a search of the index first needs it.
 """
 
 from __future__ import annotations
@@ -21,18 +21,20 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.filter.fm_search import extend
+from seedmap.index.fm import FmIndex
 
 LOOKUP_MAX = 10  # 4^10 rows x 8 bytes = 8 MB per index (11: 32 MB; 12: 128 MB and 1.3 s to build)
-SPARSE = 3  # a table's k-mers occur about 4^SPARSE times each at least (smaller genomes get a smaller k)
+SPARSE = 3  # a k-mer occurs 4^SPARSE to 4^(SPARSE + 1) times on average (smaller genomes get a smaller k)
 _lock = threading.Lock()
 
 
 def lookup_k(n: int) -> int:
     """k for a text of n symbols: about 4^SPARSE occurrences per k-mer, at most LOOKUP_MAX; 0 (no table) for
     texts beyond uint32 rows."""
+    n = int(n)
     if n >= 1 << 32:
         return 0
-    return int(min(LOOKUP_MAX, max(0, (n.bit_length() - 1) // 2 - SPARSE)))
+    return min(LOOKUP_MAX, max(0, (n.bit_length() - 1) // 2 - SPARSE))
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -55,7 +57,7 @@ def build_lookup(occ_tab: np.ndarray, counts: np.ndarray, n: int, k: int) -> np.
     return table
 
 
-def tables(ix: object) -> tuple[np.ndarray, np.ndarray]:
+def tables(ix: FmIndex) -> tuple[np.ndarray, np.ndarray]:
     """(forward, reverse-text) tables of an FM index, built on first use and kept in its `lookup` slot (one
     copy for every worker and engine of a run)."""
     with _lock:
