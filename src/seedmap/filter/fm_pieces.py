@@ -62,7 +62,7 @@ def pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: n
 @njit(cache=True, nogil=True)
 def piece_count(q: np.ndarray, a: int, b: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray,
                 table: np.ndarray) -> int:
-    """Occurrences of q[a:b] in the forward index (its first symbols looked up in table)."""
+    """Occurrences of q[a:b] in the forward index (searched leftwards: its last symbols looked up in table)."""
     lo, hi = 0, n
     i = b - 1
     kk = table_k(table)
