@@ -26,10 +26,6 @@ from seedmap.verify import windows as cpu
 pytest.importorskip("pyopencl", reason="the opencl extra (pip install seedmap[opencl]) brings PyOpenCL and PoCL")
 
 
-@pytest.fixture(scope="module")
-def opencl_device() -> program.OpenClDevice:
-    return program.OpenClDevice(device.pick(None))
-
 
 def test_window_locations_match_the_oracle_and_cpu(opencl_device):
     """Every location of every window (reads of 2 to 256 bp, e up to 6, tandem repeats, N), as the oracle

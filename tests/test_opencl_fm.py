@@ -44,10 +44,6 @@ from seedmap.verify.bulk import bulk_distances
 pytest.importorskip("pyopencl", reason="the opencl extra (pip install seedmap[opencl]) brings PyOpenCL and PoCL")
 
 
-@pytest.fixture(scope="module")
-def opencl_device() -> program.OpenClDevice:
-    return program.OpenClDevice(device.pick(None))
-
 
 def genome(kind: str, rng: np.random.Generator) -> list[np.ndarray]:
     if kind == "runs":  # 40-base poly-A runs between unique stretches: pieces in them occur hundreds of times

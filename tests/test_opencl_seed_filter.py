@@ -39,10 +39,6 @@ from seedmap.verify.bulk import bulk_distances
 pytest.importorskip("pyopencl", reason="the opencl extra (pip install seedmap[opencl]) brings PyOpenCL and PoCL")
 
 
-@pytest.fixture(scope="module")
-def opencl_device() -> program.OpenClDevice:
-    return program.OpenClDevice(device.pick(None))
-
 
 def queries(kind: str, seed: int, n: int, lengths: tuple[int, int], errors: float) -> tuple:
     ref, batch = genome_and_reads(kind, seed, n, lengths)

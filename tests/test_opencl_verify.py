@@ -45,10 +45,6 @@ from seedmap.verify.bulk import bulk_distances
 pytest.importorskip("pyopencl", reason="the opencl extra (pip install seedmap[opencl]) brings PyOpenCL and PoCL")
 
 
-@pytest.fixture(scope="module")
-def opencl_device() -> program.OpenClDevice:
-    return program.OpenClDevice(device.pick(None))
-
 
 def distances(dev: program.OpenClDevice, case: dict, method: str) -> np.ndarray:
     verify = OpenClBulkVerifier(dev, case["ref"], method)
