@@ -100,6 +100,16 @@ def mutate(rng: np.random.Generator, read: np.ndarray, edits: int) -> np.ndarray
     return np.array(r, dtype=np.uint8)
 
 
+def young_family(rng: np.random.Generator, copies: int) -> np.ndarray:
+    """A random genome holding `copies` copies of one 160-base element, each with up to 3 edits (a young
+    repeat family: a read of one copy is within a few edits of hundreds)."""
+    element = random_genome(rng, 160)
+    parts = [random_genome(rng, 500)]
+    for _ in range(copies):
+        parts += [mutate(rng, element, int(rng.integers(0, 4))), random_genome(rng, int(rng.integers(5, 60)))]
+    return np.concatenate(parts).astype(np.uint8)
+
+
 def sample_reads(rng: np.random.Generator, seqs: list[np.ndarray], n: int, lengths: tuple[int, int],
                  max_edits: int) -> list[np.ndarray]:
     reads = []

@@ -9,12 +9,14 @@ import numpy as np
 import pytest
 from helpers import (
     assert_oracle,
+    mutate,
     engine_locations,
     genome_with_n,
     random_genome,
     repetitive_genome,
     sample_reads,
     seedmap_locations,
+    young_family,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,7 +26,7 @@ from seedmap.engines.fm import SAVED_ROWS, FmEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter import fm_pieces
 from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_scheme import ROW, search_query
+from seedmap.filter.fm_scheme import ROW, WALK_BASE, WALK_PER_ROW, search_query
 from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, lower_bounds, occ
 from seedmap.index import fm
 from seedmap.io.alphabet import encode
@@ -179,6 +181,33 @@ def test_same_locations_as_neighborhood_engine(rng):
     a = fm_locations(ref, reads, 0.05, r=8, small=3)
     b = seedmap_locations(ref, reads, 0.05, u=6, l=10)
     assert a == b and sum(map(len, a)) > 50
+
+
+@pytest.mark.parametrize("e", [3, 5])
+def test_walks_over_budget_verify_their_piece(rng, e):
+    """A young family's steps walk past their budget (WALK_BASE + WALK_PER_ROW per row of the exact piece):
+    the piece's rows go to verification instead (a depth-0 string of a piece past the first e bases, which no
+    walk records), and every location is still found."""
+    g = young_family(rng, 400)
+    ref = Reference.from_codes(["g", "t"], [g, random_genome(rng, 300)])
+    reads = sample_reads(rng, [g], 30, (90, 121), e + 1)
+    ix = fm.build(ref, 4)
+    fwd, rev = tables(ix)
+    out = np.empty((1 << 16, ROW), dtype=np.int64)
+    over = 0
+    for read in reads:
+        n_out, _ = search_query(read, e, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev, 0, out)
+        rows = out[:min(n_out, out.shape[0])]
+        verified = rows[(rows[:, 0] > e) & (rows[:, 1] == 0)]
+        bounds = np.empty(e + 2, dtype=np.int64)
+        fm_pieces.pieces(read, read.size, e + 1, ix.n, ix.counts, ix.fwd_occ, fwd, bounds,
+                         np.empty(fm_pieces.cut_scratch(read.size, e + 1), dtype=np.int64))
+        for js, _, lo, hi in verified:  # all the rows of one of the read's pieces
+            j = int(np.flatnonzero(bounds == js)[0])
+            assert hi - lo == fm_pieces.piece_count(read, js, bounds[j + 1], ix.n, ix.counts, ix.fwd_occ, fwd)
+        over += int((verified[:, 3] - verified[:, 2]).sum() * WALK_PER_ROW > WALK_BASE)
+    assert over > 0
+    assert check(ref, reads, e) > 20
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -21,6 +21,7 @@ from helpers import (
     random_genome,
     repetitive_genome,
     sample_reads,
+    young_family,
 )
 
 from seedmap.backends.base import EngineInputs
@@ -48,6 +49,8 @@ pytest.importorskip("pyopencl", reason="the opencl extra (pip install seedmap[op
 def genome(kind: str, rng: np.random.Generator) -> list[np.ndarray]:
     if kind == "runs":  # 40-base poly-A runs between unique stretches: pieces in them occur hundreds of times
         return [np.concatenate([np.concatenate([genome_with_n(rng, 60), np.zeros(40, np.uint8)]) for _ in range(30)])]
+    if kind == "family":  # a young repeat family: its steps walk past their budget (fm_scheme.WALK_BASE)
+        return [young_family(rng, 300), genome_with_n(rng, 400)]
     return repetitive_genome(rng) if kind == "repetitive" else [genome_with_n(rng, 2500), genome_with_n(rng, 400)]
 
 
@@ -110,6 +113,7 @@ def test_fm_search_matches_cpu(opencl_device, kind, e):
     ("random", 16, 0.05, (30, 60), {"verify_below": 0}),  # every string walked to its end
     ("random", 2, 5, (60, 100), {}),  # e = 5: equal pieces (they occur too rarely to weigh a cut)
     ("runs", 2, 5, (60, 100), {}),  # e = 5: pieces cut by their occurrences (fm_pieces.CUT_FROM, CUT_ABOVE)
+    ("family", 4, 5, (90, 120), {}),  # walks past their budget: their pieces' rows verified instead
 ])
 def test_fm_search_options_match_cpu(opencl_device, kind, r, errors, lengths, sizes):
     ref, args = fm_case(kind, 21, 24, lengths, errors)
@@ -119,7 +123,7 @@ def test_fm_search_options_match_cpu(opencl_device, kind, r, errors, lengths, si
     assert_same_windows(OpenClFmEngine(opencl_device, ix, ref.starts, **sizes).candidate_windows(*args), want)
     if "saved_rows" in sizes:  # the second search pass ran
         assert strings_per_query(ix, args, small).max() > sizes["saved_rows"]
-    assert (cut_reads(ix, args) > 0) == (kind == "runs")
+    assert (cut_reads(ix, args) > 0) == (kind in ("runs", "family"))
 
 
 def test_int64_samples_bulk_verification_and_chunks(opencl_device, monkeypatch):

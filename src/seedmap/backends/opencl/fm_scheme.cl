@@ -5,7 +5,7 @@
    strings written to its rows, all of them counted, and its candidates. fill_kernel: one work-item per query
    locates every row of its strings (sampled SA walk) into its window slots and sorts them by start (windows.cl).
 
-   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM come as build options. */
+   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM, WALK_BASE, WALK_PER_ROW come as build options. */
 
 typedef struct {  /* fm_scheme.Part: a phase's read part in walking order and its columns */
     __global long *ext;
@@ -80,7 +80,7 @@ inline long record(__global long *out, long cap, long n_out, long js, long depth
    candidates to *total. */
 inline long left_walk(__global const ulong *occ_tab, __global const long *counts, long lo0, long hi0, Part p,
                       long e, long cost0, Stack st, long js, long small, long done, __global long *out, long cap,
-                      long n_out, long *total)
+                      long n_out, long *total, long *work)
 {
     long best = first_column(p, cost0, e);
     long last = last_cell(p, 0, e);
@@ -94,6 +94,8 @@ inline long left_walk(__global const ulong *occ_tab, __global const long *counts
     long d = 0;
     st.lo[0] = lo0; st.hi[0] = hi0; st.c[0] = 0;
     while (d >= 0) {
+        if (++work[0] > work[1])  /* the step's budget is spent */
+            return n_out;
         long c = st.c[d];
         if (c == 5 || d == max_depth) {
             d--;
@@ -137,7 +139,7 @@ inline long left_walk(__global const ulong *occ_tab, __global const long *counts
    each accepted string starts the left phase. kids[KIDS * d + 3 * x + k]: child x of the node at depth d. */
 inline long right_walk(__global const ulong *rev_occ, __global const ulong *fwd_occ, __global const long *counts,
                        long lo0, long hi0, long flo0, Part p, long e, Stack st, Part left, Stack left_st, long js,
-                       long small, long done, __global long *out, long cap, long n_out, long *total)
+                       long small, long done, __global long *out, long cap, long n_out, long *total, long *work)
 {
     long best = first_column(p, 0, e);
     if (best > e)
@@ -146,7 +148,7 @@ inline long right_walk(__global const ulong *rev_occ, __global const ulong *fwd_
     long acc = BIG;
     if (last <= e) {
         n_out = left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, left, e, last, left_st, js, small, done, out,
-                          cap, n_out, total);
+                          cap, n_out, total, work);
         if (best >= last)
             return n_out;
         acc = last;
@@ -159,6 +161,8 @@ inline long right_walk(__global const ulong *rev_occ, __global const ulong *fwd_
     __global long *kids = st.kids;
     st.lo[0] = lo0; st.hi[0] = hi0; st.flo[0] = flo0; st.c[0] = -1; st.acc[0] = acc;
     while (d >= 0) {
+        if (++work[0] > work[1])
+            return n_out;
         long c = st.c[d];
         long k = KIDS * d;
         if (c == -1) {  /* children of this node, with the forward rows in step */
@@ -205,7 +209,9 @@ inline long right_walk(__global const ulong *rev_occ, __global const ulong *fwd_
         acc = st.acc[d];
         if (last <= p.cap[p.length] && last < acc) {
             n_out = left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, left, e, last, left_st, js, small, done + nd,
-                              out, cap, n_out, total);
+                              out, cap, n_out, total, work);
+            if (work[0] > work[1])
+                return n_out;
             if (best >= last)  /* no longer string ends the read part with fewer edits */
                 continue;
             acc = last;
@@ -314,8 +320,14 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
         long done = je - js - min(m, SMALL_FROM * (je - js));
         long step_small = hi - lo <= SMALL_PIECE ? small : 0;
         long got = 0;
+        long work[2] = {0, WALK_BASE + WALK_PER_ROW * (hi - lo)};  /* fm_scheme.py's notes */
+        long n0 = n_out;
         n_out = right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, right, e, right_st, left, left_st, js, step_small,
-                           done, out, cap, n_out, &got);
+                           done, out, cap, n_out, &got, work);
+        if (work[0] > work[1]) {  /* cheaper to verify every occurrence of the piece */
+            got = hi - lo;
+            n_out = record(out, cap, n0, js, 0, flo, flo + hi - lo);
+        }
         *total += got;
     }
     return n_out;
