@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from helpers import (
     assert_oracle,
-    mutate,
     engine_locations,
     genome_with_n,
     random_genome,
