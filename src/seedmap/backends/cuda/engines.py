@@ -20,7 +20,7 @@ from seedmap.backends.cuda.locations import DeviceLocator
 from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import DeviceVerifier, sync
-from seedmap.engines.base import CANDIDATE_CAP, in_chunks, no_windows
+from seedmap.engines.base import DEVICE_CANDIDATE_CAP, in_chunks, no_windows
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
@@ -75,7 +75,7 @@ class CudaNeighborhoodEngine:
 
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
                  fe: int = 0, max_bytes: int | None = -1, stream: object = 0,
-                 candidate_cap: int = CANDIDATE_CAP, filter_name: str = "bs",
+                 candidate_cap: int = DEVICE_CANDIDATE_CAP, filter_name: str = "bs",
                  share: DeviceShare | None = None) -> None:
         self.index = index
         self.windows, self.step, self.fe = windows, step, fe

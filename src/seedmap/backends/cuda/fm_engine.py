@@ -10,7 +10,7 @@ from seedmap.backends.cuda import fm_kernels as fk
 from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import sync
-from seedmap.engines.base import CANDIDATE_CAP, CandidateEngine, in_chunks, no_windows
+from seedmap.engines.base import DEVICE_CANDIDATE_CAP, CandidateEngine, in_chunks, no_windows
 from seedmap.engines.fm import ANY_WINDOW, DEFAULT_VERIFY_BELOW, SAVED_ROWS
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, scratch_size
@@ -26,7 +26,7 @@ class CudaFmEngine(CandidateEngine):
     found on the current device; the index copied there once per device (`share`)."""
 
     def __init__(self, index: FmIndex, ref_starts: np.ndarray, stream: object = 0, share: DeviceShare | None = None,
-                 verify_below: int = DEFAULT_VERIFY_BELOW, candidate_cap: int = CANDIDATE_CAP,
+                 verify_below: int = DEFAULT_VERIFY_BELOW, candidate_cap: int = DEVICE_CANDIDATE_CAP,
                  scratch_bytes: int = SCRATCH_BYTES, saved_rows: int = SAVED_ROWS) -> None:
         super().__init__(ref_starts)
         self.saved_rows = saved_rows
