@@ -381,8 +381,11 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     low_r[m] = low_r[m + 1] = 0  # the right phase has no floors
     # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
     # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
-    lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r, fwd_table)
-    lower_bounds(rev_occ, counts, n, ext_l, m, bound_l, rev_table)
+    if k > 1:
+        lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r, fwd_table)
+        lower_bounds(rev_occ, counts, n, ext_l, m, bound_l, rev_table)
+    else:  # e = 0: no walk reads them (two thirds of an exact search's time went here)
+        bound_r[m] = bound_l[m] = 0
     kk = table_k(fwd_table)
     none = s0[:0]
     left_stack = Stack(s0, s1, s2, none, none, none, work)

@@ -265,8 +265,12 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
     }
     cap_l[m] = e;
     low_r[m] = low_r[m + 1] = 0;
-    lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r);
-    lower_bounds(rev_occ, counts, n, ext_l, m, bound_l);
+    if (k > 1) {
+        lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r);
+        lower_bounds(rev_occ, counts, n, ext_l, m, bound_l);
+    } else {  /* e = 0: no walk reads them */
+        bound_r[m] = bound_l[m] = 0;
+    }
     Stack left_st = {sk, sk + dim, sk + 2 * dim, sk, sk, sk};
     Stack right_st = {sk + 3 * dim, sk + 4 * dim, sk + 6 * dim, sk + 5 * dim, sk + 7 * dim, kids};
     long n_out = 0;
