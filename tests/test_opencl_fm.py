@@ -34,7 +34,7 @@ from seedmap.engines.fm import FmEngine
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter import fm_pieces
 from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_scheme import ROW, count_candidates
+from seedmap.filter.fm_scheme import ROW, count_candidates, no_memo
 from seedmap.index import fm
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
@@ -92,7 +92,7 @@ def strings_per_query(ix: fm.FmIndex, args: tuple, small: int) -> np.ndarray:
     nq = qoff.size - 1
     n_saved = np.empty(nq, dtype=np.int64)
     count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix), small,
-                     np.empty((1, 0, ROW), dtype=np.int64), np.empty(nq, dtype=np.int64), n_saved)
+                     np.empty((1, 0, ROW), dtype=np.int64), np.empty(nq, dtype=np.int64), n_saved, *no_memo())
     return n_saved
 
 

@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from seedmap.engines.base import Engine
+from seedmap.engines.base import Engine, QueryMemo
 from seedmap.io.reference import Reference
 from seedmap.options import EngineOptions
 from seedmap.verify import windows
@@ -85,9 +85,9 @@ class DeviceEngine:
     def bulk_verifying_all(self) -> AbstractContextManager[None]:
         return self.engine.bulk_verifying_all()
 
-    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
-                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.engine.candidate_windows(qcodes, qoff, qerr)
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+                          memo: QueryMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return self.engine.candidate_windows(qcodes, qoff, qerr, memo)
 
     def verify_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
                        win: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -75,12 +75,36 @@ def _keep_verified(first: int, last: int, cand_off: np.ndarray, cand_len: np.nda
         cand_len[qi] = n
 
 
+class QueryMemo:
+    """What engines learn of one batch's queries that holds at every e, kept across the strata rounds of that
+    batch (pipeline/strata.py searches a read at e = 0, 1, 2, ...; the FM engine keeps its D arrays here).
+    qoff: the batch's query offsets; ids: the batch's number of each query of the current call. Each engine
+    keeps its own slots (a segmented index's parts differ)."""
+
+    def __init__(self, qoff: np.ndarray) -> None:
+        self.qoff = np.asarray(qoff, dtype=np.int64)
+        self.ids = np.arange(self.qoff.size - 1, dtype=np.int64)
+        self._slots: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def slots(self, owner: object, size: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """owner's (where each batch query's slot starts, then the end; the int8 slots, zeroed: size(m) for
+        a query of length m), made on first use."""
+        key = id(owner)
+        if key not in self._slots:
+            at = np.zeros(self.qoff.size, dtype=np.int64)
+            np.cumsum(size(np.diff(self.qoff)), out=at[1:])
+            self._slots[key] = (at, np.zeros(int(at[-1]), dtype=np.int8))
+        return self._slots[key]
+
+
 class Engine(Protocol):
     """What the pipeline maps with (pipeline/stages.py, strata.py, pair_stages.py): the three
     stages of a batch, each with the same arguments and results on every engine and device.
 
-    candidate_windows: the contract in engines/__init__.py. verify_windows: the locations in those windows,
-    (query, start, end, distance) ordered by query then start (verify/windows.verify). align_locations:
+    candidate_windows: the contract in engines/__init__.py; memo, where given, keeps what an engine may
+    reuse when the batch's queries are searched again with another e (QueryMemo). verify_windows: the
+    locations in those windows, (query, start, end, distance) ordered by query then start
+    (verify/windows.verify). align_locations:
     their CIGAR and MD (verify/align.align). max_window and guarantee: what the window plans promise
     (pipeline/guarantee.py); bulk_verifying_all: the warm-up's switch (CandidateEngine.bulk_verifying_all).
     """
@@ -91,8 +115,8 @@ class Engine(Protocol):
 
     def bulk_verifying_all(self) -> AbstractContextManager[None]: ...
 
-    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
-                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+                          memo: QueryMemo | None = None) -> tuple[np.ndarray, np.ndarray]: ...
 
     def verify_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
                        win: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]: ...
@@ -150,7 +174,8 @@ class CandidateEngine:
         """The locations' CIGAR and MD, aligned on the CPU (verify/align.py)."""
         return align(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, seq_starts)
 
-    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
+    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+               memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
         raise NotImplementedError
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
@@ -170,9 +195,9 @@ class CandidateEngine:
         ok[idx] = dist <= qerr[cand_q >> 1]
         _keep_verified(first, last, cand_off, cand_len, ok, win_s, win_e, win_d)
 
-    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
-                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        counts, state = self._count(qcodes, qoff, qerr)
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+                          memo: QueryMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
+        counts, state = self._count(qcodes, qoff, qerr, memo)
         cand_off = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=cand_off[1:])
         cand_len = counts.copy()

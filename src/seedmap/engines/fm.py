@@ -7,10 +7,10 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from seedmap.engines.base import CandidateEngine
+from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_scheme import ROW, count_candidates, fill_windows
+from seedmap.filter.fm_scheme import ROW, count_candidates, fill_windows, memo_size, no_memo
 from seedmap.index.fm import FmIndex, sequence_range
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
@@ -40,7 +40,14 @@ class FmEngine(CandidateEngine):
         self.small = verify_below
         self.max_window = ANY_WINDOW
 
-    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
+    def _memo(self, memo: QueryMemo | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ids, memo_at, memo) of the kernels: this index's D arrays of the batch's queries."""
+        if memo is None:
+            return no_memo()
+        return (memo.ids, *memo.slots(self, memo_size))
+
+    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+               memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
         ix = self.index
         nq = qoff.size - 1
         threads = numba.get_num_threads()
@@ -50,20 +57,21 @@ class FmEngine(CandidateEngine):
         n_saved = np.empty(nq, dtype=np.int64)
         # The k-mer tables on first use, not when the engine is made: building them reads most of the index, and a
         # segmented index keeps only the segment in use resident.
+        memo_args = self._memo(memo)
         counts = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix),
-                                  self.small, pool, row_at, n_saved)
+                                  self.small, pool, row_at, n_saved, *memo_args)
         if nq:
             self.rows_per_query = float(n_saved.sum()) / nq  # a rough guide for the next batch's room only
-        return counts, (pool.reshape(-1, ROW), row_at, n_saved)
+        return counts, (pool.reshape(-1, ROW), row_at, n_saved, memo_args)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
         ix = self.index
-        rows, row_at, n_saved = state
+        rows, row_at, n_saved, memo_args = state
         fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.n, ix.counts, ix.text_starts, ix.fwd_occ,
                      ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, *tables(ix), self.ref_starts, self.small,
-                     rows, row_at, n_saved, win_s, win_e, win_d)
+                     rows, row_at, n_saved, win_s, win_e, win_d, *memo_args)
 
 
 def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,

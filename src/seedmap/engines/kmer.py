@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from seedmap.engines.base import CandidateEngine
+from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.filter.kmer_seeds import count_candidates, fill_windows
 from seedmap.index.kmer import KmerIndex
 
@@ -19,7 +19,8 @@ class KmerEngine(CandidateEngine):
         self.adjacency = max(1, adjacency)
         self.max_window = index.k
 
-    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
+    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+               memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
         nq = qoff.size - 1
         saved = np.empty((nq, int(qerr.max(initial=0)) + self.adjacency, 3), dtype=np.int64)
         n_saved = np.empty(nq, dtype=np.int64)

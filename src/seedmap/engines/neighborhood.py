@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from seedmap.engines.base import CandidateEngine
+from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.filter import plan
 from seedmap.filter.neighborhood_passes import count_candidates, fill_windows
 from seedmap.index.neighborhood import NeighborhoodIndex
@@ -50,7 +50,8 @@ class NeighborhoodEngine(CandidateEngine):
             return 1
         return (2 if self.fe else 1) * (self.windows or int(qerr.max(initial=0)) + 1)
 
-    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
+    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+               memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
         ix = self.index
         nq = qoff.size - 1
         saved = np.empty((nq, self._saved_ranges(qerr), 3), dtype=np.int64)

@@ -19,7 +19,7 @@ from contextlib import ExitStack, contextmanager
 import numpy as np
 from numba import njit
 
-from seedmap.engines.base import CandidateEngine
+from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.index.store import release_pages
 
 
@@ -97,13 +97,13 @@ class SegmentedEngine(CandidateEngine):
                 stack.enter_context(part.bulk_verifying_all())
             yield
 
-    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
-                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+                          memo: QueryMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
         found = []
         for s, part in enumerate(self.parts):
             self.gate.enter(s)
             try:
-                found.append(part.candidate_windows(qcodes, qoff, qerr))
+                found.append(part.candidate_windows(qcodes, qoff, qerr, memo))
             finally:
                 self.gate.leave(s)
         return merge_segments(found)

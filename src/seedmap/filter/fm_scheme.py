@@ -74,6 +74,7 @@ SMALL_FROM = 2  # strings of at least this many pieces' length may go to verific
 # stage: never 18.5 s; (per row, base) (8, 500) 14.6 s, (8, 2000) 15.3, (16, 4000) 15.4, (4, 1000) 17.1.
 WALK_PER_ROW = 8
 WALK_BASE = 512
+MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children
 
 
@@ -110,6 +111,12 @@ def scratch_size(m: int, e: int) -> int:
     k = e + 1
     return (2 * m + 4 * (m + 1) + 2 * (m + 2) + 2 * dim * (2 * e + 1) + 8 * dim + KIDS * dim + 2 + k + 1 + m
             + cut_scratch(m, k))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def d_arrays_span(m: int) -> tuple[int, int]:
+    """Where search()'s scratch holds a query's two D arrays (bound_r, then bound_l: m + 1 words each)."""
+    return 2 * m, 4 * m + 2
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -325,11 +332,12 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
 @njit(cache=True, nogil=True)
 def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
            fwd_table: np.ndarray, rev_table: np.ndarray, small: int, out: np.ndarray,
-           scratch: np.ndarray) -> tuple[int, int]:
+           scratch: np.ndarray, given: bool) -> tuple[int, int]:
     """All steps of the scheme for one query: (accepted strings, candidates); the first out.shape[0]
     accepted strings are written to out. fwd_table, rev_table: the indexes' k-mer tables (fm_lookup.py), where
     the exact searches start. scratch: int64[scratch_size(q.size, e)] or more (nothing is allocated here:
-    the GPU kernels run this very code, see backends/cuda/fm_kernels.py).
+    the GPU kernels run this very code, see backends/cuda/fm_kernels.py). given: the query's D arrays are
+    in scratch already (d_arrays_span; from an earlier search of it, _search_memo).
 
     Step j: piece j exact, then rightwards pieces j + 1 .. K - 1 with at most t errors in the t pieces
     after j, then leftwards pieces j - 1 .. 0 within e in all. Complete by the cycle lemma: with K = e + 1
@@ -349,9 +357,9 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     dim = m + e + 1
     band = dim * (2 * e + 1)
     ext_r, ext_l = scratch[:m], scratch[m:2 * m]
-    at = 2 * m
-    bound_r, bound_l = scratch[at:at + m + 1], scratch[at + m + 1:at + 2 * m + 2]
-    at += 2 * m + 2
+    at, end = d_arrays_span(m)
+    bound_r, bound_l = scratch[at:at + m + 1], scratch[at + m + 1:end]
+    at = end
     cap_r, cap_l = scratch[at:at + m + 1], scratch[at + m + 1:at + 2 * m + 2]
     at += 2 * m + 2
     low_r, low_l = scratch[at:at + m + 2], scratch[at + m + 2:at + 2 * m + 4]
@@ -381,10 +389,10 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     low_r[m] = low_r[m + 1] = 0  # the right phase has no floors
     # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
     # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
-    if k > 1:
+    if k > 1 and not given:
         lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r, fwd_table)
         lower_bounds(rev_occ, counts, n, ext_l, m, bound_l, rev_table)
-    else:  # e = 0: no walk reads them (two thirds of an exact search's time went here)
+    elif k == 1:  # e = 0: no walk reads them (two thirds of an exact search's time went here)
         bound_r[m] = bound_l[m] = 0
     kk = table_k(fwd_table)
     none = s0[:0]
@@ -461,18 +469,64 @@ def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
                  fwd_table: np.ndarray, rev_table: np.ndarray, small: int, out: np.ndarray) -> tuple[int, int]:
     """search() with scratch of its own."""
     return search(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, out,
-                  np.empty(scratch_size(q.size, e), dtype=np.int64))
+                  np.empty(scratch_size(q.size, e), dtype=np.int64), False)
+
+
+def memo_size(m: np.ndarray) -> np.ndarray:
+    """int8 slots a query of length m takes in a memo: a flag (1: filled), then its two D arrays."""
+    return 2 * m + 3
+
+
+@njit(cache=True, nogil=True)
+def _search_memo(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
+                 fwd_table: np.ndarray, rev_table: np.ndarray, small: int, out: np.ndarray,
+                 memo: np.ndarray) -> tuple[int, int]:
+    """search_query() that takes the query's D arrays from its memo slot (int8[memo_size(m)], or empty: none)
+    when an earlier search filled it, and fills it otherwise. The D arrays do not depend on e, and the
+    strata of --best search a read at e = 0, 1, 2, ...: computing them took 75 % of an e = 1 search and
+    12 % of an e = 5 one (250 Mbp human-like genome). Values above e + 1 prune exactly as e + 1 does, so
+    they are kept as min(value, 127) and the memo serves e <= MEMO_E only."""
+    m = q.size
+    scratch = np.empty(scratch_size(m, e), dtype=np.int64)
+    keep = memo.size > 0 and 0 < e <= MEMO_E and m > e
+    given = keep and memo[0] == 1
+    a, b = d_arrays_span(m)
+    if given:
+        for i in range(a, b):
+            scratch[i] = memo[1 + i - a]
+    got = search(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, out, scratch, given)
+    if keep and not given:
+        for i in range(a, b):
+            memo[1 + i - a] = min(scratch[i], 127)
+        memo[0] = 1
+    return got
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(ids: np.ndarray, memo_at: np.ndarray, memo: np.ndarray, qi: int) -> np.ndarray:
+    """Query qi's memo slot (empty without a memo)."""
+    if memo.size == 0:
+        return memo
+    g = ids[qi]
+    return memo[memo_at[g]:memo_at[g + 1]]
+
+
+def no_memo() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """count_candidates' and fill_windows' (ids, memo_at, memo) for a search with no memo."""
+    return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int8)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: int, counts: np.ndarray,
                      fwd_occ: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray, rev_table: np.ndarray,
-                     small: int, pool: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
+                     small: int, pool: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray, ids: np.ndarray,
+                     memo_at: np.ndarray, memo: np.ndarray) -> np.ndarray:
     """Candidates per query, and its accepted strings kept for fill_windows: pool[t] is thread t's, where
     its queries' strings lie one after another while there is room (a repeat-family read has thousands,
     a unique one a few, so a shared slab holds far more queries whole than a fixed share each would).
     row_at[qi]: where query qi's n_saved[qi] strings start in the pool (flattened), -1 when they did not
-    fit (searched again by fill_windows)."""
+    fit (searched again by fill_windows). memo: the batch's D arrays (_search_memo), query qi's slot at
+    memo_at[ids[qi]]; all three empty: none."""
     nq = qoff.size - 1
     cand = np.zeros(nq, dtype=np.int64)
     room = pool.shape[1]
@@ -482,8 +536,8 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: 
         mine = t < pool.shape[0]  # a pool with fewer slabs than threads: the others' strings are searched again
         at = used[t] if mine else room
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        got, cand[qi] = search_query(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small,
-                                     pool[t if mine else 0, at:])
+        got, cand[qi] = _search_memo(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small,
+                                     pool[t if mine else 0, at:], _slot(ids, memo_at, memo, qi))
         n_saved[qi] = got
         if mine and at + got <= room:
             row_at[qi] = t * room + at
@@ -522,9 +576,10 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
                  cand_off: np.ndarray, n: int, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
                  fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray,
                  rev_table: np.ndarray, ref_starts: np.ndarray, small: int, rows: np.ndarray, row_at: np.ndarray,
-                 n_saved: np.ndarray, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
+                 n_saved: np.ndarray, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, ids: np.ndarray,
+                 memo_at: np.ndarray, memo: np.ndarray) -> None:
     """Windows of every row of every accepted string of queries [q_first, q_last) (row_windows), sorted
-    by start per query. rows: count_candidates' pool, flattened to (strings, ROW)."""
+    by start per query. rows: count_candidates' pool, flattened to (strings, ROW); ids, memo_at, memo: its memo."""
     base = cand_off[q_first]
     for qi in prange(q_first, q_last):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
@@ -533,7 +588,8 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
             mine = rows[row_at[qi]:row_at[qi] + n_saved[qi]]
         else:
             mine = np.empty((n_saved[qi], ROW), dtype=np.int64)
-            search_query(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, mine)
+            _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, mine,
+                         _slot(ids, memo_at, memo, qi))
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
         row_windows(mine, n_saved[qi], q.size, e, counts, text_starts, fwd_occ, fwd_mark, fwd_ssa, ref_starts,
                     win_start, win_end, win_diag, lo)

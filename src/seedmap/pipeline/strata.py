@@ -3,6 +3,8 @@
 Round k searches the reads still open with min(k, need) edits (need: the read's full e until its
 stop stratum is known). Every engine is fully sensitive at any e, and a smaller e gives fewer,
 longer, far more selective seeds (pigeonhole windows, FM search schemes), so early rounds are cheap.
+What a search learns of a read that holds at every e stays in a QueryMemo between its rounds (the FM
+engine's D arrays: 250 Mbp human-like genome, 20,000 reads, -t 2, e = 5: candidates 6.7 -> 5.3 s).
 
     stop   --best: the best distance found (every location within the edits searched is found, so it is exact);
            -n N:   the distance of the N-th location, once N are known;
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from seedmap.engines.base import Engine
+from seedmap.engines.base import Engine, QueryMemo
 from seedmap.io.reference import Reference, sequences_of
 from seedmap.options import MapOptions
 from seedmap.ranges import gather_ranges
@@ -29,9 +31,14 @@ from seedmap.records import tied_best
 from seedmap.verify.runs import joined_runs
 
 
+def query_ids(reads: np.ndarray) -> np.ndarray:
+    """The queries (both strands) of the given reads, in that order."""
+    return (2 * reads[:, None] + np.arange(2)).ravel()
+
+
 def subset_queries(qcodes: np.ndarray, qoff: np.ndarray, reads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes and offsets of the queries (both strands) of the given reads, in that order."""
-    return gather_ranges(qcodes, qoff, (2 * reads[:, None] + np.arange(2)).ravel())
+    return gather_ranges(qcodes, qoff, query_ids(reads))
 
 
 def _widen(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray, s: np.ndarray, e: np.ndarray,
@@ -99,6 +106,7 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
     searched = np.where(searchable, -1, need)  # reads not searched at all count as done
     cols = [np.zeros(0, dtype=np.int64)] * 3 + [np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.bool_)]
     k = min(opts.extra_strata)
+    memo = QueryMemo(qoff)  # what the engine may reuse from a read's earlier rounds
     tie_rule = opts.extra_strata[0] != opts.extra_strata[1]
     while True:
         open_ = np.flatnonzero(searched < need)
@@ -106,7 +114,8 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
             break
         round_e = np.minimum(k, need[open_])
         sub_codes, sub_off = subset_queries(qcodes, qoff, open_)
-        win_q, windows = engine.candidate_windows(sub_codes, sub_off, round_e)
+        memo.ids = query_ids(open_)
+        win_q, windows = engine.candidate_windows(sub_codes, sub_off, round_e, memo)
         clock.lap("candidates")
         q, s, e, d = engine.verify_windows(sub_codes, sub_off, round_e, win_q, windows, ref.packed, ref.nmask)
         partial = round_e[q >> 1] < qerr[open_[q >> 1]]  # found with fewer edits than the read's e: runs may merge

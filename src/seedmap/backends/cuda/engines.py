@@ -20,7 +20,7 @@ from seedmap.backends.cuda.locations import DeviceLocator
 from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import DeviceVerifier, sync
-from seedmap.engines.base import DEVICE_CANDIDATE_CAP, in_chunks, no_windows
+from seedmap.engines.base import DEVICE_CANDIDATE_CAP, QueryMemo, in_chunks, no_windows
 from seedmap.engines.factory import neighborhood_engine as make_cpu_engine
 from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
@@ -132,10 +132,10 @@ class CudaNeighborhoodEngine:
         for a_lo, a_hi in self.slices:  # loaded in turn (MAROSE); the previous one is freed
             yield self._load(a_lo, a_hi)
 
-    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
-                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+                          memo: QueryMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
         if not self.on_gpu:
-            return self.cpu.candidate_windows(qcodes, qoff, qerr)
+            return self.cpu.candidate_windows(qcodes, qoff, qerr, memo)
         nq = qoff.size - 1
         if nq <= 0:
             return no_windows()

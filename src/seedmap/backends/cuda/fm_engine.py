@@ -10,7 +10,7 @@ from seedmap.backends.cuda import fm_kernels as fk
 from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import sync
-from seedmap.engines.base import DEVICE_CANDIDATE_CAP, CandidateEngine, in_chunks, no_windows
+from seedmap.engines.base import DEVICE_CANDIDATE_CAP, CandidateEngine, QueryMemo, in_chunks, no_windows
 from seedmap.engines.fm import ANY_WINDOW, DEFAULT_VERIFY_BELOW, SAVED_ROWS
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, scratch_size
@@ -65,8 +65,9 @@ class CudaFmEngine(CandidateEngine):
         sync(st)
         return n_rows, cand
 
-    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray,
-                          qerr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+                          memo: QueryMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
+        # memo is not used: each device thread computes its query's D arrays in its own scratch.
         nq = qoff.size - 1
         if nq <= 0:
             return no_windows()

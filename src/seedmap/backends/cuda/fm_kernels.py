@@ -70,7 +70,7 @@ def search_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, ids: n
     qi = ids[j]
     q = qcodes[qoff[qi]:qoff[qi + 1]]
     n_rows[j], cand[j] = search(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small,
-                                rows[row_off[j]:row_off[j + 1]], scratch[:, t])
+                                rows[row_off[j]:row_off[j + 1]], scratch[:, t], False)
 
 
 @cuda.jit(cache=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from seedmap.backends.opencl.program import WINDOWS_SOURCE, OpenClDevice
+from seedmap.engines.base import QueryMemo
 from seedmap.engines.fm import DEFAULT_VERIFY_BELOW, SAVED_ROWS, FmEngine
 from seedmap.filter import fm_pieces, fm_scheme
 from seedmap.filter.fm_scheme import ROW, scratch_size
@@ -78,7 +79,8 @@ class OpenClFmEngine(FmEngine):
         self.queue.finish()
         return n_rows, cand
 
-    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
+    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+               memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
         """Candidates per query; the state: the queries' device copies, the accepted strings (rows) and where
         each query's start (row_at) and how many there are (n_rows)."""
         nq = qoff.size - 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from seedmap.backends.opencl.program import OpenClDevice
+from seedmap.engines.base import QueryMemo
 from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.filter import plan
 from seedmap.index.neighborhood import NeighborhoodIndex
@@ -47,7 +48,8 @@ class OpenClNeighborhoodEngine(NeighborhoodEngine):
         ix = self.index
         return I64(ix.u), I64(ix.l), I64(self.windows), I64(self.step), I64(self.fe)
 
-    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray) -> tuple[np.ndarray, tuple]:
+    def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+               memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
         """Candidates per query; the state: the queries' device copies and each (query, window)'s first slot."""
         nq = qoff.size - 1
         dev = self.device
