@@ -170,7 +170,6 @@ def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
     np.cumsum([r.size for r in reads], out=qoff[1:])
     ix = fm.build(ref, 4)
     fwd, rev = tables(ix)
-    memo = QueryMemo(qoff)
     for saved_rows in (4096, 1):  # the second engine's pool is too small: the fill pass searches again
         engine = FmEngine(ix, ref.starts, verify_below=0, saved_rows=saved_rows)
         memo = QueryMemo(qoff)

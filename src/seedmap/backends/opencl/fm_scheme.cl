@@ -5,7 +5,8 @@
    strings written to its rows, all of them counted, and its candidates. fill_kernel: one work-item per query
    locates every row of its strings (sampled SA walk) into its window slots and sorts them by start (windows.cl).
 
-   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM, WALK_BASE, WALK_PER_ROW come as build options. */
+   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM, WALK_BASE, WALK_PER_ROW come as
+   build options. */
 
 typedef struct {  /* fm_scheme.Part: a phase's read part in walking order and its columns */
     __global long *ext;
