@@ -18,8 +18,9 @@ from seedmap.verify.align import align
 from seedmap.verify.windows import verify
 
 # Raw candidates materialised at once (24 bytes each, and 40 more while verified in bulk); more are processed in
-# query chunks. 250 Mbp human-like genome, fm engine, -t 2: 8 M peaked at 0.90 GB, 1 M at 0.83 GB, same time.
-CANDIDATE_CAP = 1_000_000
+# query chunks. 250 Mbp human-like genome, fm engine, -t 2: 8 M peaked at 0.90 GB, 1 M at 0.83 GB, same time; with
+# the fm search's smaller walk budget (more raw candidates) 1 M peaked at 0.93 GB, 250 k at 0.90 GB, same time.
+CANDIDATE_CAP = 250_000
 DEVICE_CANDIDATE_CAP = 8_000_000  # a GPU's chunk: fewer, larger launches
 
 

@@ -34,9 +34,10 @@ A step's walk has a budget of nodes, WALK_BASE + WALK_PER_ROW per row of its exa
 past it is dropped with the strings it recorded, and the piece's rows go to verification instead: every
 alignment the step could find has the piece exact, so its window is one of theirs (pigeonhole), and later
 steps' floors still hold. A young repeat family's piece has thousands of rows whose copies differ a few bases
-apart, each walked on for most of the read; locating and verifying a row costs about as much as eight nodes
-(250 Mbp human-like genome, e = 5, 20,000 reads, -t 2: the candidates stage 25 % faster, with 1.9x the raw
-candidates). The budget is counted, not timed, so every run and device records the same strings.
+apart, each walked on for most of the read; locating and verifying a row costs about as much as two nodes
+with SA samples every 8 bases (250 Mbp human-like genome, e = 5, 20,000 reads, one thread: search, locate and
+bulk verification 11.2 s at two nodes a row, 12.2 s at eight, with 1.7x the raw candidates). The budget is
+counted, not timed, so every run and device records the same strings.
 """
 
 from __future__ import annotations
@@ -71,8 +72,10 @@ SMALL_PIECE = 16
 SMALL_FROM = 2  # strings of at least this many pieces' length may go to verification when rare enough
 # A step's walk may take WALK_BASE + WALK_PER_ROW x (its exact piece's rows) nodes; past that the piece's rows go to
 # verification instead (see the notes). 250 Mbp human-like genome, e = 5, 20,000 reads, one thread, candidates
-# stage: never 18.5 s; (per row, base) (8, 500) 14.6 s, (8, 2000) 15.3, (16, 4000) 15.4, (4, 1000) 17.1.
-WALK_PER_ROW = 8
+# stage: never 18.5 s; (per row, base) (8, 500) 14.6 s, (8, 2000) 15.3, (16, 4000) 15.4, (4, 1000) 17.1 with SA
+# samples every 16 bases; every 8 (a locate half the price): (8, 512) 12.2 s, (4, 512) 11.6, (2, 512) 11.2,
+# (1, 512) 11.1, (2, 256) 11.2, (2, 1024) 11.5; the count pass 8.0 s at (8, 512), 4.7 s at (2, 512).
+WALK_PER_ROW = 2
 WALK_BASE = 512
 MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children
