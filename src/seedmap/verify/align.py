@@ -67,6 +67,17 @@ def align_one(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int
     h = scratch[:cells]  # cell (i, c) at i * w + c - i + off (flat: no reshape on the GPU)
     dl = scratch[cells:2 * cells]
     il = scratch[2 * cells:3 * cells]
+    # A path of at most `band` edits from a free start (diagonal 0..x) to an end in [n, nt] (diagonal n - m..nt - m)
+    # changes diagonal once per insertion or deletion, so it only meets diagonals k whose distances to both ranges
+    # sum to at most band: [k_lo, k_hi], usually a third narrower than [-band, x + band]. Rows compute only those;
+    # the cells just outside them are out of the band.
+    k_lo, k_hi = x + band + 1, -band - 1
+    for kd in range(-band, x + band + 1):
+        if max(0, -kd, kd - x) + max(0, n - m - kd, kd - nt + m) <= band:
+            k_lo = min(k_lo, kd)
+            k_hi = kd
+    if k_lo > k_hi:  # (no path within band: the caller's check on the distance fails)
+        k_lo, k_hi = -band, x + band
     # Only row 0 and the cells beside the band are read before they are written.
     h[:w] = big
     dl[:w] = big
@@ -79,30 +90,35 @@ def align_one(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int
             h[c + off] = dl[c + off]
     for i in range(1, m + 1):
         row = i * w - i + off  # cell (i, c) at row + c
-        for side in (i * w, i * w + w - 1):
+        for side in (row + i + k_lo - 1, row + i + k_hi + 1):
             h[side] = big
             dl[side] = big
             il[side] = big
         qi = q[i - 1]
-        c0 = max(0, i - band)
+        c0 = max(0, i + k_lo)
         if c0 == 0:  # column 0: insertions only
             il[row] = min(h[row - w + 1] + edit + gap, il[row - w + 1] + edit)
             h[row] = il[row]
             dl[row] = big
             c0 = 1
-        for c in range(c0, min(nt, i + x + band) + 1):
+        # The cell to the left stays in registers: h, dl and il are slices of one scratch array, so the compiler
+        # cannot tell that a store does not change the next cell's operands, and reloads them all otherwise.
+        h_left, dl_left = h[row + c0 - 1], dl[row + c0 - 1]
+        for c in range(c0, min(nt, i + k_hi) + 1):
             k = row + c
-            ins = min(h[k - w + 1] + edit + gap, il[k - w + 1] + edit)  # from (i - 1, c)
-            dele = min(h[k - 1] + edit + gap, dl[k - 1] + edit)  # from (i, c - 1)
+            up = k - w + 1
+            ins = min(h[up] + edit + gap, il[up] + edit)  # from (i - 1, c)
+            dl_left = min(h_left + edit + gap, dl_left + edit)  # from (i, c - 1)
             tc = t[c - 1]
             dg = h[k - w] + (0 if (qi == tc and tc < 4) else edit)  # from (i - 1, c - 1)
+            h_left = min(ins, dl_left, dg)
             il[k] = ins
-            dl[k] = dele
-            h[k] = min(ins, dele, dg)
+            dl[k] = dl_left
+            h[k] = h_left
     last = m * w - m + off  # cell (m, c) at last + c
     dist = h[last + n] // edit  # (the caller checks it equals the verified distance)
     end = n
-    for c in range(n + 1, min(nt, m + x + band) + 1):  # an end further on with fewer gaps, in the same run
+    for c in range(n + 1, min(nt, m + k_hi) + 1):  # an end further on with fewer gaps, in the same run
         if h[last + c] // edit != dist:
             break
         if h[last + c] // gap < h[last + end] // gap:

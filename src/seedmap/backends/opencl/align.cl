@@ -83,6 +83,18 @@ void align_one(__global const uchar *q, long m, __global const uchar *t, long nt
     __global long *h = scratch;  /* cell (i, c) at i * w + c - i + off */
     __global long *dl = scratch + cells;
     __global long *il = scratch + 2 * cells;
+    /* the diagonals a path of at most band edits from a free start to an end in [n, nt] meets (align.py) */
+    long k_lo = x + band + 1, k_hi = -band - 1;
+    for (long kd = -band; kd <= x + band; kd++) {
+        if (max(max(0L, -kd), kd - x) + max(max(0L, n - m - kd), kd - nt + m) <= band) {
+            k_lo = min(k_lo, kd);
+            k_hi = kd;
+        }
+    }
+    if (k_lo > k_hi) {
+        k_lo = -band;
+        k_hi = x + band;
+    }
     for (long c = 0; c < w; c++) {
         h[c] = big;
         dl[c] = big;
@@ -98,17 +110,17 @@ void align_one(__global const uchar *q, long m, __global const uchar *t, long nt
     }
     for (long i = 1; i <= m; i++) {
         long row = i * w - i + off;
-        h[i * w] = dl[i * w] = il[i * w] = big;
-        h[i * w + w - 1] = dl[i * w + w - 1] = il[i * w + w - 1] = big;
+        h[row + i + k_lo - 1] = dl[row + i + k_lo - 1] = il[row + i + k_lo - 1] = big;
+        h[row + i + k_hi + 1] = dl[row + i + k_hi + 1] = il[row + i + k_hi + 1] = big;
         uchar qi = q[i - 1];
-        long c0 = max(0L, i - band);
+        long c0 = max(0L, i + k_lo);
         if (c0 == 0) {  /* column 0: insertions only */
             il[row] = min(h[row - w + 1] + edit + gap, il[row - w + 1] + edit);
             h[row] = il[row];
             dl[row] = big;
             c0 = 1;
         }
-        for (long c = c0; c <= min(nt, i + x + band); c++) {
+        for (long c = c0; c <= min(nt, i + k_hi); c++) {
             long k = row + c;
             long ins = min(h[k - w + 1] + edit + gap, il[k - w + 1] + edit);
             long dele = min(h[k - 1] + edit + gap, dl[k - 1] + edit);
@@ -122,7 +134,7 @@ void align_one(__global const uchar *q, long m, __global const uchar *t, long nt
     long last = m * w - m + off;
     dist = h[last + n] / edit;  /* (the host checks it equals the verified distance) */
     long end = n;
-    for (long c = n + 1; c <= min(nt, m + x + band); c++) {  /* an end further on with fewer gaps */
+    for (long c = n + 1; c <= min(nt, m + k_hi); c++) {  /* an end further on with fewer gaps */
         if (h[last + c] / edit != dist)
             break;
         if (h[last + c] / gap < h[last + end] / gap)
