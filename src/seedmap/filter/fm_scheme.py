@@ -53,7 +53,7 @@ from seedmap.filter.fm_search import (
     extend,
     key_leftwards,
     key_rightwards,
-    locate,
+    locate_four,
     lower_bounds,
     occ,
     table_k,
@@ -551,26 +551,29 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: 
 
 
 @njit(cache=True, nogil=True)
-def _piece_text_start(row: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, fwd_mark: np.ndarray,
-                      fwd_ssa: np.ndarray, i: int) -> int:
-    """Where row i's string has the piece: its text position plus the bases before the piece."""
-    return locate(fwd_occ, counts, fwd_mark, fwd_ssa, i) + row[1]
-
-
-@njit(cache=True, nogil=True)
 def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarray, text_starts: np.ndarray,
                 fwd_occ: np.ndarray, fwd_mark: np.ndarray, fwd_ssa: np.ndarray, ref_starts: np.ndarray,
                 win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, w: int) -> int:
     """Windows [diag - e, diag + m + e) (clipped to the piece's sequence) of every row of the first n_rows
-    accepted strings, written from w on (in row order); returns the next free slot."""
+    accepted strings, written from w on (in row order); returns the next free slot. The rows are listed in
+    the window slots first (row, the string's bases before the piece, the piece's start in the read), then
+    located four at a time (locate_four)."""
+    w0 = w
     for r in range(n_rows):
         row = rows[r]
         for i in range(row[2], row[3]):
-            ps = _piece_text_start(row, counts, fwd_occ, fwd_mark, fwd_ssa, i)
-            s = sequence_of(text_starts, ps)
-            diag = ps - text_starts[s] + ref_starts[s] - row[0]  # a segment's sequences start further on
-            put_window(diag, m, e, s, ref_starts, w, win_start, win_end, win_diag)
+            win_start[w], win_end[w], win_diag[w] = i, row[1], row[0]
             w += 1
+    last = w - 1
+    for k in range(w0, w, 4):
+        p0, p1, p2, p3 = locate_four(fwd_occ, counts, fwd_mark, fwd_ssa, win_start[k], win_start[min(k + 1, last)],
+                                     win_start[min(k + 2, last)], win_start[min(k + 3, last)])
+        for j in range(min(4, w - k)):
+            p = p0 if j == 0 else (p1 if j == 1 else (p2 if j == 2 else p3))
+            ps = p + win_end[k + j]  # where the string has the piece
+            s = sequence_of(text_starts, ps)
+            diag = ps - text_starts[s] + ref_starts[s] - win_diag[k + j]  # a segment's sequences start further on
+            put_window(diag, m, e, s, ref_starts, k + j, win_start, win_end, win_diag)
     return w
 
 
