@@ -45,3 +45,33 @@ def test_band_of_the_distance_gives_the_wider_bands_alignment(seed, m, edits, re
     narrow = traceback(q, t, d, d)
     assert narrow[0] == d
     assert narrow == traceback(q, t, d + wider, d)
+
+
+def traceback_free(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int) -> tuple:
+    m = q.size
+    cap = 2 * dist + 1
+    ops, lens = np.empty(cap, dtype=np.uint8), np.empty(cap, dtype=np.int32)
+    md = np.empty(8 * (dist + 1) + 3 * dist + 8, dtype=np.uint8)
+    scratch = np.empty(3 * (m + 1) * (x + 2 * band + 3), dtype=np.int64)
+    d, runs, md_len, first, last = align_one(q, t, x, y, band, dist, ops, lens, md, scratch,
+                                             np.empty(m + t.size, dtype=np.uint8))
+    return d, ops[:runs].tolist(), lens[:runs].tolist(), bytes(md[:md_len]), first, last
+
+
+@given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([5, 20, 64, 100]), edits=st.integers(0, 6),
+       repetitive=st.booleans(), x=st.integers(0, 6), y=st.integers(0, 6), wider=st.integers(1, 6))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_free_ends_band_of_the_distance_gives_the_wider_bands_alignment(seed, m, edits, repetitive, x, y, wider):
+    """With free starts (x) and later ends (y), as a location's alignment has them: the band of the verified
+    distance computes only the diagonals a path within it can meet (verify/align.py), and gives the alignment,
+    start and end that a wider band gives."""
+    rng = np.random.default_rng(seed)
+    t = window(rng, m + x + y + 8, repetitive, 0.0)[:m + x + y + 8]
+    n = t.size - y
+    q = np.minimum(mutate_acgt(rng, t[x:n].copy(), edits), 3)[:m]
+    d = min(int(_last_row(q, t[s:n], free_start=False)[-1]) for s in range(x + 1))
+    if d >= q.size:
+        return
+    narrow = traceback_free(q, t, x, y, d, d)
+    assert narrow[0] == d and x - narrow[4] >= 0 and narrow[5] >= n
+    assert narrow == traceback_free(q, t, x, y, d + wider, d)

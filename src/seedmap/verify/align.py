@@ -46,7 +46,8 @@ def align_one(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int
     (edits * (band + 1) + gaps) * (x + 1) + (x - start column), which orders alignments by edits, gaps,
     then start (a gap costs at least one edit, so gaps <= edits <= band on every cell read), over the
     diagonals [-band, x + band]: a path of v <= band edits stays within v diagonals of its free start in
-    [0, x], so every cell on one is exact in the band, and the traceback reads no other. Ties go to
+    [0, x], so every cell on one is exact in the band, and the traceback reads no other (the rows compute only
+    the diagonals such a path can meet on its way to an end in [n, len(t)]: see below). Ties go to
     match/mismatch, then deletion, then insertion, from the end: gaps are placed leftmost."""
     m, nt = q.size, t.size
     n = nt - y
