@@ -27,7 +27,7 @@ from seedmap.errors import SeedmapError
 from seedmap.filter import fm_pieces
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, WALK_BASE, WALK_PER_ROW, memo_size, search_query
-from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, lower_bounds, occ
+from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, locate_four, lower_bounds, occ
 from seedmap.index import fm
 from seedmap.io.alphabet import encode
 from seedmap.io.reference import Reference
@@ -81,6 +81,10 @@ def test_toy_searches_and_locate(r):
         lo, hi = backward_search(ix.rev_occ, ix.counts, ix.n, codes(pattern)[::-1].copy())
         assert hi - lo == len(positions), pattern
     assert [locate(ix.fwd_occ, ix.counts, ix.fwd_mark, ix.fwd_ssa, i) for i in range(7)] == [6, 3, 0, 5, 2, 4, 1]
+    # four rows walked in step, a row given twice included
+    four = locate_four(ix.fwd_occ, ix.counts, ix.fwd_mark, ix.fwd_ssa, 0, 1, 2, 3)
+    four += locate_four(ix.fwd_occ, ix.counts, ix.fwd_mark, ix.fwd_ssa, 4, 5, 6, 6)
+    assert list(four) == [6, 3, 0, 5, 2, 4, 1, 1]
 
 
 def test_toy_inexact_search():

@@ -106,17 +106,6 @@ def bwt_symbol(occ_tab: np.ndarray, i: int) -> int:
     return np.int64(code) - 1
 
 
-@njit(cache=True, nogil=True)
-def locate(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, ssa: np.ndarray, i: int) -> int:
-    """SA[i]: walk LF to a sampled row (every separator row is one) and add the steps taken."""
-    steps = 0
-    while not (mark[i >> 6, 1] >> np.uint64(i & 63)) & ONE:
-        c = bwt_symbol(occ_tab, i)
-        i = counts[c] + occ(occ_tab, c, i)
-        steps += 1
-    return np.int64(ssa[rank(mark, 1, 0, i)]) + steps
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _lf_unless_marked(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, i: int) -> tuple[int, int]:
     """(row, 0) for a sampled row i, else (LF(i), 1): one step of locate."""
@@ -124,6 +113,18 @@ def _lf_unless_marked(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray,
         return i, 0
     c = bwt_symbol(occ_tab, i)
     return counts[c] + occ(occ_tab, c, i), 1
+
+
+@njit(cache=True, nogil=True)
+def locate(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, ssa: np.ndarray, i: int) -> int:
+    """SA[i]: walk LF to a sampled row (every separator row is one) and add the steps taken."""
+    steps = 0
+    while True:
+        i, k = _lf_unless_marked(occ_tab, counts, mark, i)
+        if k == 0:
+            break
+        steps += 1
+    return np.int64(ssa[rank(mark, 1, 0, i)]) + steps
 
 
 @njit(cache=True, nogil=True)
