@@ -26,7 +26,7 @@ from seedmap.engines.fm import SAVED_ROWS, FmEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter import fm_pieces
 from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_scheme import ROW, WALK_BASE, WALK_PER_ROW, memo_size, search_query
+from seedmap.filter.fm_scheme import D_FROM_E, ROW, WALK_BASE, WALK_PER_ROW, memo_size, search_query
 from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, locate_four, lower_bounds, occ
 from seedmap.index import fm
 from seedmap.io.alphabet import encode
@@ -164,8 +164,9 @@ def test_strings_that_do_not_fit_the_pool_are_searched_again(rng):
 def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
     """The strata rounds search a read again with a larger e; the memo keeps its D arrays (which do not depend
     on e) from the first search: each query's slot holds exactly what lower_bounds computes, e = 0 (which
-    needs none) leaves it empty, a later round with a subset of the queries reads the right slots, and the
-    windows are the same as without a memo, on the count pass's path and the fill pass's search again."""
+    needs none) and e below D_FROM_E (cheaper without) leave it empty, a later round with a subset of the queries
+    reads the right slots, and the windows are the same as without a memo, on the count pass's path and the fill
+    pass's search again."""
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 30, (40, 90), 3)
@@ -177,20 +178,21 @@ def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
     for saved_rows in (4096, 1):  # the second engine's pool is too small: the fill pass searches again
         engine = FmEngine(ix, ref.starts, verify_below=0, saved_rows=saved_rows)
         memo = QueryMemo(qoff)
-        engine.candidate_windows(qcodes, qoff, np.zeros(len(reads) // 2, dtype=np.int64), memo)
-        at, slots = memo.slots(engine, memo_size)
-        assert not slots.any()
-        engine.candidate_windows(qcodes, qoff, np.ones(len(reads) // 2, dtype=np.int64), memo)
+        for e in range(D_FROM_E):
+            engine.candidate_windows(qcodes, qoff, np.full(len(reads) // 2, e, dtype=np.int64), memo)
+            at, slots = memo.slots(engine, memo_size)
+            assert not slots.any()
+        engine.candidate_windows(qcodes, qoff, np.full(len(reads) // 2, D_FROM_E, dtype=np.int64), memo)
         for qi, read in enumerate(reads):
             m = read.size
             want = np.empty(2 * m + 2, dtype=np.int64)
             lower_bounds(ix.fwd_occ, ix.counts, ix.n, read, m, want[:m + 1], fwd)
             lower_bounds(ix.rev_occ, ix.counts, ix.n, read[::-1].copy(), m, want[m + 1:], rev)
             assert slots[at[qi]] == 1 and np.array_equal(slots[at[qi] + 1:at[qi + 1]], np.minimum(want, 127))
-        later = np.arange(4, len(reads) // 2, 3)  # a later round: some reads, e = 3
+        later = np.arange(4, len(reads) // 2, 3)  # a later round: some reads, a larger e
         memo.ids = query_ids(later)
         sub, sub_off = subset_queries(qcodes, qoff, later)
-        e = np.full(later.size, 3, dtype=np.int64)
+        e = np.full(later.size, D_FROM_E + 1, dtype=np.int64)
         got = engine.candidate_windows(sub, sub_off, e, memo)
         want = engine.candidate_windows(sub, sub_off, e)
         assert want[0].size > 0 and all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))

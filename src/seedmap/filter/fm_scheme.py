@@ -78,6 +78,11 @@ SMALL_FROM = 2  # strings of at least this many pieces' length may go to verific
 WALK_PER_ROW = 2
 WALK_BASE = 512
 MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
+# The D arrays cost two backward searches of the read (restarted where a piece does not occur), a cache miss or two
+# a step; they pay only where their pruning spares walks. 250 Mbp human-like genome, 20,000 reads, one thread,
+# search + locate + bulk verification with and without them: e = 1 1.58 s / 0.68 s, e = 2 2.33 / 1.90,
+# e = 3 5.5 / 6.4, e = 4 13.1 / 18.4, e = 5 13.4 / 13.4. Below D_FROM_E the bounds are zero.
+D_FROM_E = 3
 KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children
 
 
@@ -392,11 +397,12 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     low_r[m] = low_r[m + 1] = 0  # the right phase has no floors
     # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
     # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
-    if k > 1 and not given:
+    if e >= D_FROM_E and not given:
         lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r, fwd_table)
         lower_bounds(rev_occ, counts, n, ext_l, m, bound_l, rev_table)
-    elif k == 1:  # e = 0: no walk reads them (five sixths of an exact search's time went here)
-        bound_r[m] = bound_l[m] = 0
+    elif e < D_FROM_E:  # cheaper without them (e = 0: no walk reads them)
+        for i in range(m + 1):
+            bound_r[i] = bound_l[i] = 0
     kk = table_k(fwd_table)
     none = s0[:0]
     left_stack = Stack(s0, s1, s2, none, none, none, work)
@@ -486,12 +492,12 @@ def _search_memo(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
                  memo: np.ndarray) -> tuple[int, int]:
     """search_query() that takes the query's D arrays from its memo slot (int8[memo_size(m)], or empty: none)
     when an earlier search filled it, and fills it otherwise. The D arrays do not depend on e, and the
-    strata of --best search a read at e = 0, 1, 2, ...: computing them took 75 % of an e = 1 search and
-    12 % of an e = 5 one (250 Mbp human-like genome). Values above e + 1 prune exactly as e + 1 does, so
-    they are kept as min(value, 127) and the memo serves e <= MEMO_E only."""
+    strata of --best search a read at e = 0, 1, 2, ...: computing them took 12 % of an e = 5 search (250 Mbp
+    human-like genome); searches below D_FROM_E neither use nor fill them. Values above e + 1 prune exactly
+    as e + 1 does, so they are kept as min(value, 127) and the memo serves e <= MEMO_E only."""
     m = q.size
     scratch = np.empty(scratch_size(m, e), dtype=np.int64)
-    keep = memo.size > 0 and 0 < e <= MEMO_E and m > e
+    keep = memo.size > 0 and D_FROM_E <= e <= MEMO_E and m > e
     given = keep and memo[0] == 1
     a, b = d_arrays_span(m)
     if given:
