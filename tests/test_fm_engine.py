@@ -26,7 +26,7 @@ from seedmap.engines.fm import SAVED_ROWS, FmEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter import fm_pieces
 from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_scheme import D_FROM_E, ROW, WALK_BASE, WALK_PER_ROW, memo_size, search_query
+from seedmap.filter.fm_scheme import D_FROM_E, ROW, memo_size, search_query
 from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, locate_four, lower_bounds, occ
 from seedmap.index import fm
 from seedmap.io.alphabet import encode
@@ -226,29 +226,35 @@ def test_same_locations_as_neighborhood_engine(rng):
 
 
 @pytest.mark.parametrize("e", [3, 5])
-def test_walks_over_budget_verify_their_piece(rng, e):
-    """A young family's steps walk past their budget (WALK_BASE + WALK_PER_ROW per row of the exact piece):
-    the piece's rows go to verification instead (a depth-0 string of a piece past the first e bases, which no
-    walk records), and every location is still found."""
+def test_walks_over_budget_verify_what_they_did_not_walk(rng, e):
+    """A young family's steps walk past their budget (WALK_BASE + WALK_PER_ROW per row of the exact piece): they
+    stop, keep the strings they accepted, and hand the rows they did not walk to verification (depth-0 strings
+    of a piece past the first e bases, which no walk records otherwise). Those lie within their piece's rows,
+    some steps hand on fewer rows than the piece has (the subtrees walked are left out), and every location
+    is still found."""
     g = young_family(rng, 400)
     ref = Reference.from_codes(["g", "t"], [g, random_genome(rng, 300)])
     reads = sample_reads(rng, [g], 30, (90, 121), e + 1)
     ix = fm.build(ref, 4)
     fwd, rev = tables(ix)
     out = np.empty((1 << 16, ROW), dtype=np.int64)
-    over = 0
+    over = fewer = 0
     for read in reads:
         n_out, _ = search_query(read, e, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev, 0, out)
-        rows = out[:min(n_out, out.shape[0])]
-        verified = rows[(rows[:, 0] > e) & (rows[:, 1] == 0)]
+        assert n_out <= out.shape[0]
+        rows = out[:n_out]
+        handed = rows[(rows[:, 0] > e) & (rows[:, 1] == 0)]
         bounds = np.empty(e + 2, dtype=np.int64)
         fm_pieces.pieces(read, read.size, e + 1, ix.n, ix.counts, ix.fwd_occ, fwd, bounds,
                          np.empty(fm_pieces.cut_scratch(read.size, e + 1), dtype=np.int64))
-        for js, _, lo, hi in verified:  # all the rows of one of the read's pieces
+        for js in np.unique(handed[:, 0]):
             j = int(np.flatnonzero(bounds == js)[0])
-            assert hi - lo == fm_pieces.piece_count(read, js, bounds[j + 1], ix.n, ix.counts, ix.fwd_occ, fwd)
-        over += int((verified[:, 3] - verified[:, 2]).sum() * WALK_PER_ROW > WALK_BASE)
-    assert over > 0
+            plo, phi = backward_search(ix.fwd_occ, ix.counts, ix.n, read[js:bounds[j + 1]])
+            step = handed[handed[:, 0] == js]
+            assert np.all((plo <= step[:, 2]) & (step[:, 2] < step[:, 3]) & (step[:, 3] <= phi))
+            over += 1
+            fewer += int((step[:, 3] - step[:, 2]).sum() < phi - plo)
+    assert over > 0 and fewer > 0
     assert check(ref, reads, e) > 20
 
 

@@ -31,12 +31,14 @@ of an alignment within e; its window [diag - e, diag + m + e) holds that alignme
 verification stage then finds (the part of the read beyond the piece's far side is checked there).
 
 A step's walk has a budget of nodes, WALK_BASE + WALK_PER_ROW per row of its exact piece. A walk that runs
-past it is dropped with the strings it recorded, and the piece's rows go to verification instead: every
-alignment the step could find has the piece exact, so its window is one of theirs (pigeonhole), and later
-steps' floors still hold. A young repeat family's piece has thousands of rows whose copies differ a few bases
-apart, each walked on for most of the read; locating and verifying a row costs about as much as two nodes
+past it stops, keeps the strings it accepted, and hands what it has not walked to verification: the rows of
+the node it was in and of every child not yet entered of the nodes on its way there (by forward rows, as the
+piece's). Every alignment the step could find has the piece exact and lies in a subtree walked or handed on,
+so its window is found (pigeonhole), and later steps' floors still hold. A young repeat family's piece has
+thousands of rows whose copies differ a few bases apart, each walked on for most of the read; locating and verifying a row costs about as much as two nodes
 with SA samples every 8 bases (250 Mbp human-like genome, e = 5, 20,000 reads, one thread: search, locate and
-bulk verification 11.2 s at two nodes a row, 12.2 s at eight, with 1.7x the raw candidates). The budget is
+bulk verification 11.2 s at two nodes a row, 12.2 s at eight, with 1.7x the raw candidates, when a walk past its
+budget handed on all its piece's rows). The budget is
 counted, not timed, so every run and device records the same strings.
 """
 
@@ -74,8 +76,10 @@ SMALL_FROM = 2  # strings of at least this many pieces' length may go to verific
 # verification instead (see the notes). 250 Mbp human-like genome, e = 5, 20,000 reads, one thread, candidates
 # stage: never 18.5 s; (per row, base) (8, 500) 14.6 s, (8, 2000) 15.3, (16, 4000) 15.4, (4, 1000) 17.1 with SA
 # samples every 16 bases; every 8 (a locate half the price): (8, 512) 12.2 s, (4, 512) 11.6, (2, 512) 11.2,
-# (1, 512) 11.1, (2, 256) 11.2, (2, 1024) 11.5; the count pass 8.0 s at (8, 512), 4.7 s at (2, 512).
-WALK_PER_ROW = 2
+# (1, 512) 11.1, (2, 256) 11.2, (2, 1024) 11.5; the count pass 8.0 s at (8, 512), 4.7 s at (2, 512). Since a walk past
+# its budget hands on only what it has not walked: (2, 512) 11.55-11.7 s, (1, 512) 11.0-11.6, (4, 512) 12.2,
+# (2, 256) 12.0, (1, 256) 12.3, (0.5, 256) 11.1.
+WALK_PER_ROW = 1
 WALK_BASE = 512
 MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 # The D arrays cost two backward searches of the read (restarted where a piece does not occur), a cache miss or two
@@ -247,6 +251,27 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, part
 
 
 @njit(cache=True, nogil=True)
+def _record_rest(stack: Stack, d: int, js: int, lo: int, hi: int, flo: int, out: np.ndarray,
+                 n_out: int) -> tuple[int, int]:
+    """A right walk out of budget at depth d: record what it has not walked for verification, by forward rows
+    (as the piece's, depth 0): rows [lo, hi) (forward from flo; none where lo = hi) whole, the node it was in
+    (its left walk may be cut short, its subtree is not walked), then every child not yet entered of the nodes on the stack up to
+    depth d. Returns (strings recorded, candidates)."""
+    total = hi - lo
+    if hi > lo:
+        n_out = _record(out, n_out, js, 0, flo, flo + hi - lo)
+    s_c, kids = stack.c, stack.kids
+    for dd in range(d, -1, -1):
+        k = KIDS * dd
+        for x in range(max(s_c[dd], 0), 5):
+            a, b = kids[k + 3 * x], kids[k + 3 * x + 1]
+            if a < b:
+                n_out = _record(out, n_out, js, 0, kids[k + 3 * x + 2], kids[k + 3 * x + 2] + b - a)
+                total += b - a
+    return n_out, total
+
+
+@njit(cache=True, nogil=True)
 def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, flo0: int,
                 part: Part, e: int, stack: Stack, left: Part, left_stack: Stack, js: int, small: int, done: int,
                 out: np.ndarray, n_out: int) -> tuple[int, int]:
@@ -270,6 +295,9 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
     if last <= e:
         n_out, total = _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, left, e, last, left_stack, js, small,
                                   done, out, n_out)
+        if work[0] > work[1]:  # the piece's rows, whole
+            n_out, got = _record_rest(stack, -1, js, lo0, hi0, flo0, out, n_out)
+            return n_out, total + got
         if best >= last:
             return n_out, total
         acc = last
@@ -281,7 +309,11 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
     while d >= 0:
         work[0] += 1
         if work[0] > work[1]:
-            return n_out, total
+            if s_c[d] == -1:  # a node not entered yet: whole (and its parent's children after it)
+                n_out, got = _record_rest(stack, d - 1, js, s_lo[d], s_hi[d], s_flo[d], out, n_out)
+            else:
+                n_out, got = _record_rest(stack, d, js, 0, 0, 0, out, n_out)
+            return n_out, total + got
         c = s_c[d]
         k = KIDS * d
         if c == -1:  # children of this node, with the forward rows in step
@@ -323,8 +355,9 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
             n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, left, e, last, left_stack, js, small,
                                     done + nd, out, n_out)
             total += got
-            if work[0] > work[1]:
-                return n_out, total
+            if work[0] > work[1]:  # this child whole, and the children after it
+                n_out, got = _record_rest(stack, d, js, nlo, nhi, nflo, out, n_out)
+                return n_out, total + got
             if best >= last:  # no longer string ends the read part with fewer edits
                 continue
             acc = last
@@ -464,11 +497,8 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         done = je - js - min(m, SMALL_FROM * (je - js))
         step_small = small if hi - lo <= SMALL_PIECE else 0
         work[0], work[1] = 0, WALK_BASE + WALK_PER_ROW * (hi - lo)
-        n0 = n_out
         n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, Part(ext_r[je:], len_r, bound_r[je:], cap_r,
                                low_r, cols_r), e, right_stack, left, left_stack, js, step_small, done, out, n_out)
-        if work[0] > work[1]:  # cheaper to verify every occurrence of the piece
-            n_out, c = _record(out, n0, js, 0, flo, flo + hi - lo), hi - lo
         total += c
     return n_out, total
 
