@@ -56,7 +56,7 @@ from seedmap.filter.fm_search import (
     key_leftwards,
     key_rightwards,
     locate_four,
-    lower_bounds,
+    lower_bounds_pair,
     occ,
     table_k,
 )
@@ -431,8 +431,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
     # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
     if e >= D_FROM_E and not given:
-        lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r, fwd_table)
-        lower_bounds(rev_occ, counts, n, ext_l, m, bound_l, rev_table)
+        lower_bounds_pair(counts, n, m, fwd_occ, ext_r, bound_r, fwd_table, rev_occ, ext_l, bound_l, rev_table)
     elif e < D_FROM_E:  # cheaper without them (e = 0: no walk reads them)
         for i in range(m + 1):
             bound_r[i] = bound_l[i] = 0

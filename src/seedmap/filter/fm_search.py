@@ -183,6 +183,30 @@ def key_rightwards(q: np.ndarray, a: int, k: int) -> int:
     return key
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _bound_step(occ_tab: np.ndarray, counts: np.ndarray, n: int, ext: np.ndarray, bound: np.ndarray,
+                table: np.ndarray, kk: int, i: int, k: int, lo: int, hi: int,
+                fresh: bool) -> tuple[int, int, int, int, bool]:
+    """One step of lower_bounds at read position i (state: the pieces cut so far k, the rows [lo, hi) of the
+    current one, fresh: a new piece starts here): a k-mer lookup or a backward-search step. Returns the
+    state at the next position."""
+    if fresh and kk and i + 1 >= kk:  # a new piece's first kk symbols, looked up
+        key = key_leftwards(ext, i + 1 - kk, kk)
+        if key >= 0 and table[key, 0] < table[key, 1]:
+            for t in range(i + 1 - kk, i + 1):
+                bound[t] = k
+            return i - kk, k, np.int64(table[key, 0]), np.int64(table[key, 1]), False
+    c = ext[i]
+    if c <= 3:
+        lo, hi = extend(occ_tab, counts, lo, hi, c)
+    fresh = c > 3 or lo >= hi
+    if fresh:
+        k += 1
+        lo, hi = 0, n
+    bound[i] = k
+    return i - 1, k, lo, hi, fresh
+
+
 @njit(cache=True, nogil=True)
 def lower_bounds(occ_tab: np.ndarray, counts: np.ndarray, n: int, ext: np.ndarray, length: int,
                  bound: np.ndarray, table: np.ndarray) -> None:
@@ -192,26 +216,27 @@ def lower_bounds(occ_tab: np.ndarray, counts: np.ndarray, n: int, ext: np.ndarra
     table is its k-mer table (fm_lookup.py), which starts each piece."""
     bound[length] = 0
     kk = table_k(table)
-    k = 0
-    lo, hi = 0, n
-    fresh = True
-    i = length - 1
+    i, k, lo, hi, fresh = length - 1, 0, 0, n, True
     while i >= 0:
-        if fresh and kk and i + 1 >= kk:  # a new piece's first kk symbols, looked up
-            key = key_leftwards(ext, i + 1 - kk, kk)
-            if key >= 0 and table[key, 0] < table[key, 1]:
-                lo, hi = np.int64(table[key, 0]), np.int64(table[key, 1])
-                for t in range(i + 1 - kk, i + 1):
-                    bound[t] = k
-                i -= kk
-                fresh = False
-                continue
-        c = ext[i]
-        if c <= 3:
-            lo, hi = extend(occ_tab, counts, lo, hi, c)
-        fresh = c > 3 or lo >= hi
-        if fresh:
-            k += 1
-            lo, hi = 0, n
-        bound[i] = k
-        i -= 1
+        i, k, lo, hi, fresh = _bound_step(occ_tab, counts, n, ext, bound, table, kk, i, k, lo, hi, fresh)
+
+
+@njit(cache=True, nogil=True)
+def lower_bounds_pair(counts: np.ndarray, n: int, length: int, occ_a: np.ndarray, ext_a: np.ndarray,
+                      bound_a: np.ndarray, table_a: np.ndarray, occ_b: np.ndarray, ext_b: np.ndarray,
+                      bound_b: np.ndarray, table_b: np.ndarray) -> None:
+    """lower_bounds() of two patterns of one length (a read's suffixes in one index, its reversed prefixes in
+    the other), walked in step: each step is a cache miss or two that waits for the one before, so the two
+    walks overlap their misses (as locate_four's do)."""
+    bound_a[length] = bound_b[length] = 0
+    ka = table_k(table_a)
+    kb = table_k(table_b)
+    ia, da, loa, hia, fa = length - 1, 0, 0, n, True
+    ib, db, lob, hib, fb = length - 1, 0, 0, n, True
+    while ia >= 0 and ib >= 0:
+        ia, da, loa, hia, fa = _bound_step(occ_a, counts, n, ext_a, bound_a, table_a, ka, ia, da, loa, hia, fa)
+        ib, db, lob, hib, fb = _bound_step(occ_b, counts, n, ext_b, bound_b, table_b, kb, ib, db, lob, hib, fb)
+    while ia >= 0:
+        ia, da, loa, hia, fa = _bound_step(occ_a, counts, n, ext_a, bound_a, table_a, ka, ia, da, loa, hia, fa)
+    while ib >= 0:
+        ib, db, lob, hib, fb = _bound_step(occ_b, counts, n, ext_b, bound_b, table_b, kb, ib, db, lob, hib, fb)

@@ -25,9 +25,11 @@ THREADS = 128
 _dev = device_twins(fm_search.popcount, fm_search.rank, fm_search.block_row, fm_search.super_row, fm_search._plane,
                     fm_search._agree, fm_search.occ, fm_search.extend, fm_search.bwt_symbol,
                     fm_search._lf_unless_marked, fm_search.locate_four,
-                    fm_search.table_k, fm_search.key_leftwards, fm_search.key_rightwards, fm_search.lower_bounds,
+                    fm_search.table_k, fm_search.key_leftwards, fm_search.key_rightwards, fm_search._bound_step,
+                    fm_search.lower_bounds_pair,
                     fm_pieces.piece_count, fm_scheme._at, fm_scheme._column, fm_scheme._first_column,
-                    fm_scheme._last_cell, fm_scheme._record, fm_pieces._by_count, fm_pieces.cut_pieces,
+                    fm_scheme._last_cell, fm_scheme._record, fm_scheme._record_rest, fm_pieces._by_count,
+                    fm_pieces.cut_pieces,
                     fm_pieces.equal_pieces, fm_pieces.pieces, fm_scheme._left_walk, fm_scheme._right_walk,
                     fm_scheme.search, fm_scheme.sequence_of, fm_scheme.put_window,
                     fm_scheme.row_windows)

@@ -5,8 +5,8 @@
    strings written to its rows, all of them counted, and its candidates. fill_kernel: one work-item per query
    locates every row of its strings (sampled SA walk) into its window slots and sorts them by start (windows.cl).
 
-   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM, WALK_BASE, WALK_PER_ROW come as
-   build options. */
+   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM, WALK_BASE, WALK_PER_ROW, D_FROM_E
+   come as build options. */
 
 typedef struct {  /* fm_scheme.Part: a phase's read part in walking order and its columns */
     __global long *ext;
@@ -136,6 +136,29 @@ inline long left_walk(__global const ulong *occ_tab, __global const long *counts
     return n_out;
 }
 
+/* fm_scheme._record_rest: a right walk out of budget at depth d records what it has not walked (rows [lo, hi)
+   whole, then every child not yet entered of the nodes on the stack up to depth d); returns the rows recorded,
+   adds the candidates to *total. */
+inline long record_rest(Stack st, long d, long js, long lo, long hi, long flo, __global long *out, long cap,
+                        long n_out, long *total)
+{
+    if (hi > lo) {
+        n_out = record(out, cap, n_out, js, 0, flo, flo + hi - lo);
+        *total += hi - lo;
+    }
+    for (long dd = d; dd >= 0; dd--) {
+        long k = KIDS * dd;
+        for (long x = max(st.c[dd], 0L); x < 5; x++) {
+            long a = st.kids[k + 3 * x], b = st.kids[k + 3 * x + 1];
+            if (a < b) {
+                n_out = record(out, cap, n_out, js, 0, st.kids[k + 3 * x + 2], st.kids[k + 3 * x + 2] + b - a);
+                *total += b - a;
+            }
+        }
+    }
+    return n_out;
+}
+
 /* fm_scheme._right_walk: the first phase, rightwards in the reverse-text index with the forward rows in step;
    each accepted string starts the left phase. kids[KIDS * d + 3 * x + k]: child x of the node at depth d. */
 inline long right_walk(__global const ulong *rev_occ, __global const ulong *fwd_occ, __global const long *counts,
@@ -150,6 +173,8 @@ inline long right_walk(__global const ulong *rev_occ, __global const ulong *fwd_
     if (last <= e) {
         n_out = left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, left, e, last, left_st, js, small, done, out,
                           cap, n_out, total, work);
+        if (work[0] > work[1])  /* the piece's rows, whole */
+            return record_rest(st, -1, js, lo0, hi0, flo0, out, cap, n_out, total);
         if (best >= last)
             return n_out;
         acc = last;
@@ -162,8 +187,11 @@ inline long right_walk(__global const ulong *rev_occ, __global const ulong *fwd_
     __global long *kids = st.kids;
     st.lo[0] = lo0; st.hi[0] = hi0; st.flo[0] = flo0; st.c[0] = -1; st.acc[0] = acc;
     while (d >= 0) {
-        if (++work[0] > work[1])
-            return n_out;
+        if (++work[0] > work[1]) {
+            if (st.c[d] == -1)  /* a node not entered yet: whole (and its parent's children after it) */
+                return record_rest(st, d - 1, js, st.lo[d], st.hi[d], st.flo[d], out, cap, n_out, total);
+            return record_rest(st, d, js, 0, 0, 0, out, cap, n_out, total);
+        }
         long c = st.c[d];
         long k = KIDS * d;
         if (c == -1) {  /* children of this node, with the forward rows in step */
@@ -211,8 +239,8 @@ inline long right_walk(__global const ulong *rev_occ, __global const ulong *fwd_
         if (last <= p.cap[p.length] && last < acc) {
             n_out = left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, left, e, last, left_st, js, small, done + nd,
                               out, cap, n_out, total, work);
-            if (work[0] > work[1])
-                return n_out;
+            if (work[0] > work[1])  /* this child whole, and the children after it */
+                return record_rest(st, d, js, nlo, nhi, nflo, out, cap, n_out, total);
             if (best >= last)  /* no longer string ends the read part with fewer edits */
                 continue;
             acc = last;
@@ -266,11 +294,12 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
     }
     cap_l[m] = e;
     low_r[m] = low_r[m + 1] = 0;
-    if (k > 1) {
+    if (e >= D_FROM_E) {
         lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r);
         lower_bounds(rev_occ, counts, n, ext_l, m, bound_l);
-    } else {  /* e = 0: no walk reads them */
-        bound_r[m] = bound_l[m] = 0;
+    } else {  /* cheaper without them (e = 0: no walk reads them) */
+        for (long i = 0; i <= m; i++)
+            bound_r[i] = bound_l[i] = 0;
     }
     Stack left_st = {sk, sk + dim, sk + 2 * dim, sk, sk, sk};
     Stack right_st = {sk + 3 * dim, sk + 4 * dim, sk + 6 * dim, sk + 5 * dim, sk + 7 * dim, kids};
@@ -326,13 +355,8 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
         long step_small = hi - lo <= SMALL_PIECE ? small : 0;
         long got = 0;
         long work[2] = {0, WALK_BASE + WALK_PER_ROW * (hi - lo)};  /* fm_scheme.py's notes */
-        long n0 = n_out;
         n_out = right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, right, e, right_st, left, left_st, js, step_small,
                            done, out, cap, n_out, &got, work);
-        if (work[0] > work[1]) {  /* cheaper to verify every occurrence of the piece */
-            got = hi - lo;
-            n_out = record(out, cap, n0, js, 0, flo, flo + hi - lo);
-        }
         *total += got;
     }
     return n_out;
