@@ -77,9 +77,10 @@ SMALL_FROM = 2  # strings of at least this many pieces' length may go to verific
 # stage: never 18.5 s; (per row, base) (8, 500) 14.6 s, (8, 2000) 15.3, (16, 4000) 15.4, (4, 1000) 17.1 with SA
 # samples every 16 bases; every 8 (a locate half the price): (8, 512) 12.2 s, (4, 512) 11.6, (2, 512) 11.2,
 # (1, 512) 11.1, (2, 256) 11.2, (2, 1024) 11.5; the count pass 8.0 s at (8, 512), 4.7 s at (2, 512). Since a walk past
-# its budget hands on only what it has not walked: (2, 512) 11.55-11.7 s, (1, 512) 11.0-11.6, (4, 512) 12.2,
-# (2, 256) 12.0, (1, 256) 12.3, (0.5, 256) 11.1.
-WALK_PER_ROW = 1
+# its budget hands on only what it has not walked: (2, 512) 11.55-11.7 s, (1, 512) 11.0-11.6, (4, 512) 11.9-12.2,
+# (2, 256) 12.0, (1, 256) 12.3, (0.5, 256) 11.1; e = 3: (2, 512) 4.2-4.5 s, (4, 512) 4.6-5.4; --best (its
+# rounds' searches): (1, 512) 7.4 s, (2, 512) 6.1, (4, 512) 5.7.
+WALK_PER_ROW = 2
 WALK_BASE = 512
 MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 # The D arrays cost two backward searches of the read (restarted where a piece does not occur), a cache miss or two
