@@ -34,12 +34,12 @@ A step's walk has a budget of nodes, WALK_BASE + WALK_PER_ROW per row of its exa
 past it stops, keeps the strings it accepted, and hands what it has not walked to verification: the rows of
 the node it was in and of every child not yet entered of the nodes on its way there (by forward rows, as the
 piece's). Every alignment the step could find has the piece exact and lies in a subtree walked or handed on,
-so its window is found (pigeonhole), and later steps' floors still hold. A young repeat family's piece has
-thousands of rows whose copies differ a few bases apart, each walked on for most of the read; locating and verifying a row costs about as much as two nodes
-with SA samples every 8 bases (250 Mbp human-like genome, e = 5, 20,000 reads, one thread: search, locate and
-bulk verification 11.2 s at two nodes a row, 12.2 s at eight, with 1.7x the raw candidates, when a walk past its
-budget handed on all its piece's rows). The budget is
-counted, not timed, so every run and device records the same strings.
+so its window is found (pigeonhole), and later steps' floors still hold (250 Mbp human-like genome, e = 5,
+20,000 reads: 13.3 M raw candidates -> 10.3 M, search, locate and bulk verification on one thread 13.4 ->
+11.6 s, against handing on all the piece's rows). A young repeat family's piece has thousands of rows whose
+copies differ a few bases apart, each walked on for most of the read; locating and verifying a row costs
+about as much as two nodes with SA samples every 8 bases. The budget is counted, not timed, so every run and
+device records the same strings.
 """
 
 from __future__ import annotations
@@ -76,10 +76,10 @@ SMALL_FROM = 2  # strings of at least this many pieces' length may go to verific
 # verification instead (see the notes). 250 Mbp human-like genome, e = 5, 20,000 reads, one thread, candidates
 # stage: never 18.5 s; (per row, base) (8, 500) 14.6 s, (8, 2000) 15.3, (16, 4000) 15.4, (4, 1000) 17.1 with SA
 # samples every 16 bases; every 8 (a locate half the price): (8, 512) 12.2 s, (4, 512) 11.6, (2, 512) 11.2,
-# (1, 512) 11.1, (2, 256) 11.2, (2, 1024) 11.5; the count pass 8.0 s at (8, 512), 4.7 s at (2, 512). Since a walk past
-# its budget hands on only what it has not walked: (2, 512) 11.55-11.7 s, (1, 512) 11.0-11.6, (4, 512) 11.9-12.2,
-# (2, 256) 12.0, (1, 256) 12.3, (0.5, 256) 11.1; e = 3: (2, 512) 4.2-4.5 s, (4, 512) 4.6-5.4; --best (its
-# rounds' searches): (1, 512) 7.4 s, (2, 512) 6.1, (4, 512) 5.7.
+# (1, 512) 11.1, (2, 256) 11.2, (2, 1024) 11.5; the count pass 8.0 s at (8, 512), 4.7 s at (2, 512). Since a
+# walk past its budget hands on only what it has not walked: (2, 512) 11.55-11.7 s, (1, 512) 11.0-11.6,
+# (4, 512) 11.9-12.2, (2, 256) 12.0, (1, 256) 12.3, (0.5, 256) 11.1; e = 3: (2, 512) 4.2-4.5 s, (4, 512) 4.6-5.4;
+# --best (its rounds' searches, rounds 0..5): (1, 512) 7.4 s, (2, 512) 6.1, (4, 512) 5.7.
 WALK_PER_ROW = 2
 WALK_BASE = 512
 MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
@@ -256,8 +256,8 @@ def _record_rest(stack: Stack, d: int, js: int, lo: int, hi: int, flo: int, out:
                  n_out: int) -> tuple[int, int]:
     """A right walk out of budget at depth d: record what it has not walked for verification, by forward rows
     (as the piece's, depth 0): rows [lo, hi) (forward from flo; none where lo = hi) whole, the node it was in
-    (its left walk may be cut short, its subtree is not walked), then every child not yet entered of the nodes on the stack up to
-    depth d. Returns (strings recorded, candidates)."""
+    (its left walk may be cut short, its subtree is not walked), then every child not yet entered of the nodes
+    on the stack up to depth d. Returns (strings recorded, candidates)."""
     total = hi - lo
     if hi > lo:
         n_out = _record(out, n_out, js, 0, flo, flo + hi - lo)
@@ -522,7 +522,7 @@ def _search_memo(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
                  memo: np.ndarray) -> tuple[int, int]:
     """search_query() that takes the query's D arrays from its memo slot (int8[memo_size(m)], or empty: none)
     when an earlier search filled it, and fills it otherwise. The D arrays do not depend on e, and the
-    strata of --best search a read at e = 0, 1, 2, ...: computing them took 12 % of an e = 5 search (250 Mbp
+    strata of --best search a read at e = 0, 1, 3, 5, ...: computing them took 12 % of an e = 5 search (250 Mbp
     human-like genome); searches below D_FROM_E neither use nor fill them. Values above e + 1 prune exactly
     as e + 1 does, so they are kept as min(value, 127) and the memo serves e <= MEMO_E only."""
     m = q.size
