@@ -431,11 +431,11 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     low_r[m] = low_r[m + 1] = 0  # the right phase has no floors
     # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
     # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
-    if e >= D_FROM_E and not given:
-        lower_bounds_pair(counts, n, m, fwd_occ, ext_r, bound_r, fwd_table, rev_occ, ext_l, bound_l, rev_table)
-    elif e < D_FROM_E:  # cheaper without them (e = 0: no walk reads them)
+    if e < D_FROM_E:  # cheaper without them (e = 0: no walk reads them)
         for i in range(m + 1):
             bound_r[i] = bound_l[i] = 0
+    elif not given:
+        lower_bounds_pair(counts, n, m, fwd_occ, ext_r, bound_r, fwd_table, rev_occ, ext_l, bound_l, rev_table)
     kk = table_k(fwd_table)
     none = s0[:0]
     left_stack = Stack(s0, s1, s2, none, none, none, work)

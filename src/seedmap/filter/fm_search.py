@@ -213,7 +213,8 @@ def lower_bounds(occ_tab: np.ndarray, counts: np.ndarray, n: int, ext: np.ndarra
     """BWA's D array: bound[i] = edits that ext[i:length] needs to match anywhere in the text (greedy cut
     into pieces that do not occur; each costs one edit). occ_tab must index the text in which extending the
     piece by ext[i] is a backward-search step (the other index than the one the pattern is searched in);
-    table is its k-mer table (fm_lookup.py), which starts each piece."""
+    table is its k-mer table (fm_lookup.py), which starts each piece. The search computes both of a read's
+    arrays at once (lower_bounds_pair); this single walk is their reference in the tests."""
     bound[length] = 0
     kk = table_k(table)
     i, k, lo, hi, fresh = length - 1, 0, 0, n, True
