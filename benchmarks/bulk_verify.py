@@ -53,9 +53,10 @@ def make_setting(rng: np.random.Generator, ref: object, genome: np.ndarray, ncan
     true_diag = pos[:, None] + rng.integers(-2, 3, (nq, 2))
     rand_diag = s0[:, None] + (rng.random((nq, 2)) * (s1 - s0)[:, None]).astype(np.int64)
     cand_diag = np.concatenate([true_diag, rand_diag], axis=1).reshape(-1)
-    cs0 = np.repeat(s0, 4)
-    cs1 = np.repeat(s1, 4)
-    return qcodes, qoff, qerr, cand_q, cand_diag, cs0, cs1, ref.packed, ref.nmask
+    from seedmap.verify.bulk import window_of
+
+    ws, we = window_of(cand_diag, m, e, np.repeat(s0, 4), np.repeat(s1, 4))
+    return qcodes, qoff, qerr, cand_q, ws, we, ref.packed, ref.nmask
 
 
 def best_time(args: tuple, method: int, repeat: int) -> tuple[float, np.ndarray]:

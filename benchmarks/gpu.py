@@ -70,7 +70,7 @@ def verification_rows(ncand: int, repeat: int, genome_len: int) -> list[list[str
         t_cpu = best_of(lambda a=args: bulk_distances(*a), repeat)
         rows.append([f"{m} bp, e={e}", "CPU bulk (banded bit-vector)", f"{ncand:,}", f"{t_cpu * 1e3:.2f}",
                      f"{ncand / t_cpu / 1e6:.2f} M", ""])
-        dev = [cuda.to_device(np.ascontiguousarray(x)) for x in args[:7]]
+        dev = [cuda.to_device(np.ascontiguousarray(x)) for x in args[:6]]  # reads and windows
         d_packed, d_nmask = cuda.to_device(ref.packed), cuda.to_device(ref.nmask)
         for name, kernel in [(vk.BITVECTOR, vk.bitvector_kernel), (vk.BANDED, vk.banded_kernel)]:
             d_out = cuda.device_array(ncand, dtype=np.int32)

@@ -45,7 +45,7 @@ from seedmap.engines.neighborhood_ph import PerfectHashEngine
 from seedmap.index import fm, neighborhood
 from seedmap.io.reference import Reference, read_fasta
 from seedmap.verify import windows
-from seedmap.verify.bulk import bulk_distances
+from seedmap.verify.bulk import bulk_distances, window_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchutil import best_of  # noqa: E402
@@ -102,7 +102,7 @@ def bulk_rates(args: argparse.Namespace) -> list[list[str]]:
     rows = []
     for m, e in ((50, 4), (100, 5)):
         qcodes, qoff, qerr, win_q, win = windows_of(rng, genome, args.candidates, m, e)
-        cands = (win_q, win[:, 0] + e + 8, np.zeros_like(win_q), np.full_like(win_q, genome.size))
+        cands = (win_q, *window_of(win[:, 0] + e + 8, m, e, 0, genome.size))
         case = (qcodes, qoff, qerr, *cands, ref.packed, ref.nmask)
         want = bulk_distances(*case)
         t_cpu = best_of(lambda c=case: bulk_distances(*c), args.repeat)

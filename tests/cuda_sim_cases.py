@@ -60,6 +60,7 @@ from seedmap.index import fm, neighborhood  # noqa: E402
 from seedmap.io.reference import Reference  # noqa: E402
 from seedmap.pipeline import EngineOptions, errors_per_read  # noqa: E402
 from seedmap.verify import windows as cpu  # noqa: E402
+from seedmap.verify.bulk import window_of  # noqa: E402
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)  # uint64 wrap-around in the simulated kernels
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.cudasim]
@@ -113,8 +114,8 @@ def _record_launches():
 
 def gpu_distances(case: dict, method: str) -> np.ndarray:
     v = DeviceVerifier(case["ref"].packed, case["ref"].nmask, method=method)
-    return v(case["qcodes"], case["qoff"], case["qerr"], case["cand_q"], case["cand_diag"], case["s0"], case["s1"],
-             case["ref"].packed, case["ref"].nmask)
+    return v(case["qcodes"], case["qoff"], case["qerr"], case["cand_q"], case["ws"], case["we"], case["ref"].packed,
+             case["ref"].nmask)
 
 
 # ------------------------------------------------------------------------------------------ verification
@@ -149,9 +150,9 @@ def test_n_never_matches(method):
     np.cumsum([r.size for r in reads], out=qoff[1:])
     cand_q = np.repeat(np.arange(len(reads)), 3)
     cand_diag = np.array([p + d for p in (20, 60, 110, 160, 190) for _ in range(2) for d in (-1, 0, 2)])
+    ws, we = window_of(cand_diag, 20, 3, 0, genome.size)
     case = dict(genome=genome, ref=ref, reads=reads, qcodes=np.concatenate(reads), qoff=qoff,
-                qerr=np.full(len(reads) // 2 + 1, 3, dtype=np.int64), cand_q=cand_q, cand_diag=cand_diag,
-                s0=np.zeros(cand_q.size, dtype=np.int64), s1=np.full(cand_q.size, genome.size, dtype=np.int64))
+                qerr=np.full(len(reads) // 2 + 1, 3, dtype=np.int64), cand_q=cand_q, ws=ws, we=we)
     want = bulk_run(case)
     assert np.array_equal(want, bulk_expected(case))
     assert np.array_equal(gpu_distances(case, method), want)
@@ -175,9 +176,9 @@ def test_reads_resident_between_calls():
     v = DeviceVerifier(case["ref"].packed, case["ref"].nmask)
     args = (case["qcodes"], case["qoff"], case["qerr"])
     half = case["cand_q"].size // 2
-    a = v(*args, case["cand_q"][:half], case["cand_diag"][:half], case["s0"][:half], case["s1"][:half])
+    a = v(*args, case["cand_q"][:half], case["ws"][:half], case["we"][:half])
     sent = v._reads_dev
-    b = v(*args, case["cand_q"][half:], case["cand_diag"][half:], case["s0"][half:], case["s1"][half:])
+    b = v(*args, case["cand_q"][half:], case["ws"][half:], case["we"][half:])
     assert v._reads_dev is sent  # the second call sent only its candidates
     assert np.array_equal(np.concatenate([a, b]), bulk_run(case))
 

@@ -25,7 +25,7 @@ from seedmap.paired.insert_size import InsertModel
 from seedmap.pipeline import EngineOptions, MapOptions, RunOptions, errors_per_read, locate
 from seedmap.pipeline.run import run_map
 from seedmap.verify import windows as cpu_windows
-from seedmap.verify.bulk import AUTO, bulk_distances
+from seedmap.verify.bulk import AUTO, bulk_distances, window_of
 
 # --------------------------------------------------------------------------------------- genomes, reads, batches
 
@@ -264,9 +264,7 @@ def dp_last_row(q: np.ndarray, t: np.ndarray) -> np.ndarray:
     return last
 
 
-def bulk_oracle(genome: np.ndarray, q: np.ndarray, e: int, diag: int, s0: int, s1: int) -> int:
-    lo = max(diag - e, s0)
-    hi = min(diag + q.size + e, s1)
+def bulk_oracle(genome: np.ndarray, q: np.ndarray, e: int, lo: int, hi: int) -> int:
     t = genome[lo:hi] if hi > lo else genome[:0]
     return min(int(dp_last_row(q, t).min()), e + 1)
 
@@ -307,10 +305,12 @@ def mutate_with_n(rng: np.random.Generator, read: np.ndarray, edits: int) -> np.
 def bulk_case(rng: np.random.Generator, nreads: int, lengths: list[int] | None = None, emax: int = 15,
               ncand: int = 6, glens: list[int] | None = None) -> dict:
     """Reads (both 'strands' share e: qerr[i >> 1]) sampled from the genome with edits; candidates near
-    the true diagonal, far away, at or past sequence ends (clipped windows), sorted by query."""
+    the true diagonal, far away, at or past sequence ends (clipped windows), sorted by query; each the window
+    [ws, we) of its diagonal, or for one in six, a cluster's: that window widened by up to 35 columns on
+    each side (within the sequence)."""
     genome, starts, ref = bulk_genome(rng, glens or [3000, 700, 150, 1200])
     nseq = starts.size - 1
-    reads, qerr, cq, cd, cs0, cs1 = [], [], [], [], [], []
+    reads, qerr, cq, cws, cwe = [], [], [], [], []
     for i in range(nreads):
         if i % 2 == 0:
             qerr.append(int(rng.integers(0, emax + 1)))
@@ -343,29 +343,31 @@ def bulk_case(rng: np.random.Generator, nreads: int, lengths: list[int] | None =
                 d = s0 + int(rng.integers(-read.size - e - 5, e + 6))  # clipped at the sequence start
             else:
                 d = s1 + int(rng.integers(-read.size - e - 5, e + 6))  # clipped at the sequence end
+            ws, we = window_of(d, read.size, e, s0, s1)
+            if rng.random() < 1 / 6:
+                ws = max(int(ws) - int(rng.integers(0, 36)), s0)
+                we = min(int(we) + int(rng.integers(0, 36)), s1)
             cq.append(i)
-            cd.append(d)
-            cs0.append(s0)
-            cs1.append(s1)
+            cws.append(int(ws))
+            cwe.append(max(int(we), int(ws)))
     qoff = np.zeros(nreads + 1, dtype=np.int64)
     np.cumsum([r.size for r in reads], out=qoff[1:])
     return dict(genome=genome, ref=ref, reads=reads, qcodes=np.concatenate(reads), qoff=qoff,
                 qerr=np.array(qerr, dtype=np.int64), cand_q=np.array(cq, dtype=np.int64),
-                cand_diag=np.array(cd, dtype=np.int64), s0=np.array(cs0, dtype=np.int64),
-                s1=np.array(cs1, dtype=np.int64))
+                ws=np.array(cws, dtype=np.int64), we=np.array(cwe, dtype=np.int64))
 
 
 def bulk_run(case: dict, method: int = AUTO, order: np.ndarray | None = None) -> np.ndarray:
     sel = np.arange(case["cand_q"].size) if order is None else order
-    return bulk_distances(case["qcodes"], case["qoff"], case["qerr"], case["cand_q"][sel], case["cand_diag"][sel],
-                          case["s0"][sel], case["s1"][sel], case["ref"].packed, case["ref"].nmask, method=method)
+    return bulk_distances(case["qcodes"], case["qoff"], case["qerr"], case["cand_q"][sel], case["ws"][sel],
+                          case["we"][sel], case["ref"].packed, case["ref"].nmask, method=method)
 
 
 def bulk_expected(case: dict) -> np.ndarray:
     out = np.empty(case["cand_q"].size, dtype=np.int64)
     for k, qi in enumerate(case["cand_q"]):
-        out[k] = bulk_oracle(case["genome"], case["reads"][qi], int(case["qerr"][qi >> 1]), int(case["cand_diag"][k]),
-                        int(case["s0"][k]), int(case["s1"][k]))
+        out[k] = bulk_oracle(case["genome"], case["reads"][qi], int(case["qerr"][qi >> 1]), int(case["ws"][k]),
+                             int(case["we"][k]))
     return out
 
 # --------------------------------------------------------------------------------------------------- SAM records

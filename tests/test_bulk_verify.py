@@ -1,8 +1,8 @@
 """Bulk bit-parallel verification against a plain dynamic-programming bulk_oracle written here.
 
-The bulk_oracle knows nothing of the kernels: the window [diag - e, diag + m + e) clipped to the candidate's
-sequence, a semi-global DP (row 0 all zeros: free start; N never matches), the minimum over the last row
-(column 0 included), capped at e + 1.
+The bulk_oracle knows nothing of the kernels: the candidate's window [ws, we) (a seed's [diag - e, diag + m + e)
+clipped to its sequence, or a cluster's, wider), a semi-global DP (row 0 all zeros: free start; N never
+matches), the minimum over the last row (column 0 included), capped at e + 1.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from helpers import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from seedmap.verify.bulk import AUTO, MYERS
+from seedmap.verify.bulk import AUTO, MYERS, window_of
 
 METHODS = [AUTO, MYERS]
 
@@ -56,8 +56,8 @@ def check(case: dict, methods: list[int] = METHODS) -> np.ndarray:
             k = int(bad[0])
             qi = int(case["cand_q"][k])
             pytest.fail(f"method {method}: {bad.size} of {want.size} differ; first: candidate {k}, m="
-                        f"{case['reads'][qi].size}, e={case['qerr'][qi >> 1]}, diag={case['cand_diag'][k]}, "
-                        f"sequence [{case['s0'][k]}, {case['s1'][k]}): got {got[k]}, want {want[k]}")
+                        f"{case['reads'][qi].size}, e={case['qerr'][qi >> 1]}, window [{case['ws'][k]}, "
+                        f"{case['we'][k]}): got {got[k]}, want {want[k]}")
     return want
 
 
@@ -87,6 +87,19 @@ def test_word_boundaries(m):
     case = bulk_case(rng, nreads=64, lengths=[m], emax=15, ncand=5)
     case["qerr"] = np.arange(32, dtype=np.int64) % 16
     check(case)
+
+
+def test_cluster_windows():
+    """Windows up to 45 columns wider than a seed's (engines/base.py verifies a cluster of a read's nearby
+    candidates as one): the one-word band while it fits (62 - 4e columns wider), Myers beyond."""
+    rng = np.random.default_rng(17)
+    case = bulk_case(rng, nreads=120, lengths=[100, 150, 64], emax=8, ncand=6)
+    left, right = rng.integers(0, 46, (2, case["ws"].size))
+    case["ws"] = np.maximum(case["ws"] - left, 0)
+    case["we"] = np.minimum(case["we"] + right, case["genome"].size)
+    want = check(case)
+    e_of = case["qerr"][case["cand_q"] >> 1]
+    assert np.any(want <= e_of) and np.any(want > e_of)
 
 
 def test_long_reads_multiword():
@@ -123,10 +136,10 @@ def test_empty_read_and_empty_windows():
     reads = [np.zeros(0, np.uint8), np.zeros(0, np.uint8), genome[10:40].copy(), genome[10:40].copy()]
     case = dict(genome=genome, ref=ref, reads=reads, qcodes=np.concatenate(reads),
                 qoff=np.array([0, 0, 0, 30, 60], dtype=np.int64), qerr=np.array([3, 40], dtype=np.int64),
-                cand_q=np.array([0, 1, 2, 2, 3, 3], dtype=np.int64),
-                cand_diag=np.array([5, 600, 10, 900, -100, 10], dtype=np.int64),
-                s0=np.array([0, 500, 0, 500, 0, 0], dtype=np.int64),
-                s1=np.array([500, 800, 500, 800, 500, 500], dtype=np.int64))
+                cand_q=np.array([0, 1, 2, 2, 3, 3], dtype=np.int64))
+    m = np.diff(case["qoff"])[case["cand_q"]]
+    case["ws"], case["we"] = window_of(np.array([5, 600, 10, 900, -100, 10]), m, case["qerr"][case["cand_q"] >> 1],
+                                       np.array([0, 500, 0, 500, 0, 0]), np.array([500, 800, 500, 800, 500, 500]))
     want = check(case)
     assert list(want) == [0, 0, 0, 30, 30, 0]
 
@@ -136,7 +149,7 @@ def test_bad_input():
     with pytest.raises(ValueError):
         bulk_run({**case, "cand_q": case["cand_q"] + 4})
     with pytest.raises(ValueError):
-        bulk_run({**case, "s1": case["s1"] + 10**6})
+        bulk_run({**case, "we": case["we"] + 10**6})
     with pytest.raises(ValueError):
         bulk_run({**case, "qerr": case["qerr"] - 100})
 
@@ -186,7 +199,5 @@ def test_hypothesis_single_read(seed, m, e, edits, shift, edge):
     case["qerr"] = np.array([e], dtype=np.int64)
     diags = [p + shift, p, p - e, p + e, p + shift // 3]
     case["cand_q"] = np.array([0] * len(diags) + [1], dtype=np.int64)
-    case["cand_diag"] = np.array(diags + [p + shift], dtype=np.int64)
-    case["s0"] = np.full(len(diags) + 1, s0, dtype=np.int64)
-    case["s1"] = np.full(len(diags) + 1, s1, dtype=np.int64)
+    case["ws"], case["we"] = window_of(np.array(diags + [p + shift], dtype=np.int64), m, e, s0, s1)
     check(case)

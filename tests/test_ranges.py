@@ -6,7 +6,6 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seedmap.engines.base import _bulk_candidates
 from seedmap.ranges import expand_ranges, gather_ranges
 from seedmap.records import _rank_within, _record_order, best_locations
 
@@ -43,38 +42,6 @@ def test_rank_within_counts_up_in_each_run(values):
     for i in range(groups.size):
         first = int(np.searchsorted(groups, groups[i]))
         assert rank[i] == i - first
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 1)), max_size=8), min_size=1,
-                max_size=12), st.integers(0, 4), st.integers(0, 3))
-def test_bulk_candidates_is_the_numpy_dedupe(queries, bulk_min, first):
-    """Bulk verification's candidate list (engines/base.py) against the numpy it replaced: every candidate
-    of the queries with more than bulk_min, copies of the (query, diagonal, window) before it dropped."""
-    cand_len = np.array([len(q) for q in queries], dtype=np.int64)
-    cand_off = np.zeros(cand_len.size + 1, dtype=np.int64)
-    np.cumsum(cand_len, out=cand_off[1:])
-    first = min(first, cand_len.size - 1)
-    rows = [c for q in queries[first:] for c in q]
-    win_d = np.array([d for d, _, _ in rows], dtype=np.int64)
-    win_s = np.array([d - s for d, s, _ in rows], dtype=np.int64)
-    win_e = win_s + 100 + np.array([w for _, _, w in rows], dtype=np.int64)
-    last = cand_len.size
-    idx, cand_q, diag, ws, we, ok = _bulk_candidates(first, last, cand_off, cand_len, bulk_min, win_s, win_e, win_d)
-
-    lens = np.where(cand_len[first:last] > bulk_min, cand_len[first:last], 0)
-    rel = cand_off[first:last] - cand_off[first]
-    want_q = np.repeat(np.arange(first, last), lens)
-    want_idx = np.repeat(rel, lens) + np.arange(want_q.size) - np.repeat(np.cumsum(lens) - lens, lens)
-    once = np.ones(want_idx.size, dtype=np.bool_)
-    once[1:] = ((want_q[1:] != want_q[:-1]) | (win_d[want_idx][1:] != win_d[want_idx][:-1])
-                | (win_s[want_idx][1:] != win_s[want_idx][:-1]) | (win_e[want_idx][1:] != win_e[want_idx][:-1]))
-    want_ok = np.ones(win_s.size, dtype=np.bool_)
-    want_ok[want_idx] = False
-    want_idx, want_q = want_idx[once], want_q[once]
-    assert np.array_equal(idx, want_idx) and np.array_equal(cand_q, want_q) and np.array_equal(ok, want_ok)
-    assert np.array_equal(diag, win_d[want_idx]) and np.array_equal(ws, win_s[want_idx])
-    assert np.array_equal(we, win_e[want_idx])
 
 
 @settings(max_examples=200, deadline=None)

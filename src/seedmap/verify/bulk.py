@@ -1,11 +1,13 @@
-"""Bulk bit-parallel verification: the edit distance of many (query, diagonal) candidates at once.
+"""Bulk bit-parallel verification: the edit distance of a read in many reference windows at once.
 
 This is the interface every device backend implements (a GPU one follows Nouri's mrFAST GPU
-verification): one minimum semi-global edit distance per candidate, capped at e + 1.
+verification): one minimum semi-global edit distance per candidate window, capped at e + 1.
 
 Candidate k of query i = cand_q[k] (codes qcodes[qoff[i]:qoff[i + 1]], 0..4, m = its length, e =
 qerr[i >> 1]: the two strands of a read share e) is checked against the reference window
-[cand_diag[k] - e, cand_diag[k] + m + e) clipped to [cand_seq_start[k], cand_seq_end[k]) (n columns).
+[win_start[k], win_end[k]) (n columns): a seed's window [diag - e, diag + m + e) clipped to its
+sequence (window_of), or the union of several overlapping ones (engines/base.py verifies a cluster of
+a read's nearby candidates as one window).
 The result is min(D, e + 1), D = min over the window's columns j = 0..n (column 0 included, so D <= m)
 of the DP cell (m, j), where row 0 is 0 everywhere (free start in the text) and N (code 4) never
 matches on either side. Results are exact (the early exits below never change them).
@@ -15,8 +17,8 @@ Two kernels, both bit-parallel (Myers 1999, in Hyyro's formulation):
 - Banded (used whenever the band fits one 64-bit word): every alignment of cost <= e inside the
   window starts at a column >= 0 and ends at a column <= n, so it stays within the window diagonals
   [-e, n - m + e] (Hyyro 2003 bands the diagonals [-e, e] of the candidate; this band is wider because
-  the window allows starts at any of its first 2e + 1 columns, up to 4e + 1 diagonals). The band
-  (one diagonal more on top: W = n - m + 2e + 2 <= 64 rows, e <= 15 for an unclipped window) is one
+  a seed's window allows starts at any of its first 2e + 1 columns, up to 4e + 1 diagonals). The band
+  (one diagonal more on top: W = n - m + 2e + 2 <= 64 rows, e <= 15 for a seed's window) is one
   word whose bit k always follows the same diagonal. Cells just outside the band enter as real paths
   ("row above + 1" at the bottom, a horizontal "+1" at the top), so every computed cell lies between
   the true value and the band-restricted one: the minimum over the last row is exact when <= e. The
@@ -376,17 +378,18 @@ def _myers(peq: np.ndarray, m: int, e: int, n: int, t8: np.ndarray, o: int, pv: 
     return best
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _window(d: int, m: int, e: int, s0: int, s1: int) -> tuple[int, int]:
-    """Start and length of the window [d - e, d + m + e) clipped to [s0, s1)."""
-    ws = max(d - e, s0)
-    return ws, max(min(d + m + e, s1) - ws, 0)
+def window_of(diag: np.ndarray, m: np.ndarray, e: np.ndarray, s0: np.ndarray,
+              s1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The window [diag - e, diag + m + e) of a seed on diagonal diag, clipped to its sequence [s0, s1):
+    (start, end), s0 <= start <= end <= s1."""
+    ws = np.minimum(np.maximum(diag - e, s0), s1)
+    return ws, np.maximum(np.minimum(diag + m + e, s1), ws)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray, cand_diag: np.ndarray,
-          cand_seq_start: np.ndarray, cand_seq_end: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
-          nwmax: int, tmax: int, method: int, out: np.ndarray) -> None:
+def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray, win_start: np.ndarray,
+          win_end: np.ndarray, packed: np.ndarray, nmask: np.ndarray, nwmax: int, tmax: int, method: int,
+          out: np.ndarray) -> None:
     nc = cand_q.size
     last_p = max(packed.size - 1, 0)
     last_n = max(nmask.size - 1, 0)
@@ -398,7 +401,7 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
         mv = np.empty(nwmax, dtype=np.uint64)
         sc = np.empty(nwmax, dtype=np.int64)
         fb = np.empty(8, dtype=np.uint64)
-        tlen = tmax // 4 + 3  # windows: n <= m + 2e
+        tlen = tmax // 4 + 3  # the longest window
         ta32 = np.empty(tlen, dtype=np.uint32)
         tb32 = np.empty(tlen, dtype=np.uint32)
         ta8 = ta32.view(np.uint8)
@@ -407,10 +410,10 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
         k = lo
         while k < hi:
             if k + PREFETCH < nc:  # the reference windows of later candidates are usually cache misses
-                d = np.int64(cand_diag[k + PREFETCH])
-                _prefetch(packed, min(max(d - 32, 0) >> 2, last_p))
-                _prefetch(packed, min(max(d + 128, 0) >> 2, last_p))
-                _prefetch(nmask, min(max(d, 0) >> 3, last_n))
+                d = np.int64(win_start[k + PREFETCH])
+                _prefetch(packed, min(d >> 2, last_p))
+                _prefetch(packed, min((d + 160) >> 2, last_p))
+                _prefetch(nmask, min(d >> 3, last_n))
             qi = np.int64(cand_q[k])
             a = np.int64(qoff[qi])
             m = np.int64(qoff[qi + 1]) - a
@@ -418,7 +421,8 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
             if qi != cur:
                 _build_peq(qcodes, a, m, peq)
                 cur = qi
-            ws, n = _window(np.int64(cand_diag[k]), m, e, np.int64(cand_seq_start[k]), np.int64(cand_seq_end[k]))
+            ws = np.int64(win_start[k])
+            n = max(np.int64(win_end[k]) - ws, 0)
             if method == MYERS or not band_fits(m, e, n):
                 oa = _decode(packed, nmask, ws, n, ta32, ta8) if n > 0 else 0
                 out[k] = _myers(peq, m, e, n, ta8, oa, pv, mv, sc)
@@ -428,9 +432,8 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
                 oa = _decode(packed, nmask, ws, n, ta32, ta8)
                 paired = False
                 if k + 1 < hi and np.int64(cand_q[k + 1]) == qi:
-                    ws2, n2 = _window(np.int64(cand_diag[k + 1]), m, e, np.int64(cand_seq_start[k + 1]),
-                                      np.int64(cand_seq_end[k + 1]))
-                    if n2 == n:
+                    ws2 = np.int64(win_start[k + 1])
+                    if np.int64(win_end[k + 1]) - ws2 == n:
                         ob = _decode(packed, nmask, ws2, n, tb32, tb8)
                         out[k], out[k + 1] = _band_pair(fb, peq, ta8, oa, tb8, ob, m, e, n)
                         paired = True
@@ -441,9 +444,9 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
 
 
 def bulk_distances(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray,
-                   cand_diag: np.ndarray, cand_seq_start: np.ndarray, cand_seq_end: np.ndarray,
-                   packed: np.ndarray, nmask: np.ndarray, method: int = AUTO) -> np.ndarray:
-    """min(edit distance, e + 1) of every candidate (int32), see the module docstring.
+                   win_start: np.ndarray, win_end: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+                   method: int = AUTO) -> np.ndarray:
+    """min(edit distance, e + 1) of every candidate window (int32), see the module docstring.
 
     Candidates should be sorted by query (masks are rebuilt whenever the query changes); results do not
     depend on the order or on the thread count. method=MYERS forces the Myers kernel everywhere.
@@ -452,9 +455,8 @@ def bulk_distances(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_
     qoff = np.ascontiguousarray(qoff, dtype=np.int64)
     qerr = np.ascontiguousarray(qerr, dtype=np.int64)
     cand_q = np.ascontiguousarray(cand_q, dtype=np.int64)
-    cand_diag = np.ascontiguousarray(cand_diag, dtype=np.int64)
-    cand_seq_start = np.ascontiguousarray(cand_seq_start, dtype=np.int64)
-    cand_seq_end = np.ascontiguousarray(cand_seq_end, dtype=np.int64)
+    win_start = np.ascontiguousarray(win_start, dtype=np.int64)
+    win_end = np.ascontiguousarray(win_end, dtype=np.int64)
     out = np.empty(cand_q.size, dtype=np.int32)
     if cand_q.size == 0:
         return out
@@ -463,15 +465,14 @@ def bulk_distances(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_
         raise ValueError("cand_q must index the queries of qoff")
     if qerr.size < (nq + 1) // 2 or (qerr.size and qerr.min() < 0):
         raise ValueError("qerr needs one e >= 0 per pair of queries")
-    if not (cand_diag.size == cand_seq_start.size == cand_seq_end.size == cand_q.size):
-        raise ValueError("one diagonal and sequence range per candidate")
+    if not (win_start.size == win_end.size == cand_q.size):
+        raise ValueError("one window per candidate")
     total = min(4 * packed.size, 8 * nmask.size)
-    if cand_seq_start.min() < 0 or cand_seq_end.max() > total:
-        raise ValueError("candidate sequence ranges must lie within the reference")
+    if win_start.min() < 0 or win_end.max() > total:
+        raise ValueError("candidate windows must lie within the reference")
     mmax = int(np.diff(qoff).max())
-    longest = int((cand_seq_end - cand_seq_start).max())
-    tmax = min(mmax + 2 * int(qerr.max()), max(longest, 0)) + 8  # longest window (+ decoding slack)
+    tmax = max(int((win_end - win_start).max()), 0) + 8  # longest window (+ decoding slack)
     with parallel_chunksize(CHUNK):  # dynamic scheduling: threads slowed by other work do less of it
-        _bulk(qcodes, qoff, qerr, cand_q, cand_diag, cand_seq_start, cand_seq_end, packed, nmask, (mmax + 63) >> 6,
-              tmax, int(method), out)
+        _bulk(qcodes, qoff, qerr, cand_q, win_start, win_end, packed, nmask, (mmax + 63) >> 6, tmax, int(method),
+              out)
     return out

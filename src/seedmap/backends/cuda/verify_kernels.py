@@ -1,5 +1,5 @@
 """Bulk verification on the GPU: the twin of seedmap.verify.bulk.bulk_distances (same arguments, same
-int32 results: min(semi-global edit distance, e + 1) of each (query, diagonal) candidate, see that module).
+int32 results: min(semi-global edit distance, e + 1) of a read in each candidate window, see that module).
 
 Two kernels, both exact (the tests compare them with the CPU kernel on every candidate):
 
@@ -9,7 +9,7 @@ Two kernels, both exact (the tests compare them with the CPU kernel on every can
 - BANDED: Nouri's banded Levenshtein DP, one warp-sized group of lanes per alignment, one lane per
   diagonal of the band, cells computed in anti-diagonal order (cell (i, k) at step 2i + k) with the
   band's latest values in shared memory. The band is the window's diagonals [-e, n - m + e] (every
-  alignment of cost <= e inside the window stays there; 4e + 1 lanes for an unclipped window, where
+  alignment of cost <= e inside the window stays there; 4e + 1 lanes for a seed's window, where
   Nouri's global formulation needs 2e + 1): e <= 7 fits 32 lanes. Early exit: once no unfinished
   diagonal's latest cell is <= e, no later cell of the last row can be (every path to the last row
   leaves the computed region through one of those cells), so the result is fixed.
@@ -18,7 +18,7 @@ Candidates the kernels do not take (reads longer than 64 * MAXW, or bands wider 
 which then go to BITVECTOR) are routed on the host; the longest go to the CPU kernel.
 The reference (2-bit packed + N mask) is copied once per device (its workers share it) and stays
 resident; the reads of a batch are sent once for all the calls on that batch; each call sends only the
-candidates (query, diagonal, clip).
+candidates (query, window start, window end).
 """
 
 from __future__ import annotations
@@ -52,17 +52,15 @@ _U8 = types.Array(types.uint8, 1, "C")
 _I64 = types.Array(types.int64, 1, "C")
 _I32 = types.Array(types.int32, 1, "C")
 # The argument types DeviceVerifier._launch gives both kernels: reads (codes, offsets, errors), candidates
-# (query, diagonal, clip start, clip end), the packed reference and its N mask, the results.
-VERIFY_SIGNATURE = (_U8, _I64, _I64, _I64, _I64, _I64, _I64, _U8, _U8, _I32)
+# (query, window start, window end), the packed reference and its N mask, the results.
+VERIFY_SIGNATURE = (_U8, _I64, _I64, _I64, _I64, _I64, _U8, _U8, _I32)
 # Every kernel of this module and the signatures it is launched with (compiled ahead by engines.warm_up,
 # checked against the real launches under the simulator, compiled for real GPUs by tests/test_cuda_compile.py).
 SIGNATURES = {"bitvector_kernel": [VERIFY_SIGNATURE], "banded_kernel": [VERIFY_SIGNATURE]}
 
-# The CPU's code of: a reference base (4 for N), a candidate's window clipped to its sequence (start,
-# length), and one column step of a 64-row block of Myers' bit vectors.
+# The CPU's code of: a reference base (4 for N) and one column step of a 64-row block of Myers' bit vectors.
 ref_code = device_twins(reference.ref_code).ref_code
-_bulk = device_twins(bulk._window, bulk._advance)
-clip_window, advance = _bulk._window, _bulk._advance
+advance = device_twins(bulk._advance)._advance
 
 
 @cuda.jit(device=True, inline=True)
@@ -99,8 +97,8 @@ def column(peq: np.ndarray, pv: np.ndarray, mv: np.ndarray, nb: int, hlast: np.u
 
 @cuda.jit(cache=True)
 def bitvector_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray,
-                     cand_diag: np.ndarray, cand_s0: np.ndarray, cand_s1: np.ndarray, packed: np.ndarray,
-                     nmask: np.ndarray, out: np.ndarray) -> None:
+                     win_start: np.ndarray, win_end: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+                     out: np.ndarray) -> None:
     k = cuda.grid(1)
     if k >= cand_q.size:
         return
@@ -111,7 +109,8 @@ def bitvector_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, can
     a = qoff[qi]
     m = qoff[qi + 1] - a
     e = qerr[qi >> 1]
-    ws, n = clip_window(cand_diag[k], m, e, cand_s0[k], cand_s1[k])
+    ws = win_start[k]
+    n = max(win_end[k] - ws, 0)
     cap = e + 1
     best = min(m, cap)  # column 0: D(m, 0) = m
     if n <= 0 or best == 0:
@@ -134,8 +133,8 @@ def bitvector_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, can
 
 @cuda.jit(cache=True)
 def banded_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray,
-                  cand_diag: np.ndarray, cand_s0: np.ndarray, cand_s1: np.ndarray, packed: np.ndarray,
-                  nmask: np.ndarray, out: np.ndarray) -> None:
+                  win_start: np.ndarray, win_end: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+                  out: np.ndarray) -> None:
     """Block (LANES, SLOTS): threadIdx.y picks the alignment, threadIdx.x the band diagonal."""
     lane = cuda.threadIdx.x
     slot = cuda.threadIdx.y
@@ -154,7 +153,8 @@ def banded_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q
         a = qoff[qi]
         m = qoff[qi + 1] - a
         e = qerr[qi >> 1]
-        ws, n = clip_window(cand_diag[k], m, e, cand_s0[k], cand_s1[k])
+        ws = win_start[k]
+        n = max(win_end[k] - ws, 0)
         width = n - m + 2 * e + 1  # the host sends only 1 <= width <= LANES, m > e
     cap = e + 1
     kd = lane - e  # this lane's diagonal (window column - read row)
@@ -246,14 +246,13 @@ class DeviceVerifier:
         return self._reads_dev
 
     def __call__(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray,
-                 cand_diag: np.ndarray, cand_s0: np.ndarray, cand_s1: np.ndarray, packed: np.ndarray | None = None,
+                 win_start: np.ndarray, win_end: np.ndarray, packed: np.ndarray | None = None,
                  nmask: np.ndarray | None = None) -> np.ndarray:
         if packed is not None and packed is not self.packed:
             raise ValueError("this verifier holds another reference")
         cand_q = np.ascontiguousarray(cand_q, dtype=np.int64)
-        cand_diag = np.ascontiguousarray(cand_diag, dtype=np.int64)
-        cand_s0 = np.ascontiguousarray(cand_s0, dtype=np.int64)
-        cand_s1 = np.ascontiguousarray(cand_s1, dtype=np.int64)
+        win_start = np.ascontiguousarray(win_start, dtype=np.int64)
+        win_end = np.ascontiguousarray(win_end, dtype=np.int64)
         out = np.empty(cand_q.size, dtype=np.int32)
         if cand_q.size == 0:
             return out
@@ -266,30 +265,28 @@ class DeviceVerifier:
         on_cpu = m > MAX_READ
         if np.any(on_cpu):  # reads too long for the device's registers: the CPU twin
             idx = np.flatnonzero(on_cpu)
-            out[idx] = bulk_distances(qcodes, qoff, qerr, cand_q[idx], cand_diag[idx], cand_s0[idx], cand_s1[idx],
-                                      self.packed, self.nmask)
+            out[idx] = bulk_distances(qcodes, qoff, qerr, cand_q[idx], win_start[idx], win_end[idx], self.packed,
+                                      self.nmask)
+        cands = (cand_q, win_start, win_end)
         if self.method == BANDED:
-            ws = np.maximum(cand_diag - e, cand_s0)
-            n = np.maximum(np.minimum(cand_diag + m + e, cand_s1) - ws, 0)
+            n = np.maximum(win_end - win_start, 0)
             width = n - m + 2 * e + 1
             banded = ~on_cpu & (m > e) & (width >= 1) & (width <= LANES)
-            self._launch(banded_kernel, banded, qcodes, qoff, qerr, cand_q, cand_diag, cand_s0, cand_s1, out)
-            self._launch(bitvector_kernel, ~on_cpu & ~banded, qcodes, qoff, qerr, cand_q, cand_diag, cand_s0,
-                         cand_s1, out)
+            self._launch(banded_kernel, banded, qcodes, qoff, qerr, cands, out)
+            self._launch(bitvector_kernel, ~on_cpu & ~banded, qcodes, qoff, qerr, cands, out)
         else:
-            self._launch(bitvector_kernel, ~on_cpu, qcodes, qoff, qerr, cand_q, cand_diag, cand_s0, cand_s1, out)
+            self._launch(bitvector_kernel, ~on_cpu, qcodes, qoff, qerr, cands, out)
         return out
 
     def _launch(self, kernel: object, sel: np.ndarray, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
-                cand_q: np.ndarray, cand_diag: np.ndarray, cand_s0: np.ndarray, cand_s1: np.ndarray,
-                out: np.ndarray) -> None:
+                cands: tuple[np.ndarray, ...], out: np.ndarray) -> None:
         idx = np.flatnonzero(sel)
         if idx.size == 0:
             return
         st = self.stream
         d_qcodes, d_qoff, d_qerr = self.resident_reads(qcodes, qoff, qerr)
-        every = idx.size == cand_q.size
-        args = [cuda.to_device(x if every else x[idx], stream=st) for x in (cand_q, cand_diag, cand_s0, cand_s1)]
+        every = idx.size == cands[0].size
+        args = [cuda.to_device(x if every else x[idx], stream=st) for x in cands]
         d_out = cuda.device_array(idx.size, dtype=np.int32, stream=st)
         if kernel is banded_kernel:
             kernel[(idx.size + SLOTS - 1) // SLOTS, (LANES, SLOTS), st](

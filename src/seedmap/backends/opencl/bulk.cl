@@ -1,7 +1,7 @@
 /* Bulk verification: the OpenCL C twin of verify/bulk.bulk_distances and of the CUDA kernels (backends/cuda/
-   verify_kernels.py), same int32 results: min(semi-global edit distance, e + 1) of each (query, diagonal)
-   candidate in the window [diag - e, diag + m + e) clipped to its sequence [s0, s1). Both kernels take the
-   candidates `sel` picks (the host sends the rest elsewhere) and write out[sel[g]].
+   verify_kernels.py), same int32 results: min(semi-global edit distance, e + 1) of a read in each candidate
+   window [win_start, win_end). Both kernels take the candidates `sel` picks (the host sends the rest
+   elsewhere) and write out[sel[g]].
 
    - bitvector_distances: Myers' bit vectors over the read's NB words (myers.cl), one work-item per
      candidate, early exit when the last row cannot come back under the best value (it falls by at most 1
@@ -15,17 +15,10 @@
 #define LANES 32
 #define SLOTS 2  /* program.GROUP / LANES: the work-group is fixed at 64 work-items */
 
-/* Start and length of the window [d - e, d + m + e) clipped to [s0, s1) (verify/bulk._window). */
-inline void clip_window(long d, long m, long e, long s0, long s1, long *ws, long *n)
-{
-    *ws = max(d - e, s0);
-    *n = max(min(d + m + e, s1) - *ws, 0L);
-}
-
 __kernel void bitvector_distances(long nsel, __global const long *sel, __global const uchar *qcodes,
                                   __global const long *qoff, __global const long *qerr, __global const long *cand_q,
-                                  __global const long *cand_diag, __global const long *cand_s0,
-                                  __global const long *cand_s1, __global const uchar *packed,
+                                  __global const long *win_start, __global const long *win_end,
+                                  __global const uchar *packed,
                                   __global const uchar *nmask, __global int *out)
 {
     long g = get_global_id(0);
@@ -37,8 +30,8 @@ __kernel void bitvector_distances(long nsel, __global const long *sel, __global 
     long a = qoff[qi];
     long m = qoff[qi + 1] - a;
     long e = qerr[qi >> 1];
-    long ws, n;
-    clip_window(cand_diag[k], m, e, cand_s0[k], cand_s1[k], &ws, &n);
+    long ws = win_start[k];
+    long n = max(win_end[k] - ws, 0L);
     long cap = e + 1;
     long best = min(m, cap);  /* column 0: D(m, 0) = m */
     if (n <= 0 || best == 0) {
@@ -62,8 +55,8 @@ __kernel void bitvector_distances(long nsel, __global const long *sel, __global 
    a group reaches every barrier: the loop ends for all at once, when none of them has work left. */
 __kernel void banded_distances(long nsel, __global const long *sel, __global const uchar *qcodes,
                                __global const long *qoff, __global const long *qerr, __global const long *cand_q,
-                               __global const long *cand_diag, __global const long *cand_s0,
-                               __global const long *cand_s1, __global const uchar *packed,
+                               __global const long *win_start, __global const long *win_end,
+                               __global const uchar *packed,
                                __global const uchar *nmask, __global int *out)
 {
     __local int latest[SLOTS][LANES + 1];  /* latest value of each diagonal */
@@ -80,7 +73,8 @@ __kernel void banded_distances(long nsel, __global const long *sel, __global con
         a = qoff[qi];
         m = qoff[qi + 1] - a;
         e = qerr[qi >> 1];
-        clip_window(cand_diag[k], m, e, cand_s0[k], cand_s1[k], &ws, &n);
+        ws = win_start[k];
+        n = max(win_end[k] - ws, 0L);
         width = n - m + 2 * e + 1;
     }
     int cap = (int)e + 1;

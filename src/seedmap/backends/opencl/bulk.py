@@ -41,11 +41,11 @@ class OpenClBulkVerifier:
         self.d_packed, self.d_nmask = device.resident(ref)
 
     def __call__(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray,
-                 cand_diag: np.ndarray, cand_s0: np.ndarray, cand_s1: np.ndarray, packed: np.ndarray | None = None,
+                 win_start: np.ndarray, win_end: np.ndarray, packed: np.ndarray | None = None,
                  nmask: np.ndarray | None = None) -> np.ndarray:
         if packed is not None and packed is not self.packed:
             raise ValueError("this verifier holds another reference")
-        cands = [np.ascontiguousarray(x, dtype=I64) for x in (cand_q, cand_diag, cand_s0, cand_s1)]
+        cands = [np.ascontiguousarray(x, dtype=I64) for x in (cand_q, win_start, win_end)]
         cand_q = cands[0]
         out = np.empty(cand_q.size, dtype=np.int32)
         if cand_q.size == 0:
@@ -63,8 +63,7 @@ class OpenClBulkVerifier:
         banded = np.zeros_like(on_cpu)
         if self.banded is not None:
             e = np.asarray(qerr, dtype=I64)[cand_q >> 1]
-            ws = np.maximum(cands[1] - e, cands[2])
-            n = np.maximum(np.minimum(cands[1] + m + e, cands[3]) - ws, 0)
+            n = np.maximum(cands[2] - cands[1], 0)
             width = n - m + 2 * e + 1
             banded = ~on_cpu & (m > e) & (width >= 1) & (width <= LANES)
         self._launch(qcodes, qoff64, qerr, cands, m, ~on_cpu & ~banded, banded, out)
