@@ -25,6 +25,7 @@ from seedmap.engines.base import QueryMemo
 from seedmap.engines.fm import SAVED_ROWS, FmEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter import fm_pieces
+from seedmap.filter.fm_located import locate_rows, union_rows
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import D_FROM_E, ROW, memo_size, search_query
 from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, locate_four, lower_bounds, occ
@@ -155,10 +156,42 @@ def test_strings_that_do_not_fit_the_pool_are_searched_again(rng):
     qerr = np.full(len(reads), 4, dtype=np.int64)
     ix = fm.build(ref, 4)
     tight, roomy = (FmEngine(ix, ref.starts, verify_below=0, saved_rows=k) for k in (1, 4096))
-    _, (_, row_at, n_saved, _) = tight._count(qcodes, qoff, qerr)
+    _, (_, row_at, n_saved, *_) = tight._count(qcodes, qoff, qerr)
     assert (row_at < 0).any() and (row_at >= 0).any() and n_saved.max() > 1
     want, got = roomy.candidate_windows(qcodes, qoff, qerr), tight.candidate_windows(qcodes, qoff, qerr)
     assert want[0].size > 0 and all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))  # (query, window)
+
+
+@pytest.fixture(scope="module")
+def small_fm() -> fm.FmIndex:
+    rng = np.random.default_rng(23)
+    seqs = [rng.integers(0, 4, 1500).astype(np.uint8), rng.integers(0, 4, 700).astype(np.uint8)]
+    return fm.build(Reference.from_codes(["a", "b"], seqs), 8)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 30)), max_size=6), min_size=1, max_size=8))
+def test_pooled_rows_are_located_once(small_fm, strings):
+    """The fill pass's positions of pooled strings (fm_located): the union of their row ranges (overlapping,
+    nested, repeated, empty; queries with room in the pool and without) located once gives every row of every
+    pooled string its own locate()."""
+    ix = small_fm
+    rows = np.full((len(strings) * 8, ROW), -7, dtype=np.int64)  # pool slots between the strings are left unset
+    row_at = np.full(len(strings), -1, dtype=np.int64)
+    n_saved = np.array([len(q) for q in strings], dtype=np.int64)
+    for qi, q in enumerate(strings):
+        if qi % 3 == 2:
+            continue  # no room in the pool: searched again by the fill pass
+        row_at[qi] = qi * 8
+        for k, (lo, n) in enumerate(q):
+            rows[row_at[qi] + k] = (k, 0, lo, min(lo + n, ix.n))
+    pooled = [row_at[qi] + k for qi in np.flatnonzero(row_at >= 0) for k in range(n_saved[qi])]
+    at, pos = union_rows(rows, row_at, n_saved)
+    assert pos.size <= sum(int(rows[r, 3] - rows[r, 2]) for r in pooled)
+    locate_rows(pos, ix.counts, ix.fwd_occ, ix.fwd_mark, ix.fwd_ssa)
+    for r in pooled:
+        want = [locate(ix.fwd_occ, ix.counts, ix.fwd_mark, ix.fwd_ssa, i) for i in range(rows[r, 2], rows[r, 3])]
+        assert list(pos[at[r]:at[r] + len(want)]) == want
 
 
 def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):

@@ -9,6 +9,7 @@ import numpy as np
 
 from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.engines.segmented import SegmentedEngine
+from seedmap.filter.fm_located import locate_rows, union_rows
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, count_candidates, fill_windows, memo_size, no_memo
 from seedmap.index.fm import FmIndex, sequence_range
@@ -62,16 +63,19 @@ class FmEngine(CandidateEngine):
                                   self.small, pool, row_at, n_saved, *memo_args)
         if nq:
             self.rows_per_query = float(n_saved.sum()) / nq  # a rough guide for the next batch's room only
-        return counts, (pool.reshape(-1, ROW), row_at, n_saved, memo_args)
+        rows = pool.reshape(-1, ROW)
+        located = union_rows(rows, row_at, n_saved)
+        locate_rows(located[1], ix.counts, ix.fwd_occ, ix.fwd_mark, ix.fwd_ssa)
+        return counts, (rows, row_at, n_saved, memo_args, located)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
         ix = self.index
-        rows, row_at, n_saved, memo_args = state
+        rows, row_at, n_saved, memo_args, located = state
         fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.n, ix.counts, ix.text_starts, ix.fwd_occ,
                      ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, *tables(ix), self.ref_starts, self.small,
-                     rows, row_at, n_saved, win_s, win_e, win_d, *memo_args)
+                     rows, row_at, n_saved, win_s, win_e, win_d, *memo_args, *located)
 
 
 def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,

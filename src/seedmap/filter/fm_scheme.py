@@ -49,6 +49,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_thread_id, njit, prange
 
+from seedmap.filter.fm_located import located_windows
 from seedmap.filter.fm_pieces import cut_scratch, pieces
 from seedmap.filter.fm_search import (
     bwt_symbol,
@@ -619,20 +620,23 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
                  fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray,
                  rev_table: np.ndarray, ref_starts: np.ndarray, small: int, rows: np.ndarray, row_at: np.ndarray,
                  n_saved: np.ndarray, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, ids: np.ndarray,
-                 memo_at: np.ndarray, memo: np.ndarray) -> None:
+                 memo_at: np.ndarray, memo: np.ndarray, at: np.ndarray, pos: np.ndarray) -> None:
     """Windows of every row of every accepted string of queries [q_first, q_last) (row_windows), sorted
-    by start per query. rows: count_candidates' pool, flattened to (strings, ROW); ids, memo_at, memo: its memo."""
+    by start per query. rows: count_candidates' pool, flattened to (strings, ROW); ids, memo_at, memo: its memo;
+    at, pos: the pooled strings' rows located (fm_located.union_rows, locate_rows)."""
     base = cand_off[q_first]
     for qi in prange(q_first, q_last):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         e = qerr[qi >> 1]
+        lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
         if row_at[qi] >= 0:
-            mine = rows[row_at[qi]:row_at[qi] + n_saved[qi]]
+            a, b = row_at[qi], row_at[qi] + n_saved[qi]
+            located_windows(rows[a:b], at[a:b], n_saved[qi], q.size, e, text_starts, ref_starts, pos, win_start,
+                            win_end, win_diag, lo)
         else:
             mine = np.empty((n_saved[qi], ROW), dtype=np.int64)
             _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, mine,
                          _slot(ids, memo_at, memo, qi))
-        lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-        row_windows(mine, n_saved[qi], q.size, e, counts, text_starts, fwd_occ, fwd_mark, fwd_ssa, ref_starts,
-                    win_start, win_end, win_diag, lo)
+            row_windows(mine, n_saved[qi], q.size, e, counts, text_starts, fwd_occ, fwd_mark, fwd_ssa, ref_starts,
+                        win_start, win_end, win_diag, lo)
         _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
