@@ -169,12 +169,13 @@ def small_fm() -> fm.FmIndex:
     return fm.build(Reference.from_codes(["a", "b"], seqs), 8)
 
 
+@pytest.mark.parametrize("wide", [False, True])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(st.tuples(st.integers(0, 400), st.integers(0, 30)), max_size=6), min_size=1, max_size=8))
-def test_pooled_rows_are_located_once(small_fm, strings):
+def test_pooled_rows_are_located_once(small_fm, wide, strings):
     """The fill pass's positions of pooled strings (fm_located): the union of their row ranges (overlapping,
     nested, repeated, empty; queries with room in the pool and without) located once gives every row of every
-    pooled string its own locate()."""
+    pooled string its own locate(), in 32 bits and, as for a text of 2^32 rows or more, in 64."""
     ix = small_fm
     rows = np.full((len(strings) * 8, ROW), -7, dtype=np.int64)  # pool slots between the strings are left unset
     row_at = np.full(len(strings), -1, dtype=np.int64)
@@ -186,7 +187,8 @@ def test_pooled_rows_are_located_once(small_fm, strings):
         for k, (lo, n) in enumerate(q):
             rows[row_at[qi] + k] = (k, 0, lo, min(lo + n, ix.n))
     pooled = [row_at[qi] + k for qi in np.flatnonzero(row_at >= 0) for k in range(n_saved[qi])]
-    at, pos = union_rows(rows, row_at, n_saved)
+    at, pos = union_rows(rows, row_at, n_saved, 1 << 33 if wide else ix.n)
+    assert pos.dtype == (np.int64 if wide else np.uint32)
     assert pos.size <= sum(int(rows[r, 3] - rows[r, 2]) for r in pooled)
     locate_rows(pos, ix.counts, ix.fwd_occ, ix.fwd_mark, ix.fwd_ssa)
     for r in pooled:

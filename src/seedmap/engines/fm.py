@@ -64,7 +64,7 @@ class FmEngine(CandidateEngine):
         if nq:
             self.rows_per_query = float(n_saved.sum()) / nq  # a rough guide for the next batch's room only
         rows = pool.reshape(-1, ROW)
-        located = union_rows(rows, row_at, n_saved)
+        located = union_rows(rows, row_at, n_saved, ix.n)
         locate_rows(located[1], ix.counts, ix.fwd_occ, ix.fwd_mark, ix.fwd_ssa)
         return counts, (rows, row_at, n_saved, memo_args, located)
 

@@ -20,17 +20,17 @@ from seedmap.ranges import expand_ranges
 LOCATE_BLOCK = 4096  # rows per parallel task
 
 
-def union_rows(rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def union_rows(rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(at, pos): pos holds every row of the union of the pooled strings' row ranges [lo, hi) (columns 2 and 3;
-    query qi's strings are rows[row_at[qi]:row_at[qi] + n_saved[qi]] where row_at[qi] >= 0), in order, for
-    locate_rows; at[k] is where string k's rows start in pos (the rest of at is not set)."""
+    query qi's strings are rows[row_at[qi]:row_at[qi] + n_saved[qi]] where row_at[qi] >= 0) of an index of n rows,
+    in order, for locate_rows; at[k] is where string k's rows start in pos (the rest of at is not set)."""
     at = np.empty(rows.shape[0], dtype=np.int64)
     pooled = row_at >= 0
     strings, _ = expand_ranges(row_at[pooled], n_saved[pooled])
     lo, hi = rows[strings, 2], rows[strings, 3]
     keep = hi > lo
     if not keep.any():
-        return at, np.zeros(0, np.int64)
+        return at, np.zeros(0, dtype=np.uint32 if n < 1 << 32 else np.int64)
     order = np.argsort(lo[keep], kind="stable")
     slo, shi = lo[keep][order], hi[keep][order]
     reach = np.maximum.accumulate(shi)
@@ -41,22 +41,34 @@ def union_rows(rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray) -> tup
     np.cumsum(u_hi[:-1] - u_lo[:-1], out=u_off[1:])
     k = np.searchsorted(u_lo, lo, side="right") - 1
     at[strings] = u_off[k] + lo - u_lo[k]  # (an empty string's is any in-range value: it reads none)
-    pos, _ = expand_ranges(u_lo, u_hi - u_lo)
+    # Rows and positions are below the text length: 4 bytes each where it fits 32 bits (1 Gbp human-like genome,
+    # a batch of 10,000 reads: 13.7 M rows, 55 MB).
+    pos = np.empty(int(u_off[-1] + u_hi[-1] - u_lo[-1]), dtype=np.uint32 if n < 1 << 32 else np.int64)
+    _expand(u_lo, u_off, u_hi - u_lo, pos)
     return at, pos
+
+
+@njit(cache=True, nogil=True)
+def _expand(start: np.ndarray, off: np.ndarray, length: np.ndarray, out: np.ndarray) -> None:
+    """out[off[w] + i] = start[w] + i for every range w."""
+    for w in range(start.size):
+        for i in range(length[w]):
+            out[off[w] + i] = start[w] + i
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def locate_rows(pos: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, fwd_mark: np.ndarray,
                 fwd_ssa: np.ndarray) -> None:
-    """Every row of pos replaced by its text position, four walked in step (locate_four)."""
+    """Every row of pos replaced by its text position (SA value), four walked in step (locate_four)."""
     n = pos.size
     for blk in prange((n + LOCATE_BLOCK - 1) // LOCATE_BLOCK):
         lo = blk * LOCATE_BLOCK
         hi = min(n, lo + LOCATE_BLOCK)
         for k in range(lo, hi, 4):
             last = hi - 1
-            p0, p1, p2, p3 = locate_four(fwd_occ, counts, fwd_mark, fwd_ssa, pos[k], pos[min(k + 1, last)],
-                                         pos[min(k + 2, last)], pos[min(k + 3, last)])
+            p0, p1, p2, p3 = locate_four(fwd_occ, counts, fwd_mark, fwd_ssa, np.int64(pos[k]),
+                                         np.int64(pos[min(k + 1, last)]), np.int64(pos[min(k + 2, last)]),
+                                         np.int64(pos[min(k + 3, last)]))
             pos[k] = p0
             if k + 1 < hi:
                 pos[k + 1] = p1
@@ -75,7 +87,7 @@ def located_windows(rows: np.ndarray, at: np.ndarray, n_rows: int, m: int, e: in
     for r in range(n_rows):
         js, depth, a = rows[r, 0], rows[r, 1], at[r]
         for i in range(rows[r, 3] - rows[r, 2]):
-            ps = pos[a + i] + depth  # where the string has the piece
+            ps = np.int64(pos[a + i]) + depth  # where the string has the piece
             s = sequence_of(text_starts, ps)
             diag = ps - text_starts[s] + ref_starts[s] - js  # a segment's sequences start further on
             put_window(diag, m, e, s, ref_starts, w, win_start, win_end, win_diag)
