@@ -40,7 +40,7 @@ def union_rows(rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray, n: int
     u_off = np.zeros(u_lo.size, dtype=np.int64)
     np.cumsum(u_hi[:-1] - u_lo[:-1], out=u_off[1:])
     k = np.searchsorted(u_lo, lo, side="right") - 1
-    at[strings] = u_off[k] + lo - u_lo[k]  # (an empty string's is any in-range value: it reads none)
+    at[strings] = u_off[k] + lo - u_lo[k]  # (an empty string's is never read)
     # Rows and positions are below the text length: 4 bytes each where it fits 32 bits (1 Gbp human-like genome,
     # a batch of 10,000 reads: 13.7 M rows, 55 MB).
     pos = np.empty(int(u_off[-1] + u_hi[-1] - u_lo[-1]), dtype=np.uint32 if n < 1 << 32 else np.int64)
@@ -83,7 +83,7 @@ def located_windows(rows: np.ndarray, at: np.ndarray, n_rows: int, m: int, e: in
                     ref_starts: np.ndarray, pos: np.ndarray, win_start: np.ndarray, win_end: np.ndarray,
                     win_diag: np.ndarray, w: int) -> int:
     """fm_scheme.row_windows of pooled strings, their rows' positions read from pos (at: where each string's
-    start): the same windows in the same slots; returns the next free slot."""
+    rows start there): the same windows in the same slots; returns the next free slot."""
     for r in range(n_rows):
         js, depth, a = rows[r, 0], rows[r, 1], at[r]
         for i in range(rows[r, 3] - rows[r, 2]):
