@@ -378,6 +378,12 @@ def _myers(peq: np.ndarray, m: int, e: int, n: int, t8: np.ndarray, o: int, pv: 
     return best
 
 
+def band_diagonals(m: np.ndarray, e: np.ndarray, win_start: np.ndarray, win_end: np.ndarray) -> np.ndarray:
+    """The diagonals of each candidate window's band [-e, n - m + e] (n: the window's length): the lanes a device's
+    banded kernel, one lane per diagonal, needs for it."""
+    return np.maximum(win_end - win_start, 0) - m + 2 * e + 1
+
+
 def window_of(diag: np.ndarray, m: np.ndarray, e: np.ndarray, s0: np.ndarray,
               s1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The window [diag - e, diag + m + e) of a seed on diagonal diag, clipped to its sequence [s0, s1):

@@ -30,7 +30,7 @@ from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.twins import device_twins
 from seedmap.io import reference
 from seedmap.verify import bulk
-from seedmap.verify.bulk import bulk_distances
+from seedmap.verify.bulk import band_diagonals, bulk_distances
 
 BITVECTOR = "bitvector"
 BANDED = "banded"
@@ -269,8 +269,7 @@ class DeviceVerifier:
                                       self.nmask)
         cands = (cand_q, win_start, win_end)
         if self.method == BANDED:
-            n = np.maximum(win_end - win_start, 0)
-            width = n - m + 2 * e + 1
+            width = band_diagonals(m, e, win_start, win_end)
             banded = ~on_cpu & (m > e) & (width >= 1) & (width <= LANES)
             self._launch(banded_kernel, banded, qcodes, qoff, qerr, cands, out)
             self._launch(bitvector_kernel, ~on_cpu & ~banded, qcodes, qoff, qerr, cands, out)

@@ -10,7 +10,7 @@ import numpy as np
 from seedmap.backends.opencl.locations import MAX_READ
 from seedmap.backends.opencl.program import GROUP, OpenClDevice
 from seedmap.io.reference import Reference
-from seedmap.verify.bulk import bulk_distances
+from seedmap.verify.bulk import band_diagonals, bulk_distances
 
 BITVECTOR = "bitvector"
 BANDED = "banded"
@@ -63,8 +63,7 @@ class OpenClBulkVerifier:
         banded = np.zeros_like(on_cpu)
         if self.banded is not None:
             e = np.asarray(qerr, dtype=I64)[cand_q >> 1]
-            n = np.maximum(cands[2] - cands[1], 0)
-            width = n - m + 2 * e + 1
+            width = band_diagonals(m, e, cands[1], cands[2])
             banded = ~on_cpu & (m > e) & (width >= 1) & (width <= LANES)
         self._launch(qcodes, qoff64, qerr, cands, m, ~on_cpu & ~banded, banded, out)
         return out
