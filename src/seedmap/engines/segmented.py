@@ -21,6 +21,7 @@ from numba import njit
 
 from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.index.store import release_pages
+from seedmap.order import lex_order
 
 
 @njit(cache=True, nogil=True)
@@ -47,7 +48,7 @@ def merge_segments(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarr
     """Each query's windows from several segments, merged: (query, rows) ordered by query then start."""
     q = np.concatenate([p[0] for p in parts])
     rows = np.concatenate([p[1] for p in parts])
-    order = np.lexsort((rows[:, 0], q))
+    order = lex_order(q, rows[:, 0])
     q, rows = q[order], np.ascontiguousarray(rows[order])
     out = np.empty((q.size, 5), dtype=np.int64)
     n = _merge_sorted(q, rows, out)

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from seedmap.io.reference import unpack_into
+from seedmap.order import lex_order
 from seedmap.paired.pairing import proper_insert
 from seedmap.verify.semiglobal import group_runs, scan_hits
 
@@ -80,7 +81,7 @@ def rescue(read: np.ndarray, start: np.ndarray, end: np.ndarray, dist: np.ndarra
     np.minimum.at(best, read, dist.astype(np.int64))
     anchor_ok = target[read ^ 1] & (dist == best[read])
     anchors = np.flatnonzero(anchor_ok)
-    anchors = anchors[np.lexsort((start[anchors], read[anchors]))]
+    anchors = anchors[lex_order(read[anchors], start[anchors])]
     a_read = read[anchors]
     first = np.r_[True, a_read[1:] != a_read[:-1]]
     rank = np.arange(a_read.size) - np.maximum.accumulate(np.where(first, np.arange(a_read.size), 0))
@@ -95,7 +96,7 @@ def rescue(read: np.ndarray, start: np.ndarray, end: np.ndarray, dist: np.ndarra
             orient, lo, hi, mean, out_q, out_s, out_e, out_d)
     ok = out_q >= 0
     q, s, e, d = out_q[ok], out_s[ok], out_e[ok], out_d[ok]
-    order = np.lexsort((s, q))
+    order = lex_order(q, s)
     q, s, e, d = q[order], s[order], e[order], d[order]
     uniq = np.r_[True, (q[1:] != q[:-1]) | (s[1:] != s[:-1])] if q.size else np.zeros(0, dtype=bool)
     return q[uniq], s[uniq], e[uniq], d[uniq]

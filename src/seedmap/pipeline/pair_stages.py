@@ -16,6 +16,7 @@ from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import sequences_of
 from seedmap.mapq import EDIT_RATIO, UNSEEN_WEIGHT
 from seedmap.options import MapOptions, PairOptions, errors_per_read
+from seedmap.order import lex_order
 from seedmap.paired.insert_size import InsertModel, estimate
 from seedmap.paired.pairing import ORIENTATIONS, choose_pairs
 from seedmap.paired.records import make_pair_records
@@ -47,7 +48,7 @@ class PairLocations:
 
 def _sorted_locations(n_reads: int, q: np.ndarray, s: np.ndarray, e: np.ndarray, d: np.ndarray,
                       ref_starts: np.ndarray) -> PairLocations:
-    order = np.lexsort((q & 1, s, q >> 1))
+    order = lex_order(q >> 1, s, q & 1)
     q, s, e, d = q[order], s[order], e[order], d[order]
     read = q >> 1
     off = np.zeros(n_reads + 1, dtype=np.int64)

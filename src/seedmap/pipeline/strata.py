@@ -30,6 +30,7 @@ import numpy as np
 from seedmap.engines.base import Engine, QueryMemo
 from seedmap.io.reference import Reference, sequences_of
 from seedmap.options import MapOptions
+from seedmap.order import lex_order
 from seedmap.ranges import gather_ranges
 from seedmap.records import tied_best
 from seedmap.verify.runs import joined_runs
@@ -49,7 +50,7 @@ def _widen(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray
            d: np.ndarray, ref: Reference) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Locations found with fewer edits than the read's e, joined into the runs at e they lie in; each
     run keeps the best of its parts (distance, span closest to the read length, leftmost end)."""
-    order = np.lexsort((e, q))
+    order = lex_order(q, e)
     q, s, e, d = q[order], s[order], e[order], d[order]
     seq = sequences_of(ref.starts, e - 1)
     pair_a = np.flatnonzero((q[1:] == q[:-1]) & (seq[1:] == seq[:-1]))
@@ -61,7 +62,7 @@ def _widen(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray
         return q, s, e, d
     run = np.cumsum(~joined) - 1
     span_gap = np.abs(e - s - (qoff[q + 1] - qoff[q]))
-    best = np.lexsort((e, span_gap, d, run))
+    best = lex_order(run, d, span_gap)  # stable: a run's ties keep their order, by end
     best = best[np.r_[True, run[best][1:] != run[best][:-1]]]
     return q[best], s[best], e[best], d[best]
 
@@ -77,7 +78,7 @@ def _whole_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc: tup
 def _nth_dist(read: np.ndarray, dist: np.ndarray, n_reads: int, n: int) -> np.ndarray:
     """Distance of each read's n-th best location (-1 with fewer)."""
     out = np.full(n_reads, -1, dtype=np.int64)
-    order = np.lexsort((dist, read))
+    order = lex_order(read, dist)
     r, d = read[order], dist[order]
     first = np.searchsorted(r, np.arange(n_reads))
     count = np.bincount(r, minlength=n_reads)
@@ -156,5 +157,5 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         clock.lap("runs")
     inside = d <= need[q >> 1]
     q, s, e, d = q[inside], s[inside], e[inside], d[inside]
-    order = np.lexsort((s, q))
+    order = lex_order(q, s)
     return q[order], s[order], e[order], d[order]

@@ -10,6 +10,7 @@ from numba import njit, prange
 
 from seedmap.intrinsics import prefetch
 from seedmap.io.reference import unpack_into
+from seedmap.order import lex_order
 from seedmap.ranges import expand_ranges
 from seedmap.verify.bitvector import build_masks, window_locations
 
@@ -178,7 +179,7 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
         s = np.concatenate([loc_start[slot], s2])
         e = np.concatenate([loc_end[slot], e2])
         d = np.concatenate([loc_dist[slot], d2])
-        order = np.lexsort((s, q))
+        order = lex_order(q, s)
         return q[order], s[order], e[order], d[order]
     slot, of = expand_ranges(slot_off, count)
     return win_q[of], loc_start[slot], loc_end[slot], loc_dist[slot]
