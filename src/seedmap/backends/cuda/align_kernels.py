@@ -16,7 +16,8 @@ from seedmap.verify import align
 
 THREADS = 128
 
-align_location = device_twins(align._write_int, align._ungapped, align._mismatch, align.align_one,
+align_location = device_twins(align._write_int, align._ungapped, align._mismatch, align._forward,
+                              align._diagonal_mismatches, align._one_gap, align._gotoh, align.align_one,
                               reference.ref_code, reference.unpack_into, align.align_location).align_location
 
 _I = types.int64
