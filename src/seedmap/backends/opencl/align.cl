@@ -52,6 +52,108 @@ inline long ungapped(__global const uchar *q, long m, __global const uchar *t, _
     return write_int(md, md_len, matched);
 }
 
+/* Run-length CIGAR (ops, lens) and MD of the alignment whose operations are rev[:k], last first, from text
+   column `first`: the CIGAR runs, and the MD length in *md_out (align._forward). */
+inline long forward(__global const uchar *q, __global const uchar *t, __global const uchar *rev, long k, long first,
+                    __global uchar *ops, __global int *lens, __global uchar *md, long *md_out)
+{
+    long runs = 0, md_len = 0, matched = 0, qi = 0, ti = first;
+    for (long yy = k - 1; yy >= 0; yy--) {
+        uchar op = rev[yy];
+        if (runs > 0 && ops[runs - 1] == op) {
+            lens[runs - 1] += 1;
+        } else {
+            ops[runs] = op;
+            lens[runs] = 1;
+            runs++;
+        }
+        if (op == OP_M) {
+            if (q[qi] == t[ti] && t[ti] < 4) {
+                matched++;
+            } else {
+                md_len = write_int(md, md_len, matched);
+                md[md_len++] = BASES[t[ti]];
+                matched = 0;
+            }
+            qi++;
+            ti++;
+        } else if (op == OP_I) {
+            qi++;
+        } else {
+            if (yy == k - 1 || rev[yy + 1] != OP_D) {  /* first base of a deletion run */
+                md_len = write_int(md, md_len, matched);
+                md[md_len++] = '^';
+                matched = 0;
+            }
+            md[md_len++] = BASES[t[ti]];
+            ti++;
+        }
+    }
+    *md_out = write_int(md, md_len, matched);
+    return runs;
+}
+
+/* Mismatches of q (m bases) against t[s0..s0 + m) (N never matches), counted up to most + 1
+   (align._diagonal_mismatches). */
+inline long diagonal_mismatches(__global const uchar *q, long m, __global const uchar *t, long s0, long most)
+{
+    long k = 0;
+    for (long i = 0; i < m; i++) {
+        if (q[i] != t[s0 + i] || t[s0 + i] > 3) {
+            k++;
+            if (k > most)
+                break;
+        }
+    }
+    return k;
+}
+
+/* align._one_gap: the alignment ending at column n when it has one gap, without the DP: the number of
+   operations in rev (last first) and the start column in *first; 0 when the DP must decide. */
+long one_gap(__global const uchar *q, long m, __global const uchar *t, long nt, long x, long n, long dist,
+             __global long *scratch, __global uchar *rev, long *first)
+{
+    long dn = n - m;  /* the end diagonal */
+    for (long c = max(n + 1, m); c <= min(nt, x + m); c++)  /* an ungapped end further on, its start free */
+        if (diagonal_mismatches(q, m, t, c - m, dist) == dist)
+            return 0;
+    __global long *suffix = scratch;  /* suffix[j]: mismatches of q[j:] on the end diagonal */
+    suffix[m] = 0;
+    for (long j = m - 1; j >= 0; j--) {
+        long tj = dn + j;
+        suffix[j] = suffix[j + 1] + ((tj < 0 || q[j] != t[tj] || t[tj] > 3) ? 1 : 0);
+    }
+    for (long step = 0; step < 2 * dist; step++) {
+        int ins = step < dist;
+        long g = ins ? dist - step : step - dist + 1;
+        long s0 = ins ? dn + g : dn - g;
+        if (s0 < 0 || s0 > x)
+            continue;
+        long last = ins ? m - g : m;  /* the gap's read positions i: 0..last */
+        long pre = 0;
+        for (long i = 0; i <= last; i++) {
+            if (pre + g > dist)  /* the prefix alone costs too much already */
+                break;
+            if (pre + g + suffix[ins ? i + g : i] == dist) {
+                if (!ins && (i == 0 || i == m))
+                    return 0;
+                long tail = ins ? m - i - g : m - i;  /* from the end: the suffix's matches, the gap, the prefix's */
+                for (long r = 0; r < tail; r++)
+                    rev[r] = OP_M;
+                for (long r = tail; r < tail + g; r++)
+                    rev[r] = ins ? OP_I : OP_D;
+                for (long r = tail + g; r < tail + g + i; r++)
+                    rev[r] = OP_M;
+                *first = s0;
+                return tail + g + i;
+            }
+            if (i < last && (q[i] != t[s0 + i] || t[s0 + i] > 3))
+                pre++;
+        }
+    }
+    return 0;
+}
+
 /* align.align_one: the alignment of q at edit distance `dist` starting in t's first x + 1 columns and ending
    at column nt - y or one of the y after it, fewest gaps, then leftmost end, then latest start. Results:
    out[0..4] = edit distance at the end, CIGAR runs, MD length, start column, end column. */
@@ -73,6 +175,17 @@ void align_one(__global const uchar *q, long m, __global const uchar *t, long nt
             out[4] = n;
             return;
         }
+    }
+    long first = 0;
+    long k1 = one_gap(q, m, t, nt, x, n, dist, scratch, rev, &first);
+    if (k1 > 0) {
+        long ml = 0;
+        out[0] = dist;
+        out[1] = forward(q, t, rev, k1, first, ops, lens, md, &ml);
+        out[2] = ml;
+        out[3] = first;
+        out[4] = n;
+        return;
     }
     long w = x + 2 * band + 3;  /* a row: the band between two cells that stay out of it */
     long cells = (m + 1) * w;
@@ -167,44 +280,11 @@ void align_one(__global const uchar *q, long m, __global const uchar *t, long nt
         }
         k++;
     }
-    long first = c;
-    /* Run-length CIGAR and MD, forwards. */
-    long runs = 0, md_len = 0, matched = 0, qi = 0, ti = first;
-    for (long yy = k - 1; yy >= 0; yy--) {
-        uchar op = rev[yy];
-        if (runs > 0 && ops[runs - 1] == op) {
-            lens[runs - 1] += 1;
-        } else {
-            ops[runs] = op;
-            lens[runs] = 1;
-            runs++;
-        }
-        if (op == OP_M) {
-            if (q[qi] == t[ti] && t[ti] < 4) {
-                matched++;
-            } else {
-                md_len = write_int(md, md_len, matched);
-                md[md_len++] = BASES[t[ti]];
-                matched = 0;
-            }
-            qi++;
-            ti++;
-        } else if (op == OP_I) {
-            qi++;
-        } else {
-            if (yy == k - 1 || rev[yy + 1] != OP_D) {  /* first base of a deletion run */
-                md_len = write_int(md, md_len, matched);
-                md[md_len++] = '^';
-                matched = 0;
-            }
-            md[md_len++] = BASES[t[ti]];
-            ti++;
-        }
-    }
+    long ml = 0;
     out[0] = dist;
-    out[1] = runs;
-    out[2] = write_int(md, md_len, matched);
-    out[3] = first;
+    out[1] = forward(q, t, rev, k, c, ops, lens, md, &ml);
+    out[2] = ml;
+    out[3] = c;
     out[4] = end;
 }
 
