@@ -109,7 +109,6 @@ def dp_alone(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int)
     return d, ops[:runs].tolist(), lens[:runs].tolist(), bytes(md[:md_len]), first, last
 
 
-@pytest.mark.slow
 @given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([8, 20, 64, 100, 150]), repetitive=st.booleans(),
        x=st.integers(0, 6), y=st.integers(0, 6), n_rate=st.sampled_from([0.0, 0.0, 0.03]))
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
