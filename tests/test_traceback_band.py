@@ -47,14 +47,15 @@ def test_band_of_the_distance_gives_the_wider_bands_alignment(seed, m, edits, re
     assert narrow == traceback(q, t, d + wider, d)
 
 
-def traceback_free(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int) -> tuple:
+def traceback_free(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int, how=align_one) -> tuple:
+    """align_one's result (or that of `how`, a function with its arguments: _gotoh, the DP alone) as lists."""
     m = q.size
     cap = 2 * dist + 1
     ops, lens = np.empty(cap, dtype=np.uint8), np.empty(cap, dtype=np.int32)
     md = np.empty(8 * (dist + 1) + 3 * dist + 8, dtype=np.uint8)
     scratch = np.empty(3 * (m + 1) * (x + 2 * band + 3), dtype=np.int64)
-    d, runs, md_len, first, last = align_one(q, t, x, y, band, dist, ops, lens, md, scratch,
-                                             np.empty(m + t.size, dtype=np.uint8))
+    rev = np.empty(m + t.size, dtype=np.uint8)
+    d, runs, md_len, first, last = how(q, t, x, y, band, dist, ops, lens, md, scratch, rev)
     return d, ops[:runs].tolist(), lens[:runs].tolist(), bytes(md[:md_len]), first, last
 
 
@@ -98,17 +99,6 @@ def one_gap_case(rng: np.random.Generator, m: int, repetitive: bool, x: int, y: 
     return q, t, d
 
 
-def dp_alone(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int) -> tuple:
-    m = q.size
-    cap = 2 * dist + 1
-    ops, lens = np.empty(cap, dtype=np.uint8), np.empty(cap, dtype=np.int32)
-    md = np.empty(8 * (dist + 1) + 3 * dist + 8, dtype=np.uint8)
-    scratch = np.empty(3 * (m + 1) * (x + 2 * band + 3), dtype=np.int64)
-    d, runs, md_len, first, last = _gotoh(q, t, x, y, band, dist, ops, lens, md, scratch,
-                                          np.empty(m + t.size, dtype=np.uint8))
-    return d, ops[:runs].tolist(), lens[:runs].tolist(), bytes(md[:md_len]), first, last
-
-
 @given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([8, 20, 64, 100, 150]), repetitive=st.booleans(),
        x=st.integers(0, 6), y=st.integers(0, 6), n_rate=st.sampled_from([0.0, 0.0, 0.03]))
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -118,7 +108,7 @@ def test_one_gap_path_gives_the_dps_alignment(seed, m, repetitive, x, y, n_rate)
     q, t, d = one_gap_case(np.random.default_rng(seed), m, repetitive, x, y, n_rate)
     if d >= q.size or d == 0:
         return
-    assert traceback_free(q, t, x, y, d, d) == dp_alone(q, t, x, y, d, d)
+    assert traceback_free(q, t, x, y, d, d) == traceback_free(q, t, x, y, d, d, how=_gotoh)
 
 
 def test_one_gap_path_answers_most_one_gap_reads():
