@@ -123,8 +123,11 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         if open_.size == 0:
             break
         round_e = np.minimum(k, need[open_])
-        # (the first round searches every read: its queries as they are, no copy)
-        sub_codes, sub_off = (qcodes, qoff) if open_.size == n_reads else subset_queries(qcodes, qoff, open_)
+        if open_.size == n_reads:  # every read open (the first round): its queries as they are, no copy
+            sub_codes, sub_off = qcodes, qoff
+            subset_queries(qcodes, qoff, open_[:0])  # (empty: the warm-up, whose reads may all stay open, compiles it)
+        else:
+            sub_codes, sub_off = subset_queries(qcodes, qoff, open_)
         memo.ids = query_ids(open_)
         win_q, windows = engine.candidate_windows(sub_codes, sub_off, round_e, memo)
         clock.lap("candidates")
