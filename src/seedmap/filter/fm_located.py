@@ -78,6 +78,17 @@ def locate_rows(pos: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, fwd_ma
                 pos[k + 3] = p3
 
 
+@njit(cache=True, nogil=True, inline="always")
+def string_window(p: int, depth: int, js: int, m: int, e: int, text_starts: np.ndarray, ref_starts: np.ndarray,
+                  w: int, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> None:
+    """Slot w: the window (put_window) of an accepted string's row at text position p, the string having `depth`
+    bases before its piece, which starts at js in the read."""
+    ps = p + depth  # where the string has the piece
+    s = sequence_of(text_starts, ps)
+    diag = ps - text_starts[s] + ref_starts[s] - js  # a segment's sequences start further on
+    put_window(diag, m, e, s, ref_starts, w, win_start, win_end, win_diag)
+
+
 @njit(cache=True, nogil=True)
 def located_windows(rows: np.ndarray, at: np.ndarray, n_rows: int, m: int, e: int, text_starts: np.ndarray,
                     ref_starts: np.ndarray, pos: np.ndarray, win_start: np.ndarray, win_end: np.ndarray,
@@ -87,9 +98,7 @@ def located_windows(rows: np.ndarray, at: np.ndarray, n_rows: int, m: int, e: in
     for r in range(n_rows):
         js, depth, a = rows[r, 0], rows[r, 1], at[r]
         for i in range(rows[r, 3] - rows[r, 2]):
-            ps = np.int64(pos[a + i]) + depth  # where the string has the piece
-            s = sequence_of(text_starts, ps)
-            diag = ps - text_starts[s] + ref_starts[s] - js  # a segment's sequences start further on
-            put_window(diag, m, e, s, ref_starts, w, win_start, win_end, win_diag)
+            string_window(np.int64(pos[a + i]), depth, js, m, e, text_starts, ref_starts, w, win_start, win_end,
+                          win_diag)
             w += 1
     return w

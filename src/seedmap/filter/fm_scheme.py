@@ -49,7 +49,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_thread_id, njit, prange
 
-from seedmap.filter.fm_located import located_windows
+from seedmap.filter.fm_located import located_windows, string_window
 from seedmap.filter.fm_pieces import cut_scratch, pieces
 from seedmap.filter.fm_search import (
     bwt_symbol,
@@ -61,9 +61,7 @@ from seedmap.filter.fm_search import (
     occ,
     table_k,
 )
-from seedmap.filter.windows import put_window
 from seedmap.filter.windows import sort_windows as _sort_windows
-from seedmap.io.reference import sequence_of
 
 ROW = 4  # an accepted string: piece start in the read, depth (its bases left of the piece), forward lo, hi
 BIG = 1 << 40
@@ -607,10 +605,8 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarra
                                      win_start[min(k + 2, last)], win_start[min(k + 3, last)])
         for j in range(min(4, w - k)):
             p = p0 if j == 0 else (p1 if j == 1 else (p2 if j == 2 else p3))
-            ps = p + win_end[k + j]  # where the string has the piece
-            s = sequence_of(text_starts, ps)
-            diag = ps - text_starts[s] + ref_starts[s] - win_diag[k + j]  # a segment's sequences start further on
-            put_window(diag, m, e, s, ref_starts, k + j, win_start, win_end, win_diag)
+            string_window(p, win_end[k + j], win_diag[k + j], m, e, text_starts, ref_starts, k + j, win_start,
+                          win_end, win_diag)
     return w
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from numba import cuda, types
 
 from seedmap.backends.cuda.twins import device_twins
-from seedmap.filter import fm_pieces, fm_scheme, fm_search
+from seedmap.filter import fm_located, fm_pieces, fm_scheme, fm_search
 
 THREADS = 128
 
@@ -31,7 +31,7 @@ _dev = device_twins(fm_search.popcount, fm_search.rank, fm_search.block_row, fm_
                     fm_scheme._last_cell, fm_scheme._record, fm_scheme._record_rest, fm_pieces._by_count,
                     fm_pieces.cut_pieces,
                     fm_pieces.equal_pieces, fm_pieces.pieces, fm_scheme._left_walk, fm_scheme._right_walk,
-                    fm_scheme.search, fm_scheme.sequence_of, fm_scheme.put_window,
+                    fm_scheme.search, fm_located.sequence_of, fm_located.put_window, fm_located.string_window,
                     fm_scheme.row_windows)
 search = _dev.search
 row_windows = _dev.row_windows
