@@ -28,7 +28,7 @@ from seedmap.filter import fm_pieces
 from seedmap.filter.fm_located import locate_rows, union_rows
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import D_FROM_E, ROW, memo_size, search_query
-from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, locate_four, lower_bounds, occ
+from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, locate_four, lower_bounds, occ, occ_all
 from seedmap.index import fm
 from seedmap.io.alphabet import encode
 from seedmap.io.reference import Reference
@@ -47,6 +47,14 @@ def codes(s: str) -> np.ndarray:
 @njit(cache=True)
 def occs(table: np.ndarray, c: int, rows: np.ndarray) -> np.ndarray:
     return np.array([occ(table, c, i) for i in rows])
+
+
+@njit(cache=True)
+def occ_alls(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    out = np.empty((rows.size, 5), dtype=np.int64)
+    for k in range(rows.size):
+        out[k, 0], out[k, 1], out[k, 2], out[k, 3], out[k, 4] = occ_all(table, rows[k])
+    return out
 
 
 @njit(cache=True)
@@ -506,8 +514,8 @@ def test_tables_from_a_64_bit_suffix_array(rng):
 
 @pytest.mark.parametrize("n", [65_535, 65_536, 65_537, 200_000])
 def test_occ_and_bwt_symbol_across_superblocks(rng, n):
-    """O(c, i) and B[i] for every row of texts past one and several superblocks (65,536 rows), N and
-    separators included, against counts of the BWT itself."""
+    """O(c, i) (occ, and occ_all's five at once) and B[i] for every row of texts past one and several
+    superblocks (65,536 rows), N and separators included, against counts of the BWT itself."""
     seqs = [genome_with_n(rng, n // 3), genome_with_n(rng, n // 3), genome_with_n(rng, n - 3 - 2 * (n // 3))]
     text, _ = fm.make_text(Reference.from_codes(["a", "b", "c"], seqs))
     assert text.size == n
@@ -517,9 +525,11 @@ def test_occ_and_bwt_symbol_across_superblocks(rng, n):
     rows = np.arange(n + 1)
     want_symbol = bwt.astype(np.int64) - 1
     assert np.array_equal(symbols(table, rows[:-1]), want_symbol)
+    every = occ_alls(table, rows)
     for c in range(fm.SYMBOLS):
         want = np.concatenate([[0], np.cumsum(bwt == c + 1)])
         assert np.array_equal(occs(table, c, rows), want), c
+        assert np.array_equal(every[:, c], want), c  # occ_all: all five symbols at once
 
 
 def test_index_of_the_earlier_layout_is_refused(rng):

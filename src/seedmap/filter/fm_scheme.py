@@ -59,6 +59,7 @@ from seedmap.filter.fm_search import (
     locate_four,
     lower_bounds_pair,
     occ,
+    occ_all,
     table_k,
 )
 from seedmap.filter.windows import sort_windows as _sort_windows
@@ -330,8 +331,9 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
                 s_c[d] = 5  # after this child: done
             else:
                 before = s_flo[d] + (hi - lo)  # separators sort first: the rest is counted down from the end
+                below_lo, below_hi = occ_all(rev_occ, lo), occ_all(rev_occ, hi)
                 for x in range(5):
-                    a, b = extend(rev_occ, counts, lo, hi, x)
+                    a, b = counts[x] + below_lo[x], counts[x] + below_hi[x]
                     kids[k + 3 * x], kids[k + 3 * x + 1] = a, b
                     before -= b - a
                 for x in range(5):
