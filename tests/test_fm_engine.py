@@ -37,6 +37,7 @@ from seedmap.verify.bulk import bulk_distances
 
 # ------------------------------------------------------------------------------- the toy example (§2.1.1)
 
+NO_TABLE = np.zeros((1, 2), dtype=np.uint32)  # no k-mer table (fm_lookup.py)
 TOY = Reference.from_codes(["x"], [encode(b"AGGAGC")])  # text AGGAGC$ ($ = the separator, smallest)
 
 
@@ -581,7 +582,7 @@ def test_cut_pieces_is_the_cut_of_least_occurrences(seed, m, k, repeats):
         q = np.concatenate([q, random_genome(rng, m - q.size)])
     q[rng.random(m) < 0.05] = int(rng.integers(0, 5))
     bounds = np.empty(k + 1, dtype=np.int64)
-    fm_pieces.cut_pieces(q.astype(np.int64), m, k, ix.n, ix.counts, ix.fwd_occ, bounds,
+    fm_pieces.cut_pieces(q.astype(np.int64), m, k, ix.n, ix.counts, ix.fwd_occ, NO_TABLE, bounds,
                          np.empty(fm_pieces.cut_scratch(m, k), dtype=np.int64))
     shortest = max(1, m // (2 * k))
     read = bytes(b"ACGTN"[c] for c in q)
@@ -608,7 +609,7 @@ def test_a_poly_a_read_is_not_cut_inside_its_run(rng):
     q = genome[200 + 240 * 7 - 60:200 + 240 * 7 + 36].astype(np.int64)  # 60 bases of flank, then 36 A's
     m, k = q.size, 6
     bounds = np.empty(k + 1, dtype=np.int64)
-    fm_pieces.cut_pieces(q, m, k, ix.n, ix.counts, ix.fwd_occ, bounds,
+    fm_pieces.cut_pieces(q, m, k, ix.n, ix.counts, ix.fwd_occ, tables(ix)[0], bounds,
                          np.empty(fm_pieces.cut_scratch(m, k), dtype=np.int64))
     first_a = m - 36
     assert [j * m // k for j in range(k + 1)][k - 1] >= first_a  # equal pieces: the last one all A

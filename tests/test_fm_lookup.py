@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from seedmap.filter import fm_lookup, fm_pieces
 from seedmap.filter.fm_scheme import ROW, search_query
-from seedmap.filter.fm_search import backward_search, lower_bounds
+from seedmap.filter.fm_search import backward_search, level_row, lower_bounds, table_k
 from seedmap.index import fm
 from seedmap.io.reference import Reference
 
@@ -35,23 +35,27 @@ def test_lookup_k_follows_the_genome_size():
 
 @pytest.mark.parametrize("repeats", [False, True])
 def test_every_kmer_has_backward_search_rows(rng, repeats):
+    """The k-mers' rows first, then every shorter level's (level_row), each a backward search's."""
     ix = fm.build(reference(rng, repeats)[0], 4)
     for occ_tab in (ix.fwd_occ, ix.rev_occ):
-        for k in (1, 3):
+        for k in (1, 3, 4):
             table = fm_lookup.build_lookup(occ_tab, ix.counts, ix.n, k)
-            assert table.shape == (4 ** k, 2) and table.dtype == np.uint32
-            for key, kmer in enumerate(itertools.product(range(4), repeat=k)):
-                lo, hi = backward_search(occ_tab, ix.counts, ix.n, np.array(kmer, dtype=np.int64))
-                if hi > lo:
-                    assert tuple(table[key]) == (lo, hi), kmer
-                else:
-                    assert table[key, 0] >= table[key, 1], kmer
+            assert table.shape == (level_row(k, k), 2) and table.dtype == np.uint32 and table_k(table) == k
+            for j in range(k + 1):
+                at = 0 if j == k else level_row(k, j)
+                for key, kmer in enumerate(itertools.product(range(4), repeat=j)):
+                    lo, hi = backward_search(occ_tab, ix.counts, ix.n, np.array(kmer, dtype=np.int64))
+                    if hi > lo:
+                        assert tuple(table[at + key]) == (lo, hi), kmer
+                    else:
+                        assert table[at + key, 0] >= table[at + key, 1], kmer
 
 
 def test_tables_are_built_once_per_index(rng):
     ix = fm.build(reference(rng, False)[0], 4)
     first = fm_lookup.tables(ix)
-    assert fm_lookup.tables(ix)[0] is first[0] and first[0].shape[0] == 4 ** fm_lookup.lookup_k(ix.n)
+    k = fm_lookup.lookup_k(ix.n)
+    assert fm_lookup.tables(ix)[0] is first[0] and first[0].shape[0] == level_row(k, k)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -100,3 +104,25 @@ def test_the_cut_is_weighed_only_for_frequent_pieces(rng):
         fm_pieces.pieces(q, m, k, ix.n, ix.counts, ix.fwd_occ, fwd, bounds,
                          np.empty(fm_pieces.cut_scratch(m, k), dtype=np.int64))
         assert (bounds.tolist() != equal) == cut
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), repeats=st.booleans(), m=st.integers(12, 100), k=st.integers(2, 7))
+def test_the_levels_change_no_cut(seed, repeats, m, k):
+    """cut_pieces with tables of k = 1 .. 7 (their levels give the pieces' counts up to k bases, shorter or longer
+    than the shortest piece) and with none: the same cut, N, absent pieces and pieces occurring once included."""
+    rng = np.random.default_rng(seed)
+    ref, seqs = reference(rng, repeats)
+    ix = fm.build(ref, 4)
+    reads = sample_reads(rng, seqs, 3, (m, m + 1), 3) + [random_genome(rng, m)]
+    reads[0][int(rng.integers(0, reads[0].size))] = 4  # an N
+    for q in reads:
+        q = q.astype(np.int64)
+        want = np.empty(k + 1, dtype=np.int64)
+        scratch = np.empty(max(fm_pieces.cut_scratch(q.size, k), 1), dtype=np.int64)
+        fm_pieces.cut_pieces(q, q.size, k, ix.n, ix.counts, ix.fwd_occ, NONE, want, scratch)
+        for kk in range(1, 8):
+            table = fm_lookup.build_lookup(ix.fwd_occ, ix.counts, ix.n, kk)
+            got = np.empty(k + 1, dtype=np.int64)
+            fm_pieces.cut_pieces(q, q.size, k, ix.n, ix.counts, ix.fwd_occ, table, got, scratch)
+            assert np.array_equal(got, want), (kk, q.tolist())

@@ -6,11 +6,15 @@ cache lines of the occ table, one of them usually missed. The search scheme star
 its first k steps on rows that the table holds: one read instead of 2k.
 
 table[key] = (lo, hi): the rows of the string P (key: P's symbols 0..3 as base-4 digits, P[0] the most
-significant) found by backward search in this index, i.e. extending leftwards from P's last symbol. A
-table of one row (k = 0) is none: the searches then run from the first symbol. Rows are uint32 (texts of
-fewer than 2^32 symbols; longer ones get none). Built from the index itself by one breadth-first walk of
-depth k (4^k * 4/3 extend steps: 0.2 s for k = 10 on 250 Mbp on one core, every level's strings in
-parallel), when a search of the index first needs it.
+significant) found by backward search in this index, i.e. extending leftwards from P's last symbol. Below
+the 4^k rows of the k-mers come those of the shorter strings, level j < k from row level_row(k, j) on (4^k / 3
+rows more, all of the walk's levels): the cut of a read (fm_pieces.cut_pieces) counts its pieces of every
+length from about 8 bases on, and a lookup each spares it the first steps of a backward search from every
+read position (250 Mbp human-like genome, e = 5: the count pass about 7 % faster). A table of one row
+(k = 0) is none: the searches then run from the first symbol. Rows are uint32 (texts of fewer than 2^32
+symbols; longer ones get none). Built from the index itself by one breadth-first walk of depth k (4^k * 4/3
+extend steps: 0.2 s for k = 10 on 250 Mbp on one core, every level's strings in parallel), when a search of
+the index first needs it.
 """
 
 from __future__ import annotations
@@ -20,10 +24,10 @@ import threading
 import numpy as np
 from numba import njit, prange
 
-from seedmap.filter.fm_search import extend
+from seedmap.filter.fm_search import extend, level_row
 from seedmap.index.fm import FmIndex
 
-LOOKUP_MAX = 10  # 4^10 rows x 8 bytes = 8 MB per index (11: 32 MB; 12: 128 MB and 1.3 s to build)
+LOOKUP_MAX = 10  # 4^10 rows x 8 bytes = 8 MB per index, 11 MB with the shorter levels (11: 43 MB; 12: 171 MB)
 SPARSE = 3  # a k-mer occurs 4^SPARSE to 4^(SPARSE + 1) times on average (smaller genomes get a smaller k)
 _lock = threading.Lock()
 
@@ -39,14 +43,17 @@ def lookup_k(n: int) -> int:
 
 @njit(cache=True, nogil=True, parallel=True)
 def build_lookup(occ_tab: np.ndarray, counts: np.ndarray, n: int, k: int) -> np.ndarray:
-    """The (4^k, 2) uint32 table of the index (occ_tab, counts, n < 2^32); see the module's notes. Each level
-    is built from the last in a second table of the same size (their only working memory)."""
+    """The (level_row(k, k), 2) uint32 table of the index (occ_tab, counts, n < 2^32): the k-mers' rows, then
+    every shorter level's; see the module's notes. Each level is built from the last in a second table of the
+    k-mers' size (their only other working memory), and kept below the k-mers' rows."""
     size = 1 << (2 * k)
+    out = np.zeros((level_row(k, k), 2), dtype=np.uint32)
     table = np.zeros((size, 2), dtype=np.uint32)
     other = np.zeros((size, 2), dtype=np.uint32)
     table[0, 1] = n
     width = 1
-    for _ in range(k):  # strings S of the last level (in table), then c + S: c the most significant digit
+    for j in range(k):  # strings S of the last level (in table), then c + S: c the most significant digit
+        out[level_row(k, j):level_row(k, j) + width] = table[:width]
         for s in prange(width):  # each string writes its own four children
             a, b = np.int64(table[s, 0]), np.int64(table[s, 1])
             for c in range(4):
@@ -54,7 +61,8 @@ def build_lookup(occ_tab: np.ndarray, counts: np.ndarray, n: int, k: int) -> np.
                 other[c * width + s, 0], other[c * width + s, 1] = x, max(x, y)
         width *= 4
         table, other = other, table
-    return table
+    out[:size] = table
+    return out
 
 
 def tables(ix: FmIndex) -> tuple[np.ndarray, np.ndarray]:

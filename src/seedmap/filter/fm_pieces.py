@@ -8,8 +8,11 @@ reads with a low-complexity run, 4 % of them, took 20 % of it; cutting only thos
 
 Counting is cheap: for each end of a piece, one backward search leftwards gives the counts of every
 piece ending there, and it stops once the count is at most 1 (longer pieces occur at most as often, and
-a unique piece costs about the same whatever its length). Cheap, but not free: about 100 such searches of
-13 steps for a 100 bp read, 60 % of a unique read's search. So the cut is weighed only where the equal
+a unique piece costs about the same whatever its length). The k-mer table's levels (fm_lookup.py) give the
+counts up to its k bases, so each search starts there (250 Mbp human-like genome, e = 5: the cut was 23 % of
+the count pass's time, the lower bounds 13 %, the walks 43 %; the lookups made the pass about 7 % faster,
+with the same cuts). Cheap, but not free: about 100 such searches of 13 steps for a 100 bp read, 60 % of a
+unique read's search. So the cut is weighed only where the equal
 pieces occur more than CUT_ABOVE times in all: a cut cannot save more walks than there are piece
 occurrences (250 Mbp human-like genome, e = 5, 1,500 reads: a unique read's search 220 -> 75 us, the
 search 20 % faster, candidates 0.1 % more; weighing from 8 to 1,024 occurrences gave the same within noise,
@@ -20,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seedmap.filter.fm_search import extend, key_leftwards, table_k
+from seedmap.filter.fm_search import extend, key_leftwards, level_row, table_k
 
 MAX_PIECE = 48  # longest piece the cut considers (48 bases of a repeat occur about as often as longer ones)
 # Fewer pieces (e < 5) are left equal: counting costs about as much as the whole search then (2,000 reads of the
@@ -55,7 +58,7 @@ def pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: n
     for j in range(k):
         total += piece_count(q, bounds[j], bounds[j + 1], n, counts, fwd_occ, table)
         if total > CUT_ABOVE:
-            cut_pieces(q, m, k, n, counts, fwd_occ, bounds, scratch)
+            cut_pieces(q, m, k, n, counts, fwd_occ, table, bounds, scratch)
             return
 
 
@@ -86,17 +89,30 @@ def equal_pieces(m: int, k: int, bounds: np.ndarray) -> None:
         bounds[j] = j * m // k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _looked_up(q: np.ndarray, a: int, size: int, table: np.ndarray, kk: int) -> tuple[int, int]:
+    """Rows of q[a:a + size] (size <= kk) in the forward index's table (none where it holds an N)."""
+    key = key_leftwards(q, a, size)
+    if key < 0:
+        return 0, 0
+    row = key if size == kk else level_row(kk, size) + key
+    return np.int64(table[row, 0]), np.int64(table[row, 1])
+
+
 @njit(cache=True, nogil=True)
-def cut_pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, bounds: np.ndarray,
-               scratch: np.ndarray) -> None:
+def cut_pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, table: np.ndarray,
+               bounds: np.ndarray, scratch: np.ndarray) -> None:
     """bounds[0..k]: where the k pieces start (bounds[k] = m): the cut of least occurrences summed (see the
     module's notes; pieces of m // (2k) to MAX_PIECE bases; a dynamic programme over the pieces' ends), or
-    equal pieces where that is not weighed (_by_count) or no cut fits. scratch: int64[cut_scratch(m, k)] or
-    more."""
+    equal pieces where that is not weighed (_by_count) or no cut fits. table: the forward index's k-mer table
+    (fm_lookup.py), whose levels give the rows of the pieces up to its k bases. scratch: int64[cut_scratch(m,
+    k)] or more."""
     equal_pieces(m, k, bounds)
     if not _by_count(m, k):
         return
     shortest = max(1, m // (2 * k))
+    kk = table_k(table)
+    first = min(shortest, kk)  # the first piece size looked up (0: none, a backward search from every end)
     cost = scratch[:(k + 1) * (m + 1)]  # cost[j * (m + 1) + b]: q[:b] in j pieces
     back = scratch[(k + 1) * (m + 1):2 * (k + 1) * (m + 1)]
     for i in range(cost.size):
@@ -105,7 +121,21 @@ def cut_pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_oc
     for b in range(1, m + 1):
         lo, hi = 0, n
         for a in range(b - 1, max(-1, b - 1 - MAX_PIECE), -1):  # the piece q[a:b], longer each turn
-            if hi - lo > 1:
+            size = b - a
+            if size < first:
+                continue
+            if size <= kk and (size == first or hi - lo > 1):  # looked up, as the backward search would find it
+                lo, hi = _looked_up(q, a, size, table, kk)
+                if size == first and hi <= lo:
+                    # The search stops at one row: a piece that no longer occurs counts as one where a shorter
+                    # one occurs once (the count model of the notes), as without the table.
+                    for shorter in range(first - 1, 0, -1):
+                        x, y = _looked_up(q, b - shorter, shorter, table, kk)
+                        if y > x:
+                            if y - x == 1:
+                                lo, hi = x, y
+                            break
+            elif hi - lo > 1:
                 c = q[a]
                 if c > 3:  # an N matches nothing exactly
                     hi = lo

@@ -176,11 +176,18 @@ def locate_four(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, ssa: 
 
 @njit(cache=True, nogil=True, inline="always")
 def table_k(table: np.ndarray) -> int:
-    """k of a table (4^k rows)."""
+    """k of a k-mer table (fm_lookup.py: its 4^k rows, then the shorter levels': level_row(k, k) in all)."""
     k = 0
-    while (1 << (2 * k)) < table.shape[0]:
+    while level_row(k, k) < table.shape[0]:
         k += 1
     return k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def level_row(k: int, j: int) -> int:
+    """Where the strings of length j < k start in a k-mer table (after its 4^k k-mers, the levels 0, 1, ...);
+    level_row(k, k): the table's rows."""
+    return (1 << (2 * k)) + ((1 << (2 * j)) - 1) // 3
 
 
 @njit(cache=True, nogil=True, inline="always")
