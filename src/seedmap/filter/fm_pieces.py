@@ -9,10 +9,13 @@ reads with a low-complexity run, 4 % of them, took 20 % of it; cutting only thos
 Counting is cheap: for each end of a piece, one backward search leftwards gives the counts of every
 piece ending there, and it stops once the count is at most 1 (longer pieces occur at most as often, and
 a unique piece costs about the same whatever its length). The k-mer table's levels (fm_lookup.py) give the
-counts up to its k bases, so each search starts there (250 Mbp human-like genome, e = 5: the cut was 23 % of
-the count pass's time, the lower bounds 13 %, the walks 43 %; the lookups made the pass about 7 % faster,
-with the same cuts). Cheap, but not free: about 100 such searches of 13 steps for a 100 bp read, 60 % of a
-unique read's search. So the cut is weighed only where the equal
+counts up to its k bases, so each search starts there. Cheap, but not free: about 100 such searches for a
+100 bp read. 250 Mbp human-like genome, e = 5, the count pass sampled by perf (one thread): before the lookups
+the cut took 23 % of it (piece_count 5 %), the lower bounds 13 %, the walks 43 %; the lookups made the pass
+about 7 % faster with the same cuts, and left the cut at 22 % (piece_count 6 %, lower bounds 16 %, walks
+52 %), most of it waiting for memory: the table rows (a quarter of its samples) and the occ rows of the
+longer pieces (a third); the dynamic programme itself is 3 %. Prefetching the next ends' table rows gained
+nothing measurable. So the cut is weighed only where the equal
 pieces occur more than CUT_ABOVE times in all: a cut cannot save more walks than there are piece
 occurrences (250 Mbp human-like genome, e = 5, 1,500 reads: a unique read's search 220 -> 75 us, the
 search 20 % faster, candidates 0.1 % more; weighing from 8 to 1,024 occurrences gave the same within noise,
