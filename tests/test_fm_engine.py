@@ -35,9 +35,10 @@ from seedmap.io.reference import Reference
 from seedmap.pipeline.strata import query_ids, subset_queries
 from seedmap.verify.bulk import bulk_distances
 
+NO_TABLE = np.zeros((1, 2), dtype=np.uint32)  # no k-mer table (fm_lookup.py): every search from its first symbol
+
 # ------------------------------------------------------------------------------- the toy example (§2.1.1)
 
-NO_TABLE = np.zeros((1, 2), dtype=np.uint32)  # no k-mer table (fm_lookup.py)
 TOY = Reference.from_codes(["x"], [encode(b"AGGAGC")])  # text AGGAGC$ ($ = the separator, smallest)
 
 
@@ -112,8 +113,7 @@ def test_toy_inexact_search():
 def test_lower_bounds():
     ix = fm.build(TOY, 2)
     bound = np.zeros(7, dtype=np.int64)
-    none = np.zeros((1, 2), dtype=np.uint32)  # no k-mer table: every piece searched from its first symbol
-    for table in (none, tables(ix)[0]):
+    for table in (NO_TABLE, tables(ix)[0]):
         lower_bounds(ix.fwd_occ, ix.counts, ix.n, codes("TTAGGA"), 6, bound, table)
         assert bound.tolist() == [2, 1, 0, 0, 0, 0, 0]  # T and T never occur; AGGA does
         lower_bounds(ix.fwd_occ, ix.counts, ix.n, codes("GNCAG"), 5, bound, table)
