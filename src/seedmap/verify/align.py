@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from seedmap.intrinsics import prefetch
 from seedmap.io.ascii import write_int as _write_int  # (the name backends/cuda/align_kernels.py twins)
 from seedmap.io.reference import sequences_of, unpack_into
 
@@ -304,6 +305,7 @@ def md_capacity(m: np.ndarray, dist: np.ndarray) -> np.ndarray:
 
 
 BLOCK = 64  # locations per parallel task: scratch allocated once per block
+AHEAD = 4  # locations ahead whose reference is prefetched
 
 
 @njit(cache=True, nogil=True, inline="always")  # per location: a call with 21 array arguments cost 20%
@@ -357,6 +359,11 @@ def _align_all(qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: n
         rev = np.empty(span, dtype=np.uint8)
         t = np.empty(span, dtype=np.uint8)
         for k in range(lo, hi):
+            if k + AHEAD < hi:  # the reference of a location a few ahead: random lines of a large array (ragout16,
+                ahead = loc_lo[k + AHEAD]  # 48 Mbp, --best: 550 -> 410 ns a location)
+                prefetch(packed, ahead >> 2)
+                prefetch(packed, (ahead >> 2) + 31)
+                prefetch(nmask, ahead >> 3)
             align_location(k, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, cig_off,
                            md_off, ops, lens, md, n_runs, md_len, dist, start, end, scratch, rev, t)
 
