@@ -10,11 +10,66 @@ from numba import njit, prange
 
 from seedmap.io.reference import sequence_of
 
+ONE = np.uint64(1)
+
+
+RADIX_FROM = 256  # windows from which a radix sort beats argsort (1,000 windows: 31 -> 16 ns each, 100,000: 127 -> 31)
+DIGIT = 11  # bits a radix pass sorts: its 2,048 counters stay in L1
+
+
+@njit(cache=True, nogil=True)
+def _radix_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
+    """sort_windows for many windows (a repeat's, located in random order): an LSD radix sort of keys
+    (start - least start, index), which keeps equal starts in their order, then the ends and diagonals
+    gathered by index."""
+    n = ws.size
+    least = ws.min()
+    key_bits = 1
+    while (1 << key_bits) <= ws.max() - least:
+        key_bits += 1
+    index_bits = 1
+    while (1 << index_bits) < n:
+        index_bits += 1
+    ib = np.uint64(index_bits)
+    src = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        src[i] = (np.uint64(ws[i] - least) << ib) | np.uint64(i)
+    dst = np.empty(n, dtype=np.uint64)
+    count = np.empty(1 << DIGIT, dtype=np.int64)
+    mask = np.uint64((1 << DIGIT) - 1)
+    for shift in range(index_bits, index_bits + key_bits, DIGIT):
+        sh = np.uint64(shift)
+        count[:] = 0
+        for i in range(n):
+            count[(src[i] >> sh) & mask] += 1
+        total = 0
+        for b in range(count.size):
+            c = count[b]
+            count[b] = total
+            total += c
+        for i in range(n):
+            b = (src[i] >> sh) & mask
+            dst[count[b]] = src[i]
+            count[b] += 1
+        src, dst = dst, src
+    ends = we.copy()
+    diags = wd.copy()
+    imask = (ONE << ib) - ONE
+    for i in range(n):
+        j = np.int64(src[i] & imask)
+        ws[i] = np.int64(src[i] >> ib) + least
+        we[i] = ends[j]
+        wd[i] = diags[j]
+
 
 @njit(cache=True, nogil=True)
 def sort_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
-    """Sort by start (insertion sort for the usual handful, argsort for repeats)."""
+    """Sort by start (insertion sort for the usual handful, argsort for some, a radix sort for a repeat's
+    many). The order of equal starts differs between them; merge_one's result does not depend on it."""
     n = ws.size
+    if n >= RADIX_FROM:
+        _radix_windows(ws, we, wd)
+        return
     if n > 32:
         order = np.argsort(ws)
         ws[:] = ws[order]
