@@ -119,8 +119,10 @@ def test_start_of_every_end(seed, m, d, repetitive, n_rate):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_zero_edit_windows_equal_the_oracle(seed, m, copies, n_rate):
     """verify.windows at e = 0 (its exact comparison): each window holds the read's copies, exact or one
-    edit off, some back to back (one run), a homopolymer read in a homopolymer, Ns: the oracle's locations,
-    the windows with more than SLOTS of them included."""
+    edit off, some back to back (one run), a homopolymer read in a homopolymer, Ns in the reference (the windows
+    compared base by base) or in a read: the oracle's locations, the windows with more than SLOTS of them
+    included. Reads of 1 to 129 bases: the packed comparison's partial last word, and every shift of the
+    reference's bytes."""
     rng = np.random.default_rng(seed)
     q = np.zeros(m, dtype=np.uint8) if rng.random() < 0.2 else rng.integers(0, 4, m).astype(np.uint8)
     parts = [rng.integers(0, 4, int(rng.integers(0, 8))).astype(np.uint8)]
@@ -130,6 +132,8 @@ def test_zero_edit_windows_equal_the_oracle(seed, m, copies, n_rate):
     t = np.concatenate(parts + [np.zeros(m, dtype=np.uint8)])
     t[rng.random(t.size) < n_rate] = 4
     qs = [q, q[::-1].copy()]
+    if n_rate and m > 1:  # a read N never matches either
+        qs[1][int(rng.integers(0, m))] = 4
     ref = Reference.from_codes(["w"], [t])
     qcodes = np.concatenate(qs)
     qoff = np.array([0, m, 2 * m], dtype=np.int64)
