@@ -1,6 +1,7 @@
 """Start-up: cached kernels load without numba's registry refresh and without importing scipy.linalg,
 nothing is left changed after the warm-up, and a kernel missing from the cache still compiles; `seedmap
-index` compiles what a single-end map run needs and leaves the other kinds of run to their first run."""
+index` compiles what a single-end map run needs and leaves the other kinds of run to their first run; seedmap's own
+processes start no spinning BLAS threads."""
 
 from __future__ import annotations
 
@@ -170,3 +171,21 @@ def test_warm_up_loads_every_kernel_a_run_calls(tmp_path):
                              capture_output=True, text=True, timeout=900, cwd=tmp_path)
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == "0 []", (args, out.stdout, out.stderr)
+
+
+@pytest.mark.parametrize("argv0,preset,want", [
+    ("/usr/local/bin/seedmap", None, "1"),  # the command
+    ("-m", None, "1"),  # python -m seedmap..., the compiling workers
+    ("-m", "4", "4"),  # a value already set is kept
+    ("analysis.py", None, "None"),  # a library user's process keeps its BLAS threads
+])
+def test_seedmap_processes_start_no_blas_threads(argv0, preset, want):
+    """numpy's OpenBLAS threads spin as numpy is imported; seedmap's own processes start one thread only."""
+    code = (f"import sys; sys.argv = [{argv0!r}]; import os, seedmap, numpy; "
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == want

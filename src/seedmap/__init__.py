@@ -2,10 +2,18 @@
 
 import hashlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 __version__ = "0.1.0"
+
+# numpy's OpenBLAS starts a thread per core as numpy is imported, each spinning about 0.1 s before it sleeps. seedmap
+# calls no BLAS: in its own processes (the `seedmap` command, `python -m seedmap...`, the compiling workers) those
+# threads only take CPU from the run's (2 cores: 0.1-0.2 CPU-s a run). A process that imports seedmap as a library
+# keeps its BLAS as it is, and a value already set is kept.
+if sys.argv and os.path.basename(sys.argv[0]) in ("seedmap", "-m"):
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # Where numba caches seedmap's compiled kernels (None: nowhere writable, they compile in every run), and the
 # one warning line saying why it is not the usual place ("" when it is); logged once by the warm-up.
