@@ -68,6 +68,17 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
             loc_count[w] = k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _counted_run(d: int, prev: int, n: int, out: np.ndarray) -> int:
+    """The runs counted (n before) after an exact occurrence on diagonal d, the last one on prev: a new run,
+    its diagonal in out while there is room, unless d follows prev."""
+    if d != prev + 1:
+        if n < out.size:
+            out[n] = d
+        n += 1
+    return n
+
+
 @njit(cache=True, nogil=True)
 def _exact_runs(q: np.ndarray, t: np.ndarray, out: np.ndarray) -> int:
     """Runs of exact occurrences of q in t (an N never matches), each at its first diagonal in out (as many
@@ -81,10 +92,7 @@ def _exact_runs(q: np.ndarray, t: np.ndarray, out: np.ndarray) -> int:
         while i < m and t[d + i] == q[i] and q[i] <= 3:
             i += 1
         if i == m:
-            if d != prev + 1:
-                if n < out.size:
-                    out[n] = d
-                n += 1
+            n = _counted_run(d, prev, n, out)
             prev = d
     return n
 
@@ -153,10 +161,7 @@ def _packed_runs(words: np.ndarray, m: int, packed: np.ndarray, d_lo: int, d_hi:
                 hit = False
                 break
         if hit:
-            if d != prev + 1:
-                if n < out.size:
-                    out[n] = d
-                n += 1
+            n = _counted_run(d, prev, n, out)
             prev = d
     return n
 
