@@ -13,9 +13,8 @@ from seedmap.io.reference import unpack_into
 from seedmap.order import lex_order
 from seedmap.ranges import expand_ranges
 from seedmap.verify.bitvector import build_masks, window_locations
+from seedmap.verify.bulk import ALL, ONE
 
-ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
-ONE = np.uint64(1)
 BLOCK = 64  # windows per parallel task: scratch buffers are allocated once per block
 AHEAD = 4  # windows ahead whose reference is prefetched
 SLOTS = 4  # locations kept per window on the first pass; windows with more are verified again
