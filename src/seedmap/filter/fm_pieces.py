@@ -72,11 +72,9 @@ def piece_count(q: np.ndarray, a: int, b: int, n: int, counts: np.ndarray, fwd_o
     lo, hi = 0, n
     i = b - 1
     kk = table_k(table)
-    if kk and b - a >= kk:
-        key = key_leftwards(q, b - kk, kk)
-        if key >= 0:
-            lo, hi = np.int64(table[key, 0]), np.int64(table[key, 1])
-            i = b - 1 - kk
+    if kk and b - a >= kk:  # (none where they hold an N: then q[a:b] does not occur either)
+        lo, hi = _looked_up(q, b - kk, kk, table, kk)
+        i = b - 1 - kk
     while i >= a and lo < hi:
         c = q[i]
         if c > 3:  # an N matches nothing exactly
