@@ -31,6 +31,7 @@ from seedmap.verify.bulk import AUTO, bulk_distances, window_of
 
 
 COMP = np.array([3, 2, 1, 0, 4], dtype=np.uint8)
+NO_TABLE = np.zeros((1, 2), dtype=np.uint32)  # no k-mer table (fm_lookup.py): every search from its first symbol
 
 
 def decode(codes: np.ndarray) -> str:

@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 from helpers import (
+    NO_TABLE,
     assert_oracle,
     engine_locations,
     genome_with_n,
@@ -34,8 +35,6 @@ from seedmap.io.alphabet import encode
 from seedmap.io.reference import Reference
 from seedmap.pipeline.strata import query_ids, subset_queries
 from seedmap.verify.bulk import bulk_distances
-
-NO_TABLE = np.zeros((1, 2), dtype=np.uint32)  # no k-mer table (fm_lookup.py): every search from its first symbol
 
 # ------------------------------------------------------------------------------- the toy example (§2.1.1)
 

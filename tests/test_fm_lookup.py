@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
-from helpers import genome_with_n, random_genome, repetitive_genome, sample_reads
+from helpers import NO_TABLE, genome_with_n, random_genome, repetitive_genome, sample_reads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,8 +17,6 @@ from seedmap.filter.fm_scheme import ROW, search_query
 from seedmap.filter.fm_search import backward_search, level_row, lower_bounds, table_k
 from seedmap.index import fm
 from seedmap.io.reference import Reference
-
-NONE = np.zeros((1, 2), dtype=np.uint32)  # no table: every search from its first symbol
 
 
 def reference(rng: np.random.Generator, repeats: bool) -> tuple[Reference, list[np.ndarray]]:
@@ -75,11 +73,11 @@ def test_a_table_changes_no_bound_and_no_search_result(seed, repeats, e):
         for occ_tab, table in ((ix.fwd_occ, fwd), (ix.rev_occ, rev)):
             with_table, without = np.zeros(q.size + 1, np.int64), np.zeros(q.size + 1, np.int64)
             lower_bounds(occ_tab, ix.counts, ix.n, q, q.size, with_table, table)
-            lower_bounds(occ_tab, ix.counts, ix.n, q, q.size, without, NONE)
+            lower_bounds(occ_tab, ix.counts, ix.n, q, q.size, without, NO_TABLE)
             assert np.array_equal(with_table, without)
         a, b = np.zeros((4096, ROW), np.int64), np.zeros((4096, ROW), np.int64)
         got = search_query(q, e, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev, 1, a)
-        assert got == search_query(q, e, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, NONE, NONE, 1, b)
+        assert got == search_query(q, e, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, NO_TABLE, NO_TABLE, 1, b)
         assert np.array_equal(a[:min(got[0], 4096)], b[:min(got[0], 4096)])
 
 
@@ -120,7 +118,7 @@ def test_the_levels_change_no_cut(seed, repeats, m, k):
         q = q.astype(np.int64)
         want = np.empty(k + 1, dtype=np.int64)
         scratch = np.empty(max(fm_pieces.cut_scratch(q.size, k), 1), dtype=np.int64)
-        fm_pieces.cut_pieces(q, q.size, k, ix.n, ix.counts, ix.fwd_occ, NONE, want, scratch)
+        fm_pieces.cut_pieces(q, q.size, k, ix.n, ix.counts, ix.fwd_occ, NO_TABLE, want, scratch)
         for kk in range(1, 8):
             table = fm_lookup.build_lookup(ix.fwd_occ, ix.counts, ix.n, kk)
             got = np.empty(k + 1, dtype=np.int64)
