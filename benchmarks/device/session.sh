@@ -6,6 +6,7 @@
 #   bash benchmarks/device/session.sh engines   # benchmarks/gpu.py end to end: kmer and fm, CPU against GPU
 #   bash benchmarks/device/session.sh scaling   # benchmarks/scaling.py -t 1 vs all cores, yara in the same run
 #   bash benchmarks/device/session.sh opencl    # the OpenCL tests on the GPU through NVIDIA's OpenCL driver
+#   READS_N=200000 bash benchmarks/device/session.sh quick   # check, then gpu (CHECK_S, GPU_S: their limits)
 # Logs go to $OUT (the device tool brings them back). Each step sets itself up (setup.sh) and makes the
 # reads (mason, seed 42: the development VM's reads) when a step maps and they are missing, so any step can come first.
 set -uo pipefail
@@ -13,15 +14,19 @@ cd "$(dirname "$0")/../.."
 source benchmarks/device/setup.sh || { echo "device set-up failed"; exit 1; }
 W=benchmarks/work/scaling
 REF=$W/ragout16.fa
-READS=$W/reads_n1000000_l100_s42.fq
+N=${READS_N:-1000000}  # READS_N=200000: fewer reads, for a short device budget
+READS=$W/reads_n${N}_l100_s42.fq
 need_reads() {  # the steps that map (a minute or two for mason on a fresh machine)
   [ -s "$READS" ] || (cd benchmarks && python3 -c "
 from pathlib import Path
 from scaling import reads
-reads(Path('work/scaling').resolve(), Path('work/scaling/ragout16.fa').resolve(), 1_000_000, 100, 42)")
+reads(Path('work/scaling').resolve(), Path('work/scaling/ragout16.fa').resolve(), $N, 100, 42)")
 }
 T=$(nproc)
-case "${1:-}" in
+step() {
+case "$1" in
+  quick)  # check then gpu in one call, each under a time limit, for a session with little device time
+    timeout "${CHECK_S:-240}" bash "$0" check; timeout "${GPU_S:-300}" bash "$0" gpu ;;
   check)
     NUMBA_ENABLE_CUDASIM=0 python3 -m pytest -q -p no:cacheprovider -p no:randomly -n 0 -x tests/cuda_sim_cases.py 2>&1 | tee "$OUT/check.log"
     python3 tests/cuda_compile_check.py 9.0 > "$OUT/compile.json" 2>&1; tail -c 600 "$OUT/compile.json" ;;
@@ -42,5 +47,7 @@ case "${1:-}" in
   opencl)
     source benchmarks/device/opencl_icd.sh && \
       python3 -m pytest -q -p no:cacheprovider -p no:randomly tests/test_opencl_*.py 2>&1 | tee "$OUT/opencl.log" ;;
-  *) echo "usage: session.sh check|gpu|engines|scaling|opencl"; exit 2 ;;
+  *) echo "usage: session.sh check|gpu|engines|scaling|opencl|quick"; exit 2 ;;
 esac
+}
+step "${1:-}"
