@@ -23,10 +23,10 @@ from scaling import reads
 reads(Path('work/scaling').resolve(), Path('work/scaling/ragout16.fa').resolve(), $N, 100, 42)")
 }
 T=$(nproc)
-step() {
-case "$1" in
+case "${1:-}" in
   quick)  # check then gpu in one call, each under a time limit, for a session with little device time
-    timeout "${CHECK_S:-240}" bash "$0" check; timeout "${GPU_S:-300}" bash "$0" gpu ;;
+    timeout "${CHECK_S:-380}" bash benchmarks/device/session.sh check  # (run from the repository root: cd above)
+    timeout "${GPU_S:-200}" bash benchmarks/device/session.sh gpu ;;
   check)
     NUMBA_ENABLE_CUDASIM=0 python3 -m pytest -q -p no:cacheprovider -p no:randomly -n 0 -x tests/cuda_sim_cases.py 2>&1 | tee "$OUT/check.log"
     python3 tests/cuda_compile_check.py 9.0 > "$OUT/compile.json" 2>&1; tail -c 600 "$OUT/compile.json" ;;
@@ -49,5 +49,3 @@ case "$1" in
       python3 -m pytest -q -p no:cacheprovider -p no:randomly tests/test_opencl_*.py 2>&1 | tee "$OUT/opencl.log" ;;
   *) echo "usage: session.sh check|gpu|engines|scaling|opencl|quick"; exit 2 ;;
 esac
-}
-step "${1:-}"
