@@ -7,6 +7,8 @@
 #   bash benchmarks/device/session.sh scaling   # benchmarks/scaling.py -t 1 vs all cores, yara in the same run
 #   bash benchmarks/device/session.sh opencl    # the OpenCL tests on the GPU through NVIDIA's OpenCL driver
 #   READS_N=200000 bash benchmarks/device/session.sh quick   # check, then gpu (CHECK_S, GPU_S: their limits)
+#   READS_N=200000 bash benchmarks/device/session.sh engines-nb   # neighborhood end to end only (then dealloc)
+#   READS_N=200000 bash benchmarks/device/session.sh dealloc      # the same with numba-cuda's frees deferred
 # Logs go to $OUT (the device tool brings them back). Each step sets itself up (setup.sh) and makes the
 # reads (mason, seed 42: the development VM's reads) when a step maps and they are missing, so any step can come first.
 set -uo pipefail
@@ -27,6 +29,14 @@ case "${1:-}" in
   quick)  # check then gpu in one call, each under a time limit, for a session with little device time
     timeout "${CHECK_S:-380}" bash benchmarks/device/session.sh check  # (run from the repository root: cd above)
     timeout "${GPU_S:-200}" bash benchmarks/device/session.sh gpu ;;
+  dealloc)  # the gpu step's end-to-end runs with numba-cuda's frees deferred: does per-batch cuMemFree serialize workers?
+    LOG=dealloc NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=1000000 NUMBA_CUDA_MAX_PENDING_DEALLOCS_RATIO=1 \
+      bash benchmarks/device/session.sh engines-nb ;;
+  engines-nb)  # the neighborhood engine end to end only, CPU against GPU (dealloc's runs)
+    need_reads
+    [ -d "$REF.smi" ] || python3 -m seedmap index "$REF"
+    python3 benchmarks/gpu.py --reference "$REF" --reads "$READS" --threads "$T" --engines neighborhood --only-e2e \
+      --gpu-batch-sizes "${BATCHES:-12500,50000}" 2>&1 | tee "$OUT/${LOG:-engines-nb}.log" ;;
   check)
     NUMBA_ENABLE_CUDASIM=0 python3 -m pytest -q -p no:cacheprovider -p no:randomly -n 0 -x tests/cuda_sim_cases.py 2>&1 | tee "$OUT/check.log"
     python3 tests/cuda_compile_check.py 9.0 > "$OUT/compile.json" 2>&1; tail -c 600 "$OUT/compile.json" ;;
@@ -47,5 +57,5 @@ case "${1:-}" in
   opencl)
     source benchmarks/device/opencl_icd.sh && \
       python3 -m pytest -q -p no:cacheprovider -p no:randomly tests/test_opencl_*.py 2>&1 | tee "$OUT/opencl.log" ;;
-  *) echo "usage: session.sh check|gpu|engines|scaling|opencl|quick"; exit 2 ;;
+  *) echo "usage: session.sh check|gpu|engines|engines-nb|dealloc|scaling|opencl|quick"; exit 2 ;;
 esac
