@@ -27,8 +27,8 @@ reads(Path('work/scaling').resolve(), Path('work/scaling/ragout16.fa').resolve()
 T=$(nproc)
 case "${1:-}" in
   quick)  # check then gpu in one call, each under a time limit, for a session with little device time
-    timeout "${CHECK_S:-380}" bash benchmarks/device/session.sh check  # (run from the repository root: cd above)
-    timeout "${GPU_S:-200}" bash benchmarks/device/session.sh gpu ;;
+    timeout "${CHECK_S:-400}" bash benchmarks/device/session.sh check  # (run from the repository root: cd above)
+    timeout "${GPU_S:-170}" bash benchmarks/device/session.sh gpu ;;
   dealloc)  # the gpu step's end-to-end runs with numba-cuda's frees deferred: does per-batch cuMemFree serialize workers?
     LOG=dealloc NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=1000000 NUMBA_CUDA_MAX_PENDING_DEALLOCS_RATIO=1 \
       bash benchmarks/device/session.sh engines-nb ;;
