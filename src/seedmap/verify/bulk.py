@@ -110,6 +110,16 @@ def _build_peq(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray) -> None:
             peq[b + c] = ZERO
 
 
+@njit(cache=True, nogil=True, inline="always")
+def no_n(nmask: np.ndarray, a: int, b: int) -> bool:
+    """Whether reference bases [a, b) (b > a) hold no N, by the mask's bytes: a byte further either side may say
+    there is one, which only sends the caller to its slower path."""
+    acc = 0
+    for i in range(a >> 3, ((b - 1) >> 3) + 1):
+        acc |= nmask[i]
+    return acc == 0
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def _decode(packed: np.ndarray, nmask: np.ndarray, ws: int, n: int, t32: np.ndarray, t8: np.ndarray) -> int:
     """Reference bases [ws, ws + n) as one code per byte, t8[o + i] for base ws + i (o returned):
@@ -118,10 +128,7 @@ def _decode(packed: np.ndarray, nmask: np.ndarray, ws: int, n: int, t32: np.ndar
     for k in range(((ws + n + 3) >> 2) - b0):
         t32[1 + k] = DECODE4[packed[b0 + k]]
     o = 4 + (ws & 3)  # (>= 4: views from o - 1 on need no negative start)
-    acc = 0
-    for i in range(ws >> 3, ((ws + n - 1) >> 3) + 1):
-        acc |= nmask[i]
-    if acc != 0:
+    if not no_n(nmask, ws, ws + n):
         for i in range(n):
             q = ws + i
             t8[o + i] |= ((nmask[q >> 3] >> (q & 7)) & 1) << 2

@@ -13,7 +13,7 @@ from seedmap.io.reference import unpack_into
 from seedmap.order import lex_order
 from seedmap.ranges import expand_ranges
 from seedmap.verify.bitvector import build_masks, window_locations
-from seedmap.verify.bulk import ALL, ONE
+from seedmap.verify.bulk import ALL, ONE, no_n
 
 BLOCK = 64  # windows per parallel task: scratch buffers are allocated once per block
 AHEAD = 4  # windows ahead whose reference is prefetched
@@ -117,16 +117,6 @@ def _ref_word(packed: np.ndarray, p: int) -> np.uint64:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _no_n(nmask: np.ndarray, a: int, b: int) -> bool:
-    """Whether reference bases [a, b) hold no N (checked by the mask's bytes: a byte further either side is
-    harmless, it only sends the window to the base-by-base comparison)."""
-    acc = 0
-    for i in range(a >> 3, ((b - 1) >> 3) + 1):
-        acc |= nmask[i]
-    return acc == 0
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _pack_read(q: np.ndarray, words: np.ndarray) -> bool:
     """q's codes in words[:(len(q) + 31) // 32] (32 a word, base i at bits 2 (i % 32) of word i // 32, the last
     word's rest 0); False if q holds an N, which never matches."""
@@ -202,7 +192,7 @@ def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win:
                 loc_count[w] = 0
                 continue
             s0, s1 = slot_off[w], slot_off[w + 1]
-            if _no_n(nmask, d_lo, d_hi + m):
+            if no_n(nmask, d_lo, d_hi + m):  # (else: compared base by base)
                 k = _packed_runs(words, m, packed, d_lo, d_hi, loc_start[s0:s1])
             else:
                 wt = t[:d_hi - d_lo + m]
