@@ -6,9 +6,6 @@ Reads carry 0-3 substitutions, and a third of them one insertion or deletion. Ea
 warm-up call (compilation excluded); the best of --repeat runs is reported, for 1 and 2 threads, for the
 default kernel (banded where the band fits one word) and for Myers' column-wise kernel (method=MYERS).
 
-OMP_WAIT_POLICY defaults to PASSIVE here: OpenMP workers that spin after a parallel region slowed the
-next runs (by up to 1.7x for 1 thread on a 2-core VM).
-
     python benchmarks/bulk_verify.py [--candidates 2000000] [--repeat 3] [--threads 1,2]
 """
 
@@ -78,10 +75,8 @@ def main() -> None:
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--seed", type=int, default=1)
     opts = ap.parse_args()
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before numba starts OpenMP
-    import numba
-
     from seedmap.io.reference import Reference
+    from seedmap.spread import set_share
     from seedmap.verify.bulk import AUTO, MYERS
 
     rng = np.random.default_rng(opts.seed)
@@ -92,15 +87,14 @@ def main() -> None:
     threads = [int(t) for t in opts.threads.split(",")]
     settings = [(100, 5), (50, 4)]
     kernels = [("banded (default)", AUTO), ("Myers", MYERS)]
-    print(f"candidates per setting: {opts.candidates:,}; best of {opts.repeat}; "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+    print(f"candidates per setting: {opts.candidates:,}; best of {opts.repeat}")
     rows = []
     for m, e in settings:
         args = make_setting(rng, ref, genome, opts.candidates, m, e)
         ref_out = None
         for name, method in kernels:
             for t in threads:
-                numba.set_num_threads(t)
+                set_share(t)
                 secs, out = best_time(args, method, opts.repeat)
                 if ref_out is None:
                     ref_out = out
@@ -109,7 +103,7 @@ def main() -> None:
                 hit = float(np.mean(out <= e))
                 rows.append((m, e, name, t, secs, opts.candidates / secs, hit))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"threading layer: {numba.threading_layer()}; load average after the runs: {load}\n")
+    print(f"load average after the runs: {load}\n")
     print("| read length | e | kernel | threads | time (s) | alignments/s | within e |")
     print("|---:|---:|---|---:|---:|---:|---:|")
     for m, e, name, t, secs, rate, hit in rows:

@@ -43,9 +43,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-reads", type=int, default=10**9, help="use only the first reads (default: all)")
     args = ap.parse_args(argv)
 
-    import numba
+    from seedmap.spread import set_share
 
-    numba.set_num_threads(args.threads)
+    set_share(args.threads)
     ref, ix = load_or_build(args.reference, args.index)
     plan = {"windows": args.windows, "step": args.step, "fe": args.fe}
     engines = {"bs": NeighborhoodEngine(ix, ref.starts, **plan), "ph": PerfectHashEngine(ix, ref.starts, **plan)}

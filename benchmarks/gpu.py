@@ -243,8 +243,10 @@ def main() -> None:
 
     import numba
 
+    from seedmap.spread import set_share
+
     warnings.filterwarnings("ignore", category=RuntimeWarning)  # uint64 wrap-around under the simulator
-    numba.set_num_threads(min(opts.threads, numba.config.NUMBA_NUM_THREADS))
+    set_share(opts.threads)  # the CPU kernels' threads
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         if opts.tiny:

@@ -149,9 +149,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--work", type=Path, default=DEFAULT_WORK, help="scratch dir (default %(default)s)")
     args = ap.parse_args(argv)
 
-    import numba
+    from seedmap.spread import set_share
 
-    numba.set_num_threads(1)
+    set_share(1)
     t0 = time.perf_counter()
     ref = text(args.work, args.mbp)
     codes = ref.codes()

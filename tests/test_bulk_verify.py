@@ -164,15 +164,16 @@ def test_unsorted_candidates_and_empty():
 
 
 def test_thread_count_invariance():
-    numba = pytest.importorskip("numba")
+    from seedmap import spread
+
     case = bulk_case(np.random.default_rng(13), nreads=200, ncand=8)
-    base = bulk_run(case)
-    prev = numba.get_num_threads()
     try:
-        numba.set_num_threads(1)
+        spread.set_share(3)
+        base = bulk_run(case)
+        spread.set_share(1)
         assert np.array_equal(bulk_run(case), base)
     finally:
-        numba.set_num_threads(prev)
+        spread._local.share = None
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

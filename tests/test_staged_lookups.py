@@ -68,8 +68,9 @@ def test_staged_count_equals_one_lookup_at_a_time(rng, u, l, shape, fe, windows,
     nq = qoff.size - 1
     saved = np.full((nq, room, 3), -7, dtype=np.int64)
     n_saved = np.full(nq, -7, dtype=np.int64)
-    counts = count_candidates(qcodes, qoff, qerr, care, ix.l, windows, step, fe, ix.seed_start, ix.nbs, ix.nb_pos,
-                              ph, saved, n_saved)
+    counts = np.zeros(nq, dtype=np.int64)
+    count_candidates(qcodes, qoff, qerr, care, ix.l, windows, step, fe, ix.seed_start, ix.nbs, ix.nb_pos, ph, saved,
+                     n_saved, counts, 0, nq)
     want_counts, want_saved, want_n = one_at_a_time(qcodes, qoff, qerr, care, ix.l, windows, step, fe, ix, ph, room)
     assert np.array_equal(counts, want_counts)
     assert np.array_equal(n_saved, want_n)

@@ -328,7 +328,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
         return 0
     from seedmap.pipeline import threads
 
-    threads.set_environment()  # before numba starts its threads
+    threads.set_environment()  # before the first large arrays
     if args.command == "index":
         _index(args)
         return 0

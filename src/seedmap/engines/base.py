@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.filter import plan
 from seedmap.filter.windows import merge_windows
@@ -95,12 +95,12 @@ def _passed(first: int, last: int, cand_off: np.ndarray, cand_len: np.ndarray, b
     return ok
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _keep_verified(first: int, last: int, cand_off: np.ndarray, cand_len: np.ndarray, ok: np.ndarray,
                    win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
     """Move each query's candidates that passed bulk verification to the front of its segment, in order."""
     base = cand_off[first]
-    for qi in prange(first, last):
+    for qi in range(first, last):  # (one pass over memory: not worth threads)
         lo = cand_off[qi] - base
         n = 0
         for k in range(lo, lo + cand_len[qi]):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numba
 import numpy as np
 
 from seedmap.engines.base import CandidateEngine, QueryMemo
@@ -15,6 +14,7 @@ from seedmap.filter.fm_scheme import ROW, count_candidates, fill_windows, memo_s
 from seedmap.index.fm import FmIndex, sequence_range
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
+from seedmap.spread import pieces, spread
 
 SAVED_ROWS = 32  # accepted strings per query a device's count pass keeps room for (1 kB)
 # The CPU pool's room per query in a first batch (2 kB; later: the last batch's). A string that does not fit is
@@ -24,6 +24,7 @@ FIRST_ROWS = 64
 POOL_SLACK = 1.25  # room for this many times the strings per query of the last batch, when that is more
 ANY_WINDOW = 1 << 30  # max_window: pieces are any length, so every plan is fully sensitive
 DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, two pieces long) go straight to verification
+QUERIES = 16  # the fewest queries a thread is handed
 
 
 class FmEngine(CandidateEngine):
@@ -51,16 +52,24 @@ class FmEngine(CandidateEngine):
                memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
         ix = self.index
         nq = qoff.size - 1
-        threads = numba.get_num_threads()
+        cuts = pieces(nq, QUERIES)  # each piece of the batch keeps its strings in a slab of the pool
+        slabs = len(cuts) - 1
         per_query = max(self.saved_rows, POOL_SLACK * self.rows_per_query)
-        pool = np.empty((threads, -(-int(per_query * nq) // threads), ROW), dtype=np.int64)
+        pool = np.empty((slabs, -(-int(per_query * nq) // slabs), ROW), dtype=np.int64)
         row_at = np.empty(nq, dtype=np.int64)
         n_saved = np.empty(nq, dtype=np.int64)
+        counts = np.zeros(nq, dtype=np.int64)
         # The k-mer tables on first use, not when the engine is made: building them reads most of the index, and a
         # segmented index keeps only the segment in use resident.
         memo_args = self._memo(memo)
-        counts = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix),
-                                  self.small, pool, row_at, n_saved, *memo_args)
+        fwd_table, rev_table = tables(ix)
+
+        def count(a: int, b: int) -> None:
+            for k in range(a, b):
+                count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd_table, rev_table,
+                                 self.small, pool, row_at, n_saved, *memo_args, counts, k, cuts[k], cuts[k + 1])
+
+        spread(slabs, count)
         if nq:
             self.rows_per_query = float(n_saved.sum()) / nq  # a rough guide for the next batch's room only
         rows = pool.reshape(-1, ROW)
@@ -73,9 +82,11 @@ class FmEngine(CandidateEngine):
               cand_len: np.ndarray) -> None:
         ix = self.index
         rows, row_at, n_saved, memo_args, located = state
-        fill_windows(qcodes, qoff, qerr, first, last, cand_off, ix.n, ix.counts, ix.text_starts, ix.fwd_occ,
-                     ix.fwd_mark, ix.fwd_ssa, ix.rev_occ, *tables(ix), self.ref_starts, self.small,
-                     rows, row_at, n_saved, win_s, win_e, win_d, *memo_args, *located)
+        fwd_table, rev_table = tables(ix)
+        spread(last - first, lambda a, b: fill_windows(
+            qcodes, qoff, qerr, first, last, cand_off, ix.n, ix.counts, ix.text_starts, ix.fwd_occ, ix.fwd_mark,
+            ix.fwd_ssa, ix.rev_occ, fwd_table, rev_table, self.ref_starts, self.small, rows, row_at, n_saved, win_s,
+            win_e, win_d, *memo_args, *located, first + a, first + b), grain=QUERIES)
 
 
 def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,

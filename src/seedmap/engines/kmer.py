@@ -7,6 +7,9 @@ import numpy as np
 from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.filter.kmer_seeds import count_candidates, fill_windows
 from seedmap.index.kmer import KmerIndex
+from seedmap.spread import spread
+
+QUERIES = 64  # the fewest queries a thread is handed
 
 
 class KmerEngine(CandidateEngine):
@@ -24,13 +27,15 @@ class KmerEngine(CandidateEngine):
         nq = qoff.size - 1
         saved = np.empty((nq, int(qerr.max(initial=0)) + self.adjacency, 3), dtype=np.int64)
         n_saved = np.empty(nq, dtype=np.int64)
-        counts = count_candidates(qcodes, qoff, qerr, self.index.k, self.adjacency, self.index.offsets, saved,
-                                  n_saved)
+        counts = np.zeros(nq, dtype=np.int64)
+        spread(nq, lambda a, b: count_candidates(qcodes, qoff, qerr, self.index.k, self.adjacency, self.index.offsets,
+                                                 saved, n_saved, counts, a, b), grain=QUERIES)
         return counts, (saved, n_saved)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
         saved, n_saved = state
-        fill_windows(qcodes, qoff, qerr, first, last, cand_off, self.adjacency, self.index.pos, self.ref_starts,
-                     saved, n_saved, win_s, win_e, win_d, cand_len)
+        spread(last - first, lambda a, b: fill_windows(
+            qcodes, qoff, qerr, first, last, cand_off, self.adjacency, self.index.pos, self.ref_starts, saved, n_saved,
+            win_s, win_e, win_d, cand_len, first + a, first + b), grain=QUERIES)

@@ -8,6 +8,9 @@ from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.filter import plan
 from seedmap.filter.neighborhood_passes import count_candidates, fill_windows
 from seedmap.index.neighborhood import NeighborhoodIndex
+from seedmap.spread import spread
+
+QUERIES = 64  # the fewest queries a thread is handed (the filter looks a chunk of 64 up together)
 
 
 class NeighborhoodEngine(CandidateEngine):
@@ -56,8 +59,10 @@ class NeighborhoodEngine(CandidateEngine):
         nq = qoff.size - 1
         saved = np.empty((nq, self._saved_ranges(qerr), 3), dtype=np.int64)
         n_saved = np.empty(nq, dtype=np.int64)
-        counts = self.count_kernel(qcodes, qoff, qerr, self.care, ix.l, self.windows, self.step, self.fe,
-                                   ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(), saved, n_saved)
+        counts = np.zeros(nq, dtype=np.int64)
+        spread(nq, lambda a, b: self.count_kernel(qcodes, qoff, qerr, self.care, ix.l, self.windows, self.step,
+                                                  self.fe, ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(), saved,
+                                                  n_saved, counts, a, b), grain=QUERIES)
         return counts, (saved, n_saved)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
@@ -65,6 +70,7 @@ class NeighborhoodEngine(CandidateEngine):
               cand_len: np.ndarray) -> None:
         ix = self.index
         saved, n_saved = state
-        self.fill_kernel(qcodes, qoff, qerr, first, last, cand_off, self.care, ix.l, self.windows, self.step,
-                         self.fe, ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(), ix.pos, self.ref_starts, saved,
-                         n_saved, win_s, win_e, win_d)
+        spread(last - first, lambda a, b: self.fill_kernel(
+            qcodes, qoff, qerr, first, last, cand_off, self.care, ix.l, self.windows, self.step, self.fe,
+            ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(), ix.pos, self.ref_starts, saved, n_saved, win_s, win_e,
+            win_d, first + a, first + b), grain=QUERIES)

@@ -10,14 +10,15 @@ from them. Strings searched again by the fill pass (those the pool had no room f
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.filter.fm_search import locate_four
 from seedmap.filter.windows import put_window
 from seedmap.io.reference import sequence_of
 from seedmap.ranges import expand_ranges
+from seedmap.spread import spread
 
-LOCATE_BLOCK = 4096  # rows per parallel task
+LOCATE_BLOCK = 4096  # rows per block
 
 
 def union_rows(rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -56,12 +57,19 @@ def _expand(start: np.ndarray, off: np.ndarray, length: np.ndarray, out: np.ndar
             out[off[w] + i] = start[w] + i
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def locate_rows(pos: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, fwd_mark: np.ndarray,
                 fwd_ssa: np.ndarray) -> None:
     """Every row of pos replaced by its text position (SA value), four walked in step (locate_four)."""
+    spread((pos.size + LOCATE_BLOCK - 1) // LOCATE_BLOCK,
+           lambda b0, b1: _locate_blocks(pos, counts, fwd_occ, fwd_mark, fwd_ssa, b0, b1))
+
+
+@njit(cache=True, nogil=True)
+def _locate_blocks(pos: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, fwd_mark: np.ndarray,
+                   fwd_ssa: np.ndarray, b0: int, b1: int) -> None:
+    """locate_rows of blocks [b0, b1) of LOCATE_BLOCK rows."""
     n = pos.size
-    for blk in prange((n + LOCATE_BLOCK - 1) // LOCATE_BLOCK):
+    for blk in range(b0, b1):
         lo = blk * LOCATE_BLOCK
         hi = min(n, lo + LOCATE_BLOCK)
         for k in range(lo, hi, 4):

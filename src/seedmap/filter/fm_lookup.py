@@ -20,12 +20,14 @@ the index first needs it.
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.filter.fm_search import extend, level_row
 from seedmap.index.fm import FmIndex
+from seedmap.spread import spread
 
 LOOKUP_MAX = 10  # 4^10 rows x 8 bytes = 8 MB per index, 11 MB with the shorter levels (11: 43 MB; 12: 171 MB)
 SPARSE = 3  # a k-mer occurs 4^SPARSE to 4^(SPARSE + 1) times on average (smaller genomes get a smaller k)
@@ -41,7 +43,6 @@ def lookup_k(n: int) -> int:
     return min(LOOKUP_MAX, max(0, (n.bit_length() - 1) // 2 - SPARSE))
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def build_lookup(occ_tab: np.ndarray, counts: np.ndarray, n: int, k: int) -> np.ndarray:
     """The (level_row(k, k), 2) uint32 table of the index (occ_tab, counts, n < 2^32): the k-mers' rows, then
     every shorter level's; see the module's notes. Each level is built from the last in a second table of the
@@ -54,15 +55,22 @@ def build_lookup(occ_tab: np.ndarray, counts: np.ndarray, n: int, k: int) -> np.
     width = 1
     for j in range(k):  # strings S of the last level (in table), then c + S: c the most significant digit
         out[level_row(k, j):level_row(k, j) + width] = table[:width]
-        for s in prange(width):  # each string writes its own four children
-            a, b = np.int64(table[s, 0]), np.int64(table[s, 1])
-            for c in range(4):
-                x, y = extend(occ_tab, counts, a, b, c) if a < b else (0, 0)
-                other[c * width + s, 0], other[c * width + s, 1] = x, max(x, y)
+        spread(width, partial(_children, occ_tab, counts, table, other, width), grain=4096)
         width *= 4
         table, other = other, table
     out[:size] = table
     return out
+
+
+@njit(cache=True, nogil=True)
+def _children(occ_tab: np.ndarray, counts: np.ndarray, table: np.ndarray, other: np.ndarray, width: int, s0: int,
+              s1: int) -> None:
+    """The four children of strings [s0, s1) of a level (table) in the next (other): each string writes its own."""
+    for s in range(s0, s1):
+        a, b = np.int64(table[s, 0]), np.int64(table[s, 1])
+        for c in range(4):
+            x, y = extend(occ_tab, counts, a, b, c) if a < b else (0, 0)
+            other[c * width + s, 0], other[c * width + s, 1] = x, max(x, y)
 
 
 def tables(ix: FmIndex) -> tuple[np.ndarray, np.ndarray]:

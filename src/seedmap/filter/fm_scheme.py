@@ -47,7 +47,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import get_thread_id, njit, prange
+from numba import njit
 
 from seedmap.filter.fm_located import located_windows, string_window
 from seedmap.filter.fm_pieces import cut_scratch, pieces
@@ -556,35 +556,30 @@ def no_memo() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int8)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: int, counts: np.ndarray,
                      fwd_occ: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray, rev_table: np.ndarray,
                      small: int, pool: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray, ids: np.ndarray,
-                     memo_at: np.ndarray, memo: np.ndarray) -> np.ndarray:
-    """Candidates per query, and its accepted strings kept for fill_windows: pool[t] is thread t's, where
-    its queries' strings lie one after another while there is room (a repeat-family read has thousands,
-    a unique one a few, so a shared slab holds far more queries whole than a fixed share each would).
-    row_at[qi]: where query qi's n_saved[qi] strings start in the pool (flattened), -1 when they did not
-    fit (searched again by fill_windows). memo: the batch's D arrays (_search_memo), query qi's slot at
+                     memo_at: np.ndarray, memo: np.ndarray, cand: np.ndarray, slab: int, q_lo: int,
+                     q_hi: int) -> None:
+    """Candidates per query of queries [q_lo, q_hi) in cand, and their accepted strings kept for
+    fill_windows in pool[slab], one query's after another while there is room (a repeat-family read has
+    thousands, a unique one a few, so a shared slab holds far more queries whole than a fixed share each
+    would). row_at[qi]: where query qi's n_saved[qi] strings start in the pool (flattened), -1 when they did
+    not fit (searched again by fill_windows). memo: the batch's D arrays (_search_memo), query qi's slot at
     memo_at[ids[qi]]; all three empty: none."""
-    nq = qoff.size - 1
-    cand = np.zeros(nq, dtype=np.int64)
     room = pool.shape[1]
-    used = np.zeros(pool.shape[0], dtype=np.int64)
-    for qi in prange(nq):
-        t = get_thread_id()
-        mine = t < pool.shape[0]  # a pool with fewer slabs than threads: the others' strings are searched again
-        at = used[t] if mine else room
+    used = 0
+    for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         got, cand[qi] = _search_memo(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small,
-                                     pool[t if mine else 0, at:], _slot(ids, memo_at, memo, qi))
+                                     pool[slab, used:], _slot(ids, memo_at, memo, qi))
         n_saved[qi] = got
-        if mine and at + got <= room:
-            row_at[qi] = t * room + at
-            used[t] = at + got
+        if used + got <= room:
+            row_at[qi] = slab * room + used
+            used += got
         else:
             row_at[qi] = -1
-    return cand
 
 
 @njit(cache=True, nogil=True)
@@ -612,18 +607,19 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarra
     return w
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, n: int, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
                  fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray,
                  rev_table: np.ndarray, ref_starts: np.ndarray, small: int, rows: np.ndarray, row_at: np.ndarray,
                  n_saved: np.ndarray, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, ids: np.ndarray,
-                 memo_at: np.ndarray, memo: np.ndarray, at: np.ndarray, pos: np.ndarray) -> None:
-    """Windows of every row of every accepted string of queries [q_first, q_last) (row_windows), sorted
-    by start per query. rows: count_candidates' pool, flattened to (strings, ROW); ids, memo_at, memo: its memo;
-    at, pos: the pooled strings' rows located (fm_located.union_rows, locate_rows)."""
+                 memo_at: np.ndarray, memo: np.ndarray, at: np.ndarray, pos: np.ndarray, q_lo: int, q_hi: int) -> None:
+    """Windows of every row of every accepted string of queries [q_lo, q_hi) (row_windows), sorted by
+    start per query, in the windows of queries [q_first, q_last) (win_start[0] is q_first's first).
+    rows: count_candidates' pool, flattened to (strings, ROW); ids, memo_at, memo: its memo; at, pos: the
+    pooled strings' rows located (fm_located.union_rows, locate_rows)."""
     base = cand_off[q_first]
-    for qi in prange(q_first, q_last):
+    for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         e = qerr[qi >> 1]
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base

@@ -12,7 +12,7 @@ use e + 1 shorter windows (one range of codes each) and no adjacency filter.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.filter.plan import window_plan
 from seedmap.filter.windows import emit_windows, sort_windows
@@ -89,13 +89,13 @@ def _plan(q: np.ndarray, e: int, k: int, adjacency: int, offsets: np.ndarray) ->
     return length, seeds, 1
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, k: int, adjacency: int,
-                     offsets: np.ndarray, saved: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
-    """Seed hits per query; the seeds' ranges are saved (rows: offset, range start, range end)."""
-    nq = qoff.size - 1
-    counts = np.zeros(nq, dtype=np.int64)
-    for qi in prange(nq):
+                     offsets: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, counts: np.ndarray, q_lo: int,
+                     q_hi: int) -> None:
+    """Seed hits per query of queries [q_lo, q_hi) in counts (zeroed by the caller); the seeds' ranges are
+    saved (rows: offset, range start, range end)."""
+    for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         e = qerr[qi >> 1]
         n_saved[qi] = 0
@@ -111,7 +111,6 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, k: 
             c += hi - lo
         n_saved[qi] = seeds.size
         counts[qi] = c
-    return counts
 
 
 @njit(cache=True, nogil=True)
@@ -147,15 +146,16 @@ def _adjacent(ws: np.ndarray, we: np.ndarray, wd: np.ndarray, seed: np.ndarray, 
     return n_kept
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, adjacency: int, pos: np.ndarray, ref_starts: np.ndarray,
                  saved: np.ndarray, n_saved: np.ndarray, win_start: np.ndarray, win_end: np.ndarray,
-                 win_diag: np.ndarray, cand_len: np.ndarray) -> None:
-    """Windows of queries [q_first, q_last) from the saved seed ranges, filtered by adjacency, sorted by
-    start; cand_len[q] = how many were kept."""
+                 win_diag: np.ndarray, cand_len: np.ndarray, q_lo: int, q_hi: int) -> None:
+    """Windows of queries [q_lo, q_hi) from the saved seed ranges, filtered by adjacency, sorted by start,
+    in the windows of queries [q_first, q_last) (win_start[0] is q_first's first); cand_len[q] = how many
+    were kept."""
     base = cand_off[q_first]
-    for qi in prange(q_first, q_last):
+    for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         m = q.size
         e = qerr[qi >> 1]

@@ -11,7 +11,7 @@ scan, so repetitive reads keep all their hits.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.filter.mflbpr import fill_tables, match_group, slices, table_buffers
 from seedmap.filter.plan import lookup_plan
@@ -58,17 +58,17 @@ def _lookup(q: np.ndarray, o: int, length: int, m: int, e: int, care: np.ndarray
     return w, ns
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, care: np.ndarray, l: int,
                      windows: int, step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray,
-                     nb_pos: np.ndarray, saved: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
-    """Candidates per query. The position ranges found are kept per query (saved[q]) so that the fill
-    pass need not scan again; n_saved[q] = -1 when they did not fit."""
-    nq = qoff.size - 1
-    counts = np.zeros(nq, dtype=np.int64)
+                     nb_pos: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, counts: np.ndarray, q_lo: int,
+                     q_hi: int) -> None:
+    """Candidates per query of queries [q_lo, q_hi) in counts (zeroed by the caller). The position ranges
+    found are kept per query (saved[q]) so that the fill pass need not scan again; n_saved[q] = -1 when they
+    did not fit."""
     span = care[care.size - 1] + 1
     none = np.zeros(0, dtype=np.int64)
-    for qi in prange(nq):
+    for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         m = q.size
         e = qerr[qi >> 1]
@@ -85,19 +85,19 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
                             none, none, regs, tables, masks, saved[qi], ns)
         counts[qi] = c
         n_saved[qi] = ns if ns <= saved.shape[1] else -1
-    return counts
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, care: np.ndarray, l: int, windows: int, step: int, fe: int,
                  seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray,
                  ref_starts: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, win_start: np.ndarray,
-                 win_end: np.ndarray, win_diag: np.ndarray) -> None:
-    """Verification windows (and their diagonals) of queries [q_first, q_last), sorted by start per query."""
+                 win_end: np.ndarray, win_diag: np.ndarray, q_lo: int, q_hi: int) -> None:
+    """Verification windows (and their diagonals) of queries [q_lo, q_hi), sorted by start per query, in
+    the windows of queries [q_first, q_last) (win_start[0] is q_first's first)."""
     base = cand_off[q_first]
     span = care[care.size - 1] + 1
-    for qi in prange(q_first, q_last):
+    for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         m = q.size
         e = qerr[qi >> 1]

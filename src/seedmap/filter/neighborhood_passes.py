@@ -15,7 +15,7 @@ one after another: the count pass took a quarter of the time, the whole run a fi
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.filter.degenerate import max_patterns
 from seedmap.filter.neighborhood_bs import (
@@ -32,7 +32,7 @@ from seedmap.filter.windows import emit_windows, sort_windows
 from seedmap.index.perfect_hash import Tables
 from seedmap.intrinsics import prefetch
 
-CHUNK = 64  # queries per parallel task
+CHUNK = 64  # queries looked up together (scratch allocated once per chunk)
 
 
 @njit(cache=True, nogil=True)
@@ -130,21 +130,20 @@ def _search(qcodes: np.ndarray, qoff: np.ndarray, rows: np.ndarray, t: int, care
     return n
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, care: np.ndarray, l: int, windows: int,
                      step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
-                     ph: tuple | None, saved: np.ndarray, n_saved: np.ndarray) -> np.ndarray:
-    """Candidates per query. The position ranges found are saved per query (rows of `saved`: offset,
-    range start, range end) when they fit, so that the fill pass need not search the index again;
-    n_saved[q] = -1 when they did not fit. ph: the perfect hashes (ph_off, ph_block, ph_g, ph_table) to look
-    patterns up in, or None for binary search."""
-    nq = qoff.size - 1
-    counts = np.zeros(nq, dtype=np.int64)
+                     ph: tuple | None, saved: np.ndarray, n_saved: np.ndarray, counts: np.ndarray, q_lo: int,
+                     q_hi: int) -> None:
+    """Candidates per query of queries [q_lo, q_hi), added to counts (zeroed by the caller). The position
+    ranges found are saved per query (rows of `saved`: offset, range start, range end) when they fit, so that
+    the fill pass need not search the index again; n_saved[q] = -1 when they did not fit. ph: the perfect
+    hashes (ph_off, ph_block, ph_g, ph_table) to look patterns up in, or None for binary search."""
     cap = max_patterns(l, fe)
     room = saved.shape[1]
     lmax = care[care.size - 1] + 1 + l
-    for chunk in prange((nq + CHUNK - 1) // CHUNK):
-        q0, q1 = chunk * CHUNK, min(nq, (chunk + 1) * CHUNK)
+    for q0 in range(q_lo, q_hi, CHUNK):
+        q1 = min(q_hi, q0 + CHUNK)
         ranges = np.empty((cap, 2), dtype=np.int64)
         scratch = new_scratch(ph, cap)
         rows = _chunk_lookups(qcodes, qoff, qerr, q0, q1, care, lmax, windows, step, seed_start)
@@ -164,23 +163,22 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
         for qi in range(q0, q1):
             if n_saved[qi] > room:
                 n_saved[qi] = -1
-    return counts
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
                  cand_off: np.ndarray, care: np.ndarray, l: int, windows: int, step: int, fe: int,
                  seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, ph: tuple | None, pos: np.ndarray,
                  ref_starts: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, win_start: np.ndarray,
-                 win_end: np.ndarray, win_diag: np.ndarray) -> None:
-    """Verification windows (and their diagonals) of queries [q_first, q_last), sorted by start per query.
-    ph as in count_candidates."""
+                 win_end: np.ndarray, win_diag: np.ndarray, q_lo: int, q_hi: int) -> None:
+    """Verification windows (and their diagonals) of queries [q_lo, q_hi), sorted by start per query, in
+    the windows of queries [q_first, q_last) (win_start[0] is q_first's first). ph as in count_candidates."""
     cap = max_patterns(l, fe)
     base = cand_off[q_first]
-    for chunk in prange((q_last - q_first + CHUNK - 1) // CHUNK):
+    for q0 in range(q_lo, q_hi, CHUNK):
         ranges = np.empty((cap, 2), dtype=np.int64)
         scratch = new_scratch(ph, cap)
-        q0, q1 = q_first + chunk * CHUNK, min(q_last, q_first + (chunk + 1) * CHUNK)
+        q1 = min(q_hi, q0 + CHUNK)
         for qi in range(q0, q1):  # where the saved ranges' positions are: one sweep of misses, as in count
             for k in range(max(n_saved[qi], 0)):
                 prefetch(pos, saved[qi, k, 1])

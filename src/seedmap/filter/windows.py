@@ -6,9 +6,10 @@ the hit's sequence (put_window; emit_windows: those of a range of hits); a query
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.io.reference import sequence_of
+from seedmap.spread import spread
 
 ONE = np.uint64(1)
 
@@ -133,27 +134,39 @@ def merge_one(starts: np.ndarray, ends: np.ndarray, diags: np.ndarray, out: np.n
     return n
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def merge_windows(q_first: int, q_last: int, cand_off: np.ndarray, cand_len: np.ndarray, win_start: np.ndarray,
                   win_end: np.ndarray, win_diag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Union of overlapping windows per query (query q has cand_len[q] windows from cand_off[q], sorted
     by start): query array and rows (start, end, min diag, max diag), ordered by query then start."""
     nq = q_last - q_first
-    base = cand_off[q_first]
     counts = np.zeros(nq + 1, dtype=np.int64)
     dummy = np.zeros((0, 4), dtype=np.int64)
-    for j in prange(nq):
-        lo = cand_off[q_first + j] - base
-        hi = lo + cand_len[q_first + j]
-        counts[j + 1] = merge_one(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], dummy, False)
-    for j in range(nq):
-        counts[j + 1] += counts[j]
+    spread(nq, lambda a, b: _merge(q_first, cand_off, cand_len, win_start, win_end, win_diag, counts, dummy,
+                                   counts[:0], False, a, b), grain=MERGED)
+    np.cumsum(counts, out=counts)
     uq = np.empty(counts[nq], dtype=np.int64)
     rows = np.empty((counts[nq], 4), dtype=np.int64)
-    for j in prange(nq):
+    spread(nq, lambda a, b: _merge(q_first, cand_off, cand_len, win_start, win_end, win_diag, counts, rows, uq,
+                                   True, a, b), grain=MERGED)
+    return uq, rows
+
+
+MERGED = 256  # the fewest queries a thread merges
+
+
+@njit(cache=True, nogil=True)
+def _merge(q_first: int, cand_off: np.ndarray, cand_len: np.ndarray, win_start: np.ndarray, win_end: np.ndarray,
+           win_diag: np.ndarray, counts: np.ndarray, rows: np.ndarray, uq: np.ndarray, write: bool, j0: int,
+           j1: int) -> None:
+    """merge_windows' passes over queries q_first + [j0, j1): each query's merged count in counts[j + 1], or
+    (write) its merged rows from counts[j] on, and their query in uq."""
+    base = cand_off[q_first]
+    for j in range(j0, j1):
         lo = cand_off[q_first + j] - base
         hi = lo + cand_len[q_first + j]
-        a, b = counts[j], counts[j + 1]
-        merge_one(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], rows[a:b], True)
-        uq[a:b] = q_first + j
-    return uq, rows
+        if write:
+            a, b = counts[j], counts[j + 1]
+            merge_one(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], rows[a:b], True)
+            uq[a:b] = q_first + j
+        else:
+            counts[j + 1] = merge_one(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi], rows, False)

@@ -28,10 +28,13 @@ comparison, whatever the block size.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
+
+from seedmap.spread import spread
 
 GOLDEN = 0x9E3779B9
 FIBONACCI = 0x9E3779B1  # odd 32-bit multiplier (2^32 / golden ratio, rounded to a prime)
@@ -254,11 +257,11 @@ def _scratch(n: int, nv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
             np.empty(nv, dtype=np.int64), np.empty(n, dtype=np.bool_))
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _choose(seed_start: np.ndarray, nbs: np.ndarray, chunk: int, ph_block: np.ndarray) -> None:
-    """Jseed and r of every block (blocks in chunks, one scratch set per chunk)."""
+@njit(cache=True, nogil=True)
+def _choose(seed_start: np.ndarray, nbs: np.ndarray, chunk: int, ph_block: np.ndarray, c0: int, c1: int) -> None:
+    """Jseed and r of every block of chunks [c0, c1) of blocks (one scratch set per chunk)."""
     nblocks = seed_start.size - 1
-    for c in prange((nblocks + chunk - 1) // chunk):
+    for c in range(c0, c1):
         a0, a1 = c * chunk, min((c + 1) * chunk, nblocks)
         nmax = 0
         for a in range(a0, a1):
@@ -275,12 +278,12 @@ def _choose(seed_start: np.ndarray, nbs: np.ndarray, chunk: int, ph_block: np.nd
             ph_block[a, 1] = r
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _fill(seed_start: np.ndarray, nbs: np.ndarray, chunk: int, ph_block: np.ndarray, ph_off: np.ndarray,
-          ph_g: np.ndarray, ph_table: np.ndarray) -> None:
-    """g and slot table of every block from its chosen (Jseed, r)."""
+          ph_g: np.ndarray, ph_table: np.ndarray, c0: int, c1: int) -> None:
+    """g and slot table of every block of chunks [c0, c1) from its chosen (Jseed, r)."""
     nblocks = seed_start.size - 1
-    for c in prange((nblocks + chunk - 1) // chunk):
+    for c in range(c0, c1):
         a0, a1 = c * chunk, min((c + 1) * chunk, nblocks)
         nmax = 0
         nvmax = 0
@@ -317,14 +320,15 @@ def build(seed_start: np.ndarray, nbs: np.ndarray) -> PerfectHash:
     if int(np.diff(seed_start).max(initial=0)) >= 2**31:
         raise ValueError("a seed block holds more than 2^31 neighborhoods")
     chunk = max(1, min(4096, nblocks // 256))
+    chunks = (nblocks + chunk - 1) // chunk
     ph_block = np.zeros((nblocks, 2), dtype=np.uint32)
-    _choose(seed_start, nbs, chunk, ph_block)
+    spread(chunks, partial(_choose, seed_start, nbs, chunk, ph_block))
     sizes = (3 * ph_block[:, 1].astype(np.int64) + 3) // 4 * 4
     ph_off = np.zeros(nblocks + 1, dtype=np.int64)
     np.cumsum(sizes, out=ph_off[1:])
     ph_g = np.zeros(int(ph_off[-1]) // 4, dtype=np.uint8)
     ph_table = np.zeros(int(ph_off[-1]), dtype=np.int64)
-    _fill(seed_start, nbs, chunk, ph_block, ph_off, ph_g, ph_table)
+    spread(chunks, partial(_fill, seed_start, nbs, chunk, ph_block, ph_off, ph_g, ph_table))
     return PerfectHash(ph_off, ph_block, ph_g, ph_table)
 
 

@@ -13,9 +13,10 @@ insert bound of a mate-1 location are found by binary search, so a pair costs O(
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.mapq import phred_of_rest
+from seedmap.spread import spread
 
 ORIENTATIONS = {"fr": 0, "rf": 1, "ff": 2}
 
@@ -43,7 +44,6 @@ def proper_insert(sa: int, ea: int, ra: int, rev_a: bool, sb: int, eb: int, rb: 
     return ins if ok else -1
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def choose_pairs(off: np.ndarray, ls: np.ndarray, le: np.ndarray, ld: np.ndarray, lrev: np.ndarray,
                  lref: np.ndarray, se_best: np.ndarray, edits: np.ndarray, orient: int, lo: int, hi: int,
                  mean: float, penalty: int, ratio: float, unseen: float, chosen: np.ndarray, proper: np.ndarray,
@@ -51,8 +51,19 @@ def choose_pairs(off: np.ndarray, ls: np.ndarray, le: np.ndarray, ld: np.ndarray
     """Per pair p (reads 2p, 2p + 1; read r's locations are off[r]:off[r + 1], sorted by start):
     chosen[r] = the primary location of r or -1, proper[p], mapq[r]. partner_w: scratch, one per
     location (each pair touches only its own)."""
+    spread(off.size // 2, lambda p0, p1: _choose_pairs(off, ls, le, ld, lrev, lref, se_best, edits, orient, lo, hi,
+                                                       mean, penalty, ratio, unseen, chosen, proper, mapq, partner_w,
+                                                       p0, p1), grain=64)
+
+
+@njit(cache=True, nogil=True)
+def _choose_pairs(off: np.ndarray, ls: np.ndarray, le: np.ndarray, ld: np.ndarray, lrev: np.ndarray,
+                  lref: np.ndarray, se_best: np.ndarray, edits: np.ndarray, orient: int, lo: int, hi: int,
+                  mean: float, penalty: int, ratio: float, unseen: float, chosen: np.ndarray, proper: np.ndarray,
+                  mapq: np.ndarray, partner_w: np.ndarray, p0: int, p1: int) -> None:
+    """choose_pairs of pairs [p0, p1)."""
     ru = ratio ** penalty
-    for p in prange(off.size // 2):
+    for p in range(p0, p1):
         a, b = 2 * p, 2 * p + 1
         a0, a1, b0, b1 = off[a], off[a + 1], off[b], off[b + 1]
         chosen[a] = se_best[a]

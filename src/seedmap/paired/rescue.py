@@ -11,22 +11,25 @@ leftmost). Rescued locations have more than e edits; they are reported like any 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.io.reference import unpack_into
 from seedmap.order import lex_order
 from seedmap.paired.pairing import proper_insert
+from seedmap.spread import spread
 from seedmap.verify.semiglobal import group_runs, scan_hits
 
 MAX_ANCHORS = 8  # best-stratum locations of the mapped mate tried per pair
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _rescue(task_anchor: np.ndarray, task_read: np.ndarray, qcodes: np.ndarray, qoff: np.ndarray,
             rescue_qerr: np.ndarray, ls: np.ndarray, le: np.ndarray, lrev: np.ndarray, lref: np.ndarray,
             ref_starts: np.ndarray, packed: np.ndarray, nmask: np.ndarray, orient: int, lo: int, hi: int,
-            mean: float, out_q: np.ndarray, out_s: np.ndarray, out_e: np.ndarray, out_d: np.ndarray) -> None:
-    for k in prange(task_anchor.size):
+            mean: float, out_q: np.ndarray, out_s: np.ndarray, out_e: np.ndarray, out_d: np.ndarray, k0: int,
+            k1: int) -> None:
+    """Tasks [k0, k1)."""
+    for k in range(k0, k1):
         out_q[k] = -1
         c, t = task_anchor[k], task_read[k]
         rev = lrev[c] if orient == 2 else not lrev[c]
@@ -92,8 +95,9 @@ def rescue(read: np.ndarray, start: np.ndarray, end: np.ndarray, dist: np.ndarra
     out_e = np.empty(n, dtype=np.int64)
     out_d = np.empty(n, dtype=np.int32)
     lo, hi = bounds
-    _rescue(anchors, read[anchors] ^ 1, qcodes, qoff, rescue_qerr, start, end, rev, ref_id, ref_starts, packed, nmask,
-            orient, lo, hi, mean, out_q, out_s, out_e, out_d)
+    mates = read[anchors] ^ 1
+    spread(n, lambda k0, k1: _rescue(anchors, mates, qcodes, qoff, rescue_qerr, start, end, rev, ref_id, ref_starts,
+                                     packed, nmask, orient, lo, hi, mean, out_q, out_s, out_e, out_d, k0, k1), grain=16)
     ok = out_q >= 0
     q, s, e, d = out_q[ok], out_s[ok], out_e[ok], out_d[ok]
     order = lex_order(q, s)

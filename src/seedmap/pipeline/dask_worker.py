@@ -176,7 +176,7 @@ class _RunState:
         self.shares = _shares.get(opts.threads)
         if self.shares is None:
             self.shares = _shares[opts.threads] = threads.thread_shares(opts.threads)
-        # Without a thread-safe numba layer, one batch at a time in this process (Dask may run several).
+        # -t 1: one batch at a time in this process (Dask may run several).
         self.serial = threading.Lock() if self.shares.workers == 1 else None
         self.mappers: dict[int, object] = {}
         self.makers: dict[int, object] = {}
@@ -252,7 +252,7 @@ def _state(job: Job, shipped: ShippedIndex | None) -> _RunState:
         if not _started:
             from seedmap.pipeline import threads
 
-            threads.set_environment()  # before numba loads its threading layer
+            threads.set_environment()  # before the first batch's arrays
             _started = True
         st = _RunState(job, _loaded(job, shipped))
         _runs[job.token] = st

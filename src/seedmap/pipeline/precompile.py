@@ -371,7 +371,9 @@ from numba.core.dispatcher import Dispatcher
 from seedmap.pipeline.precompile import signature_text
 from seedmap.pipeline.run import variant_run
 from seedmap.pipeline.warmup import cached_kernels_load_quickly, warmup_batch
+from seedmap.spread import set_share
 
+set_share(1)  # kernels called from this thread only: the depth count below is not per thread
 depth, seen, compiled = [0], {}, []
 compile_now = Dispatcher.compile
 

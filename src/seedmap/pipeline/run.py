@@ -15,8 +15,6 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-import numba
-
 from seedmap.io.output import open_sink
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
@@ -31,6 +29,7 @@ from seedmap.pipeline.single import DEPTH, SingleRun, device_backend, engine_inp
 from seedmap.pipeline.stages import SamFormatter
 from seedmap.pipeline.timings import RunTimings
 from seedmap.pipeline.warmup import warm_up
+from seedmap.spread import set_share
 
 log = logging.getLogger("seedmap")
 
@@ -53,7 +52,7 @@ def run_map(opts: RunOptions) -> None:
     warn_if_slow(opts.map, head.lengths(), s.ref.total)
     timings.add("set-up (index, engine)", time.perf_counter() - t0)
     run = PairRun(opts, s) if opts.paired else SingleRun(opts, s)
-    numba.set_num_threads(shares.threads)  # this thread's kernels: warm-up, insert size estimate
+    set_share(shares.threads)  # this thread's kernels: warm-up, insert size estimate
     t1 = time.perf_counter()
     warm_up(s.ref, opts.paired, opts.engine.kind, run.warm, opts.map.stratified, s.fmt.bam)
     t2 = time.perf_counter()

@@ -1,30 +1,25 @@
 """Threading set by the program, not left to the environment.
 
-Workers map whole batches side by side, each calling numba's parallel kernels from its own Python
-thread, so numba needs a thread-safe threading layer (OpenMP or TBB; its default 'workqueue' aborts on
-concurrent calls). OpenMP threads wait passively: spinning idle threads took cores from the next run's
-workers on small machines. Without a thread-safe layer there is one worker whose kernels use every thread.
+Workers map whole batches side by side, each on its own Python thread; a worker's kernel calls spread their
+blocks over its share of the threads (seedmap/spread.py: all of them for a worker alone, one each when every
+worker is busy). The kernels are serial numba functions that release the GIL, so no numba threading layer is
+loaded.
 """
 
 from __future__ import annotations
 
 import ctypes
-import logging
 import os
 import sys
 import threading
 
-log = logging.getLogger("seedmap")
-
-_SAFE_LAYERS = ("omp", "tbb")
+from seedmap.spread import set_share
 
 
 def set_environment() -> None:
-    """Before numba loads a threading layer (the first parallel kernel): passive OpenMP waiting. And
-    glibc's malloc keeps the batches' large arrays in its heap instead of mapping and unmapping them for
-    every batch (page faults and zeroing: 0.9 s of system time per million reads, measured)."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    os.environ.setdefault("KMP_BLOCKTIME", "0")
+    """Before the first batch: glibc's malloc keeps the batches' large arrays in its heap instead of mapping and
+    unmapping them for every batch (page faults and zeroing: 0.9 s of system time per million reads,
+    measured)."""
     _keep_large_allocations()
 
 
@@ -43,33 +38,13 @@ def _keep_large_allocations() -> None:
         pass
 
 
-def safe_layer() -> str | None:
-    """A thread-safe numba threading layer that loads here, set as numba's layer; None if there is none."""
-    import numba
-
-    wanted = os.environ.get("NUMBA_THREADING_LAYER", "")
-    for layer in ((wanted,) if wanted in _SAFE_LAYERS else _SAFE_LAYERS):
-        try:
-            if layer == "omp":
-                from numba.np.ufunc import omppool  # noqa: F401
-            else:
-                from numba.np.ufunc import tbbpool  # noqa: F401
-        except ImportError:
-            continue
-        numba.config.THREADING_LAYER = layer
-        return layer
-    return None
-
-
 class ThreadShares:
     """Splits `threads` among the workers busy right now: a worker alone (one batch left, or a small
-    input) runs its kernels on every thread; with all workers busy each kernel is serial."""
+    input) spreads its kernels over every thread; with all workers busy each kernel runs on its own."""
 
-    def __init__(self, threads: int, concurrent: bool) -> None:
-        import numba
-
-        self.threads = max(1, min(threads, numba.config.NUMBA_NUM_THREADS))
-        self.workers = self.threads if concurrent else 1
+    def __init__(self, threads: int) -> None:
+        self.threads = max(1, min(threads, os.cpu_count() or 1))
+        self.workers = self.threads
         self.busy = 0
         self.lock = threading.Lock()
 
@@ -81,12 +56,9 @@ class ThreadShares:
     def refresh(self) -> None:
         """This worker's share of the threads now, for its next kernels (called between stages, so a
         worker left alone at the end of the input takes over the idle threads at its next stage)."""
-        import numba
-
         with self.lock:
             share = max(1, self.threads // max(self.busy, 1))
-        if numba.get_num_threads() != share:
-            numba.set_num_threads(share)  # per calling thread in numba
+        set_share(share)
 
     def leave(self) -> None:
         with self.lock:
@@ -94,8 +66,4 @@ class ThreadShares:
 
 
 def thread_shares(threads: int) -> ThreadShares:
-    layer = safe_layer()
-    if layer is None and threads > 1:
-        log.info("no thread-safe numba threading layer (OpenMP or TBB): one batch at a time on %d threads",
-                 threads)
-    return ThreadShares(threads, concurrent=layer is not None)
+    return ThreadShares(threads)

@@ -16,11 +16,12 @@ OpenCL twin, align.cl, runs the DP for every gapped alignment and gives the same
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.intrinsics import prefetch
 from seedmap.io.ascii import write_int as _write_int  # (the name backends/cuda/align_kernels.py twins)
 from seedmap.io.reference import sequences_of, unpack_into
+from seedmap.spread import spread
 
 OP_M, OP_I, OP_D = 0, 1, 2
 BASES = np.frombuffer(b"ACGTN", dtype=np.uint8)
@@ -304,7 +305,7 @@ def md_capacity(m: np.ndarray, dist: np.ndarray) -> np.ndarray:
     return (dist + 1) * digits + 3 * dist
 
 
-BLOCK = 64  # locations per parallel task: scratch allocated once per block
+BLOCK = 64  # locations per block: scratch allocated once per block
 AHEAD = 4  # locations ahead whose reference is prefetched
 
 
@@ -346,13 +347,15 @@ def scratch_sizes(qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_d:
     return cells, span
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _align_all(qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_e: np.ndarray,
                loc_d: np.ndarray, loc_lo: np.ndarray, loc_hi: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
                cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
-               n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
+               n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, start: np.ndarray, end: np.ndarray,
+               b0: int, b1: int) -> None:
+    """Blocks [b0, b1) of BLOCK locations."""
     nl = loc_q.size
-    for blk in prange((nl + BLOCK - 1) // BLOCK):
+    for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nl, (blk + 1) * BLOCK)
         cells, span = scratch_sizes(qoff, loc_q, loc_s, loc_d, loc_lo, loc_hi, lo, hi)
         scratch = np.empty(cells, dtype=np.int64)
@@ -413,7 +416,8 @@ def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndar
     twin shares; the band of a location is its own distance.)"""
     aln = layout(qoff, loc_q, loc_d)
     loc_lo, loc_hi = free_bounds(loc_s, loc_e, loc_d, seq_starts)
-    _align_all(qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, aln["cig_off"],
-               aln["md_off"], aln["ops"], aln["lens"], aln["md"], aln["n_runs"], aln["md_len"], aln["dist"],
-               aln["start"], aln["end"])
+    spread((loc_q.size + BLOCK - 1) // BLOCK, lambda b0, b1: _align_all(
+        qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, aln["cig_off"], aln["md_off"],
+        aln["ops"], aln["lens"], aln["md"], aln["n_runs"], aln["md_len"], aln["dist"], aln["start"], aln["end"],
+        b0, b1))
     return checked(aln, loc_d)

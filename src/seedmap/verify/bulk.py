@@ -35,24 +35,24 @@ Two kernels, both bit-parallel (Myers 1999, in Hyyro's formulation):
 
 Masks are built once per run of equal queries (eight codes at a time); the window is decoded from
 the 2-bit packed reference with a byte table (N adds 4 to the code: rows 4..7 of the 8-row mask table
-are N). Candidates are processed in parallel blocks (scratch allocated once per block, dynamic
-scheduling), with the reference windows of the next candidates prefetched.
+are N). Candidates are processed in blocks (scratch allocated once per block; ranges of blocks spread over
+threads), with the reference windows of the next candidates prefetched.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, parallel_chunksize, prange
+from numba import njit
 
 from seedmap.intrinsics import popcount as _popcount
 from seedmap.intrinsics import prefetch as _prefetch
+from seedmap.spread import spread
 
 # Kernels taking arrays are compiled with _nrt=False: they allocate nothing, and without reference
 # counting a call costs no atomic increments on arrays shared between threads (the reference); small
 # helpers are inlined. (Inlining the kernels too is as fast but compiles 4x longer.)
 
-BLOCK = 512  # candidates per parallel task (scratch is allocated once per block)
-CHUNK = 4  # blocks handed to a thread at a time
+BLOCK = 512  # candidates per block (scratch is allocated once per block)
 PREFETCH = 4  # candidates ahead whose reference window is prefetched
 
 ONE = np.uint64(1)
@@ -399,14 +399,15 @@ def window_of(diag: np.ndarray, m: np.ndarray, e: np.ndarray, s0: np.ndarray,
     return ws, np.maximum(np.minimum(diag + m + e, s1), ws)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray, win_start: np.ndarray,
           win_end: np.ndarray, packed: np.ndarray, nmask: np.ndarray, nwmax: int, tmax: int, method: int,
-          out: np.ndarray) -> None:
+          out: np.ndarray, b0: int, b1: int) -> None:
+    """Blocks [b0, b1) of BLOCK candidates."""
     nc = cand_q.size
     last_p = max(packed.size - 1, 0)
     last_n = max(nmask.size - 1, 0)
-    for blk in prange((nc + BLOCK - 1) // BLOCK):
+    for blk in range(b0, b1):
         lo = blk * BLOCK
         hi = min(nc, lo + BLOCK)
         peq = np.empty(8 * (nwmax + 2), dtype=np.uint64)
@@ -485,7 +486,7 @@ def bulk_distances(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_
         raise ValueError("candidate windows must lie within the reference")
     mmax = int(np.diff(qoff).max())
     tmax = max(int((win_end - win_start).max()), 0) + 8  # longest window (+ decoding slack)
-    with parallel_chunksize(CHUNK):  # dynamic scheduling: threads slowed by other work do less of it
-        _bulk(qcodes, qoff, qerr, cand_q, win_start, win_end, packed, nmask, (mmax + 63) >> 6, tmax, int(method),
-              out)
+    spread((cand_q.size + BLOCK - 1) // BLOCK, lambda b0, b1: _bulk(
+        qcodes, qoff, qerr, cand_q, win_start, win_end, packed, nmask, (mmax + 63) >> 6, tmax, int(method), out,
+        b0, b1))
     return out

@@ -15,8 +15,9 @@ the runs stage went from 0.8-0.9 s to 0.3 s with this).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from seedmap.spread import spread
 from seedmap.verify.bitvector import every_end_hits, match_masks
 
 
@@ -34,13 +35,20 @@ def _joined(qcodes: np.ndarray, a: int, m: int, e: int, end_a: int, end_b: int, 
     return every_end_hits(peq, m, e, packed, nmask, lo, end_a - lo, end_b - lo, pv, mv)
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def joined_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_end: np.ndarray,
                 pair_a: np.ndarray, seq_lo: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
                 out: np.ndarray) -> None:
     """out[k]: whether locations pair_a[k] and pair_a[k] + 1 (one query, one sequence, ends increasing)
     lie in one run at the edits qerr of their read."""
-    for k in prange(pair_a.size):
+    spread(pair_a.size, lambda k0, k1: _joined_runs(qcodes, qoff, qerr, loc_q, loc_end, pair_a, seq_lo, packed, nmask,
+                                                     out, k0, k1), grain=64)
+
+
+@njit(cache=True, nogil=True)
+def _joined_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_end: np.ndarray,
+                 pair_a: np.ndarray, seq_lo: np.ndarray, packed: np.ndarray, nmask: np.ndarray, out: np.ndarray,
+                 k0: int, k1: int) -> None:
+    for k in range(k0, k1):
         i = pair_a[k]
         qi = loc_q[i]
         out[k] = _joined(qcodes, qoff[qi], qoff[qi + 1] - qoff[qi], qerr[qi >> 1], loc_end[i], loc_end[i + 1],

@@ -16,9 +16,10 @@ is an upper bound of the shifted placement's cost, exact in an exact array, so a
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.io.reference import ref_code, sequence_of
+from seedmap.spread import spread
 from seedmap.verify.align import OP_D, OP_I
 
 MAX_GAP = 2  # edits behind the best beyond which a placement weighs nothing to MAPQ (0.01^3)
@@ -53,7 +54,6 @@ def _shifted_cost(q: np.ndarray, a: int, ops: np.ndarray, lens: np.ndarray, pack
     return cost
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def shifted_placements(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                        loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, cig_off: np.ndarray,
                        ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray, packed: np.ndarray,
@@ -61,12 +61,19 @@ def shifted_placements(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, l
     """Per read (locations sorted by query, so a read's are contiguous): how many shifted placements of its
     unique best location cost the best + g, for g = 0..MAX_GAP (row r, column g); zeros otherwise."""
     out = np.zeros((n_reads, MAX_GAP + 1), dtype=np.int64)
-    first = np.full(n_reads + 1, loc_q.size, dtype=np.int64)
-    for k in range(loc_q.size - 1, -1, -1):
-        first[loc_q[k] >> 1] = k
-    for r in range(n_reads - 1, -1, -1):
-        first[r] = min(first[r], first[r + 1])
-    for r in prange(n_reads):
+    first = np.searchsorted(np.asarray(loc_q) >> 1, np.arange(n_reads + 1)).astype(np.int64)  # each read's first
+    spread(n_reads, lambda r0, r1: _shifted(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, cig_off, ops, lens,
+                                            n_runs, packed, nmask, seq_starts, first, out, r0, r1), grain=64)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _shifted(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
+             loc_e: np.ndarray, loc_d: np.ndarray, cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
+             n_runs: np.ndarray, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray, first: np.ndarray,
+             out: np.ndarray, r0: int, r1: int) -> None:
+    """shifted_placements of reads [r0, r1), their locations from first[r] to first[r + 1]."""
+    for r in range(r0, r1):
         lo, hi = first[r], first[r + 1]
         if lo == hi:
             continue
@@ -92,4 +99,3 @@ def shifted_placements(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, l
                 cost = _shifted_cost(q, a + p, ops[c0:c0 + nr], lens[c0:c0 + nr], packed, nmask, best + MAX_GAP)
                 if cost <= best + MAX_GAP:
                     out[r, max(cost - best, 0)] += 1
-    return out

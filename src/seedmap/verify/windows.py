@@ -1,32 +1,34 @@
-"""Verification of merged candidate windows on the CPU, in parallel with numba (bitvector.py per window): the
-locations of each window's alignments. A device backend has its twin (backends/cuda/locations.py)."""
+"""Verification of merged candidate windows on the CPU, blocks of them spread over threads (bitvector.py per
+window): the locations of each window's alignments. A device backend has its twin (backends/cuda/locations.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from seedmap.intrinsics import prefetch
 from seedmap.io.reference import unpack_into
 from seedmap.order import lex_order
 from seedmap.ranges import expand_ranges
+from seedmap.spread import spread
 from seedmap.verify.bitvector import build_masks, window_locations
 from seedmap.verify.bulk import ALL, ONE, no_n
 
-BLOCK = 64  # windows per parallel task: scratch buffers are allocated once per block
+BLOCK = 64  # windows per block: scratch buffers are allocated once per block
 AHEAD = 4  # windows ahead whose reference is prefetched
 SLOTS = 4  # locations kept per window on the first pass; windows with more are verified again
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
                     win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray,
                     loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray,
-                    loc_count: np.ndarray) -> None:
+                    loc_count: np.ndarray, b0: int, b1: int) -> None:
+    """Blocks [b0, b1) of BLOCK windows."""
     nw = win_q.size
-    for blk in prange((nw + BLOCK - 1) // BLOCK):
+    for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
         width = 1
         mmax = 1
@@ -155,17 +157,17 @@ def _packed_runs(words: np.ndarray, m: int, packed: np.ndarray, d_lo: int, d_hi:
     return n
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win: np.ndarray, packed: np.ndarray,
                    nmask: np.ndarray, slot_off: np.ndarray, loc_start: np.ndarray, loc_end: np.ndarray,
-                   loc_dist: np.ndarray, loc_count: np.ndarray) -> None:
-    """e = 0 (_verify_windows' slots and counts): a hit is an exact occurrence on one of the window's
+                   loc_dist: np.ndarray, loc_count: np.ndarray, b0: int, b1: int) -> None:
+    """e = 0 (_verify_windows' slots and counts, blocks [b0, b1)): a hit is an exact occurrence on one of the window's
     diagonals [win[w, 2], win[w, 3]]. The read is packed once, 32 bases a word, and compared with the packed
     reference a word at a time (ragout16, --best's round 0, one thread: 250 -> 195 ns a window against unpacking
     the window and comparing base by base; ref_code base by base, twice over for a count pass and a fill pass,
     was half of a --best run's verification before that); a window with an N in its reference is unpacked."""
     nw = win_q.size
-    for blk in prange((nw + BLOCK - 1) // BLOCK):
+    for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
         width = 1
         mmax = 1
@@ -210,8 +212,12 @@ def _run_exact(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np
                packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
     """_run at e = 0."""
     out = _slots(win_q.size, cap)
-    _exact_windows(qcodes, qoff, win_q, win, packed, nmask, *out)
+    spread(_blocks(win_q.size), lambda b0, b1: _exact_windows(qcodes, qoff, win_q, win, packed, nmask, *out, b0, b1))
     return out
+
+
+def _blocks(n: int) -> int:
+    return (n + BLOCK - 1) // BLOCK
 
 
 def slot_offsets(cap: np.ndarray) -> tuple[np.ndarray, int]:
@@ -232,7 +238,8 @@ def _slots(n_windows: int, cap: np.ndarray) -> tuple[np.ndarray, ...]:
 def _run(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
          packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
     out = _slots(win_q.size, cap)
-    _verify_windows(qcodes, qoff, qerr, win_q, win, packed, nmask, *out)
+    spread(_blocks(win_q.size),
+           lambda b0, b1: _verify_windows(qcodes, qoff, qerr, win_q, win, packed, nmask, *out, b0, b1))
     return out
 
 
