@@ -340,7 +340,9 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
 
 def _index(args: argparse.Namespace) -> None:
     from seedmap.kinds import build_index
+    from seedmap.pipeline.precompile import serialized_cache_saves
     from seedmap.pipeline.run import compile_for_index
+    from seedmap.pipeline.warmup import compile_early
 
     if args.kind is None:
         check_fasta(args.reference)  # its one error line comes before anything is logged
@@ -372,8 +374,11 @@ def _index(args: argparse.Namespace) -> None:
             params["ph"] = VERSION
     if args.kind != "kmer":
         params.update(max_memory=args.max_memory, segment_bases=args.segment_bases, machine_memory=default_max_memory())
-    path = build_index(args.reference, args.output, args.kind, params)
-    compile_for_index(args.reference, str(path), args.kind)  # the wait belongs here, not in the first map
+    with serialized_cache_saves():  # (the index's kernels and the workers' may share callees)
+        compiled = compile_early(args.kind)  # in worker processes while this one builds the index
+        path = build_index(args.reference, args.output, args.kind, params)
+        compiled()
+    compile_for_index(args.reference, str(path), args.kind, announced=True)  # the wait here, not in the first map
 
 
 def _check(args: argparse.Namespace) -> None:

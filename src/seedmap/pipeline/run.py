@@ -99,11 +99,12 @@ def variant_run(fasta: str, index_path: str | None, kind: str, name: str) -> tup
     return s.ref, paired, (PairRun(opts, s) if paired else SingleRun(opts, s)).warm
 
 
-def compile_for_index(fasta: str, index_path: str, kind: str, names: tuple[str, ...] = ("se",)) -> None:
+def compile_for_index(fasta: str, index_path: str, kind: str, names: tuple[str, ...] = ("se",),
+                      announced: bool = False) -> None:
     """After `seedmap index`: compile the kernels that mapping with this index needs, of the kinds of run
     `names` (precompile.VARIANTS keys). By default a single-end run writing SAM, what a first map run most
     likely is; the others (--best/-n, paired, BAM) compile in the first run that needs them, a few seconds."""
     for name in names:
         paired, stratified, bam = VARIANTS[name]
         ref, _, warm = variant_run(fasta, index_path, kind, name)
-        warm_up(ref, paired, kind, warm, stratified, bam)
+        warm_up(ref, paired, kind, warm, stratified, bam, announced=announced)

@@ -139,12 +139,26 @@ def cached_kernels_load_quickly() -> Iterator[None]:
 _warned = threading.Event()
 
 
+def compile_early(kind: str, name: str = "se") -> Callable[[], None]:
+    """Start compiling the listed kernels of this kind of run (`name`: a precompile.VARIANTS key) in worker
+    processes, from a thread, if the cache lacks them; returns the function that waits for it. `seedmap index`
+    builds the index meanwhile: a first index of the example spent 2-3 s building it with a core idle."""
+    marker = _marker(kind, name)
+    if marker is None or marker.exists():
+        return lambda: None
+    log.info("compiling the %s mapping kernels while the index is built (once per installation; later runs load "
+             "them from the cache)", kind)
+    worker = threading.Thread(target=compile_listed, args=(kind, name), daemon=True, name="seedmap-compile")
+    worker.start()
+    return worker.join
+
+
 def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], object], stratified: bool = False,
-            bam: bool = False, processes: bool = True) -> None:
+            bam: bool = False, processes: bool = True, announced: bool = False) -> None:
     """Run `run` (a run's `warm`: one batch through every kernel the run may call) on reads cut from the
     reference. stratified (--best/-n, single-end) and bam say which kernels `run` uses. The first time, the
     listed kernels of this kind of run compile in worker processes first (precompile.py; not if `processes`
-    is false), and the log says what compiles and for how long."""
+    is false, nor if compile_early did: `announced`), and the log says what compiles and for how long."""
     import seedmap
 
     if seedmap.CACHE_WARNING and not _warned.is_set():
@@ -157,7 +171,7 @@ def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], 
     cold = marker is None or not marker.exists()
     with cached_kernels_load_quickly(), serialized_cache_saves():
         parallel = 0
-        if cold:
+        if cold and not announced:
             log.info("compiling the %s%s mapping kernels%s%s (once per installation; later runs load them from "
                      "the cache)", kind, " paired-end" if paired else "", " for --best/-n" if stratified and not
                      paired else "", " with BAM output" if bam else "")
