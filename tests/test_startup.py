@@ -110,6 +110,31 @@ def test_index_compiles_single_end_runs_and_defers_the_others(tmp_path, monkeypa
     assert asked[1:] == [("neighborhood", "se-best"), ("neighborhood", "se-bam")]
 
 
+
+def test_index_compiles_while_it_builds(tmp_path, monkeypatch, capsys):
+    """`seedmap index` hands the mapping kernels to the compiling workers before it builds the index (a core
+    would idle meanwhile), from a thread of its own, and the warm-up after the build announces nothing more."""
+    import threading
+
+    import numpy as np
+
+    from seedmap import cli
+    from seedmap.pipeline import warmup
+
+    real = warmup._marker
+    monkeypatch.setattr(warmup, "_marker", lambda *key: tmp_path / "cache" / real(*key).name)
+    asked = []
+    monkeypatch.setattr(warmup, "compile_listed",
+                        lambda kind, name: asked.append((kind, name, threading.current_thread().name)) or 0)
+    (tmp_path / "cache").mkdir()
+    genome = "".join("ACGT"[c] for c in np.random.default_rng(4).integers(0, 4, 3000))
+    (tmp_path / "ref.fa").write_text(f">a\n{genome}\n")
+    assert cli.main(["index", str(tmp_path / "ref.fa")]) == 0
+    log = capsys.readouterr().err
+    assert asked == [("neighborhood", "se", "seedmap-compile")]
+    assert log.count("compiling the") == 1 and "while the index is built" in log
+    assert log.index("while the index is built") < log.index("built the neighborhood index")
+
 LATE = """
 import sys
 from numba.core.dispatcher import Dispatcher
