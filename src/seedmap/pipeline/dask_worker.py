@@ -175,9 +175,9 @@ class _RunState:
         self.inputs = engine_inputs(opts, s)
         self.shares = _shares.get(opts.threads)
         if self.shares is None:
-            self.shares = _shares[opts.threads] = threads.thread_shares(opts.threads)
+            self.shares = _shares[opts.threads] = threads.ThreadShares(opts.threads)
         # -t 1: one batch at a time in this process (Dask may run several).
-        self.serial = threading.Lock() if self.shares.workers == 1 else None
+        self.serial = threading.Lock() if self.shares.threads == 1 else None
         self.mappers: dict[int, object] = {}
         self.makers: dict[int, object] = {}
         self.turn = itertools.count()

@@ -44,8 +44,8 @@ def run_map(opts: RunOptions) -> None:
     backend = device_backend(opts)  # before the index is loaded: a missing GPU fails fast
     per_device = gpu_workers(opts.threads, len(backend.ids)) if backend is not None else 0
     opts = opts.with_batch_size(per_device)
-    shares = threading_setup.thread_shares(opts.threads)
-    workers = per_device * len(backend.ids) if per_device else shares.workers
+    shares = threading_setup.ThreadShares(opts.threads)
+    workers = per_device * len(backend.ids) if per_device else shares.threads
     head = open_reads(opts, workers)  # bad reads, or an -e too large for them, fail before the index loads
     timings = RunTimings()
     s = prepare(opts)
@@ -63,7 +63,7 @@ def run_map(opts: RunOptions) -> None:
     totals: dict[str, int] = {}
     t_map = time.perf_counter()
     if backend is None:
-        sched = Scheduler(batches, [run.worker(shares, timings)] * shares.workers, DEPTH)
+        sched = Scheduler(batches, [run.worker(shares, timings)] * shares.threads, DEPTH)
     else:
         sched = device_scheduler(batches, backend, engine_inputs(opts, s),
                                  partial(run.work, shares=shares, timings=timings), per_device)

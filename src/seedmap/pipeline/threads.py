@@ -43,8 +43,7 @@ class ThreadShares:
     input) spreads its kernels over every thread; with all workers busy each kernel runs on its own."""
 
     def __init__(self, threads: int) -> None:
-        self.threads = max(1, min(threads, os.cpu_count() or 1))
-        self.workers = self.threads
+        self.threads = max(1, min(threads, os.cpu_count() or 1))  # one worker per thread
         self.busy = 0
         self.lock = threading.Lock()
 
@@ -63,7 +62,3 @@ class ThreadShares:
     def leave(self) -> None:
         with self.lock:
             self.busy -= 1
-
-
-def thread_shares(threads: int) -> ThreadShares:
-    return ThreadShares(threads)
