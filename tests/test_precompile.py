@@ -4,9 +4,11 @@ several processes at once keep every overload."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -173,3 +175,41 @@ def test_kernel_list_is_current(recording, kind, name):
     found = precompile.record_run(str(tmp / ("memory.fa" if memory else "ref.fa")), None if memory else indexes[kind],
                                   kind, name, dict(os.environ))
     assert sorted(k[:3] for k in found) == sorted(KERNELS[i][:3] for i in RUNS[kind][name])
+
+
+def _array_expression(node: ast.expr) -> bool:
+    """A subscript, or a call other than a numpy scalar's constructor (np.int64(x))."""
+    if isinstance(node, ast.Call):
+        return not (isinstance(node.func, ast.Attribute) and node.func.attr[:3] in ("int", "uin", "flo", "boo"))
+    return isinstance(node, ast.Subscript)
+
+
+def _slice_assignments_of_arrays(tree: ast.AST) -> list[int]:
+    """Lines in njit functions that assign an array expression (_array_expression) to a slice."""
+    lines = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef) or not any(
+                "njit" in ast.unparse(d) for d in fn.decorator_list):
+            continue
+        for node in ast.walk(fn):
+            if (isinstance(node, ast.Assign) and _array_expression(node.value)
+                    and any(isinstance(t, ast.Subscript) and any(isinstance(x, ast.Slice) for x in ast.walk(t.slice))
+                            for t in node.targets)):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_slice_check_is_found():
+    """The check below sees the forms it forbids, and lets a scalar fill be."""
+    code = ("from numba import njit\n@njit(cache=True)\ndef f(a, b, o):\n    a[1:3] = b[o]\n    a[:] = 0\n"
+            "    a[2:] = g(b)\n    a[:2] = np.int64(b[0])\n")
+    assert _slice_assignments_of_arrays(ast.parse(code)) == [4, 6]
+
+
+def test_no_kernel_assigns_an_array_to_a_slice():
+    """numba compiles a slice assignment from an array with its shape-mismatch message (str, repr, unicode):
+    2.5-3 s of each first compile of a kernel holding one (ranges.put is the loop to use)."""
+    src = Path(precompile.__file__).resolve().parents[1]
+    found = [f"{path.relative_to(src)}:{line}" for path in sorted(src.rglob("*.py"))
+             for line in _slice_assignments_of_arrays(ast.parse(path.read_text()))]
+    assert found == []

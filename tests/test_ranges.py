@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seedmap.ranges import expand_ranges, gather_ranges
+from seedmap.ranges import expand_ranges, gather_ranges, put
 from seedmap.records import _rank_within, _record_order, best_locations
 
 
@@ -69,3 +69,15 @@ def test_record_order_is_lexsort(locs, extra_reads):
     want = np.full(n_reads, -1)
     want[read[leads]] = leads
     assert np.array_equal(best_locations(n_reads, read, strand, start, dist), want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 20), st.integers(0, 20), st.integers(0, 20))
+def test_put_is_slice_assignment(size, at, n):
+    at, n = min(at, size), min(n, size - min(at, size))
+    dst = np.arange(size, dtype=np.int64)
+    src = np.arange(100, 100 + n, dtype=np.int64)
+    want = dst.copy()
+    want[at:at + n] = src
+    put(dst, at, src)
+    assert np.array_equal(dst, want)

@@ -94,6 +94,28 @@ def _no_cache() -> None:
     Dispatcher.enable_caching = lambda self: None
 
 
+def _no_literal_specialisations() -> None:
+    """A call between seedmap's kernels compiles its callee for the arguments' types, not their values.
+
+    numba types a constant argument (`f(buf, p, 78, 77, d)`, a counter's first `n = 0`) as a literal and
+    compiles the callee once for each literal it meets, then again for the plain type once inference has
+    unified a variable's assignments: the FM search compiled its right walk four times, ~10 s each; the
+    first fm run spent a third of its 60-110 s a kernel on such copies, the SAM and BAM tags one per tag.
+    No seedmap kernel needs a literal argument, so its callees are typed with the plain types."""
+    from numba.core import types
+    from numba.core.dispatcher import Dispatcher
+
+    original = Dispatcher.get_call_template
+
+    def get_call_template(self: Dispatcher, args: tuple, kws: dict) -> tuple:
+        if getattr(self.py_func, "__module__", "").startswith("seedmap."):
+            args = tuple(types.unliteral(a) for a in args)
+            kws = {k: types.unliteral(v) for k, v in kws.items()}
+        return original(self, args, kws)
+
+    Dispatcher.get_call_template = get_call_template
+
+
 KERNEL_CACHE, CACHE_WARNING = _choose_cache()
 if KERNEL_CACHE is None:
     _no_cache()
@@ -101,3 +123,4 @@ elif KERNEL_CACHE != os.environ.get("NUMBA_CACHE_DIR"):  # (numba reads that its
     import numba
 
     numba.config.CACHE_DIR = KERNEL_CACHE
+_no_literal_specialisations()

@@ -8,6 +8,15 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
+def put(dst: np.ndarray, at: int, src: np.ndarray) -> None:
+    """dst[at:at + src.size] = src, for kernels (the caller makes the room). A slice assignment in a kernel
+    brings numba's shape check, whose error message (str, repr, unicode) took 2.5-3 s of every first
+    compile of each kernel that held one."""
+    for i in range(src.size):
+        dst[at + i] = src[i]
+
+
+@njit(cache=True, nogil=True)
 def expand_ranges(start: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every index of the ranges [start[w], start[w] + length[w]), in order, and the range w of each."""
     n = 0
@@ -34,5 +43,5 @@ def gather_ranges(data: np.ndarray, off: np.ndarray, which: np.ndarray) -> tuple
     out = np.empty(out_off[-1], dtype=data.dtype)
     for k in range(which.size):
         a = off[which[k]]
-        out[out_off[k]:out_off[k + 1]] = data[a:a + out_off[k + 1] - out_off[k]]
+        put(out, out_off[k], data[a:a + out_off[k + 1] - out_off[k]])
     return out, out_off

@@ -29,6 +29,7 @@ from seedmap.flags import (
 )
 from seedmap.io.columns import Records
 from seedmap.mapq import single_end_mapq
+from seedmap.ranges import put
 
 
 class Mates(NamedTuple):
@@ -96,7 +97,7 @@ def _record_order(n_reads: int, read: np.ndarray, strand: np.ndarray, start: np.
             key = np.empty(hi - lo, dtype=np.int64)
             for a in range(hi - lo):
                 key[a] = (np.int64(dist[seg[a]]) << 46) | (start[seg[a]] << 1) | strand[seg[a]]
-            order[lo:hi] = seg[np.argsort(key, kind="mergesort")]
+            put(order, lo, seg[np.argsort(key, kind="mergesort")])
         if first.size and first[r] >= 0:
             at = lo
             while at < hi and order[at] != first[r]:

@@ -266,10 +266,8 @@ def lower_bounds_pair(counts: np.ndarray, n: int, length: int, occ_a: np.ndarray
     kb = table_k(table_b)
     ia, da, loa, hia, fa = length - 1, 0, 0, n, True
     ib, db, lob, hib, fb = length - 1, 0, 0, n, True
-    while ia >= 0 and ib >= 0:
-        ia, da, loa, hia, fa = _bound_step(occ_a, counts, n, ext_a, bound_a, table_a, ka, ia, da, loa, hia, fa)
-        ib, db, lob, hib, fb = _bound_step(occ_b, counts, n, ext_b, bound_b, table_b, kb, ib, db, lob, hib, fb)
-    while ia >= 0:
-        ia, da, loa, hia, fa = _bound_step(occ_a, counts, n, ext_a, bound_a, table_a, ka, ia, da, loa, hia, fa)
-    while ib >= 0:
-        ib, db, lob, hib, fb = _bound_step(occ_b, counts, n, ext_b, bound_b, table_b, kb, ib, db, lob, hib, fb)
+    while ia >= 0 or ib >= 0:  # (one loop: each inlined copy of _bound_step costs seconds of compiling)
+        if ia >= 0:
+            ia, da, loa, hia, fa = _bound_step(occ_a, counts, n, ext_a, bound_a, table_a, ka, ia, da, loa, hia, fa)
+        if ib >= 0:
+            ib, db, lob, hib, fb = _bound_step(occ_b, counts, n, ext_b, bound_b, table_b, kb, ib, db, lob, hib, fb)

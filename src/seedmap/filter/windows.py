@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.io.reference import sequence_of
+from seedmap.ranges import put
 from seedmap.spread import spread
 
 ONE = np.uint64(1)
@@ -73,9 +74,10 @@ def sort_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
         return
     if n > 32:
         order = np.argsort(ws)
-        ws[:] = ws[order]
-        we[:] = we[order]
-        wd[:] = wd[order]
+        a, b, c = ws[order], we[order], wd[order]
+        put(ws, 0, a)
+        put(we, 0, b)
+        put(wd, 0, c)
         return
     for i in range(1, n):
         a, b, c = ws[i], we[i], wd[i]

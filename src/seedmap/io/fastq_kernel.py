@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.io.alphabet import ENCODE, INVALID
+from seedmap.ranges import put
 
 NEWLINE, CR, AT, PLUS, SPACE, TAB = 10, 13, 64, 43, 32, 9
 SLASH, ONE, TWO = 47, 49, 50  # the '/1' and '/2' of mate ids
@@ -170,14 +171,14 @@ def _split(buf: np.ndarray, nl: np.ndarray, table: np.ndarray, names: np.ndarray
         e = h0 + 1  # the id: the header up to its first space or tab
         while e < h1 and buf[e] != SPACE and buf[e] != TAB:
             e += 1
-        names[nn:nn + e - h0 - 1] = buf[h0 + 1:e]
+        put(names, nn, buf[h0 + 1:e])
         nn += e - h0 - 1
         name_off[r + 1] = nn
         for k in range(s1 - s0):
             code = table[buf[s0 + k]]
             codes[ns + k] = code
             invalid |= code
-        quals[ns:ns + s1 - s0] = buf[q0:q1]
+        put(quals, ns, buf[q0:q1])
         ns += s1 - s0
         offsets[r + 1] = ns
     if invalid < INVALID:  # codes are 0-4, INVALID has every bit set

@@ -30,7 +30,8 @@ def header(ref: Reference, command_line: str) -> str:
 
 @njit(cache=True, nogil=True)
 def _copy(buf: np.ndarray, p: int, src: np.ndarray) -> int:
-    buf[p:p + src.size] = src
+    for i in range(src.size):  # (a slice assignment compiles numba's shape-check message: ranges.put)
+        buf[p + i] = src[i]
     return p + src.size
 
 
