@@ -8,6 +8,7 @@ import ast
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,35 @@ def test_no_kernel_assigns_an_array_to_a_slice():
     found = [f"{path.relative_to(src)}:{line}" for path in sorted(src.rglob("*.py"))
              for line in _slice_assignments_of_arrays(ast.parse(path.read_text()))]
     assert found == []
+
+
+LITERALS = """
+from numba import njit
+
+@njit
+def callee(a, b):
+    return a + b
+
+@njit
+def caller(x):
+    n = 0
+    for i in range(x):
+        n = callee(n, 3)
+    return n
+"""
+
+
+@pytest.mark.parametrize("module", ["seedmap._toy_literals", "elsewhere._toy_literals"])
+def test_seedmap_callees_compile_once_per_type(module):
+    """numba compiles a callee for each literal argument it meets (here two copies, neither of them the plain
+    one); seedmap's callees are compiled for the plain types (seedmap/__init__.py), other code's as numba does."""
+    import seedmap  # noqa: F401  (the hook)
+
+    mod = types.ModuleType(module)
+    exec(compile(LITERALS, "<toy>", "exec"), mod.__dict__)
+    assert mod.caller(5) == 15
+    got = [tuple(str(t) for t in sig) for sig in mod.callee.signatures]
+    if module.startswith("seedmap."):
+        assert got == [("int64", "int64")]
+    else:  # (a numba that stops doing this makes the hook needless)
+        assert any("Literal" in t for sig in got for t in sig)
