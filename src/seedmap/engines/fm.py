@@ -77,16 +77,40 @@ class FmEngine(CandidateEngine):
         locate_rows(located[1], ix.counts, ix.fwd_occ, ix.fwd_mark, ix.fwd_ssa)
         return counts, (rows, row_at, n_saved, memo_args, located)
 
+    def _search_again(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
+                      row_at: np.ndarray, n_saved: np.ndarray, memo_args: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """The accepted strings of queries [first, last) that did not fit in the count pass's pool, searched again
+        by count_candidates, each query in a slab of its own: (strings, where query qi's start; -1 elsewhere).
+        The same kernel as the count pass, so that the search compiles once, not in fill_windows too."""
+        ix = self.index
+        nq = qoff.size - 1
+        over = np.flatnonzero(row_at[first:last] < 0) + first
+        room = max(int(n_saved[over].max(initial=0)), 1)
+        pool = np.empty((max(over.size, 1), room, ROW), dtype=np.int64)
+        again_at = np.full(nq, -1, dtype=np.int64)
+        got = np.zeros(nq, dtype=np.int64)
+        cand = np.zeros(nq, dtype=np.int64)
+        fwd_table, rev_table = tables(ix)
+
+        def search(a: int, b: int) -> None:
+            for k in range(a, b):
+                qi = int(over[k])
+                count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd_table, rev_table,
+                                 self.small, pool, again_at, got, *memo_args, cand, k, qi, qi + 1)
+
+        spread(over.size, search)
+        return pool.reshape(-1, ROW), again_at
+
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
         ix = self.index
         rows, row_at, n_saved, memo_args, located = state
-        fwd_table, rev_table = tables(ix)
+        again, again_at = self._search_again(qcodes, qoff, qerr, first, last, row_at, n_saved, memo_args)
         spread(last - first, lambda a, b: fill_windows(
-            qcodes, qoff, qerr, first, last, cand_off, ix.n, ix.counts, ix.text_starts, ix.fwd_occ, ix.fwd_mark,
-            ix.fwd_ssa, ix.rev_occ, fwd_table, rev_table, self.ref_starts, self.small, rows, row_at, n_saved, win_s,
-            win_e, win_d, *memo_args, *located, first + a, first + b), grain=QUERIES)
+            qcodes, qoff, qerr, first, last, cand_off, ix.counts, ix.text_starts, ix.fwd_occ, ix.fwd_mark, ix.fwd_ssa,
+            self.ref_starts, rows, row_at, n_saved, again, again_at, win_s, win_e, win_d, *located, first + a,
+            first + b), grain=QUERIES)
 
 
 def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,

@@ -609,28 +609,28 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarra
 
 @njit(cache=True, nogil=True)
 def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
-                 cand_off: np.ndarray, n: int, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
-                 fwd_mark: np.ndarray, fwd_ssa: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray,
-                 rev_table: np.ndarray, ref_starts: np.ndarray, small: int, rows: np.ndarray, row_at: np.ndarray,
-                 n_saved: np.ndarray, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, ids: np.ndarray,
-                 memo_at: np.ndarray, memo: np.ndarray, at: np.ndarray, pos: np.ndarray, q_lo: int, q_hi: int) -> None:
+                 cand_off: np.ndarray, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
+                 fwd_mark: np.ndarray, fwd_ssa: np.ndarray, ref_starts: np.ndarray, rows: np.ndarray,
+                 row_at: np.ndarray, n_saved: np.ndarray, again: np.ndarray, again_at: np.ndarray,
+                 win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, at: np.ndarray, pos: np.ndarray,
+                 q_lo: int, q_hi: int) -> None:
     """Windows of every row of every accepted string of queries [q_lo, q_hi) (row_windows), sorted by
     start per query, in the windows of queries [q_first, q_last) (win_start[0] is q_first's first).
-    rows: count_candidates' pool, flattened to (strings, ROW); ids, memo_at, memo: its memo; at, pos: the
-    pooled strings' rows located (fm_located.union_rows, locate_rows)."""
+    rows: count_candidates' pool, flattened to (strings, ROW); at, pos: the pooled strings' rows located
+    (fm_located.union_rows, locate_rows). A query whose strings did not fit in the pool has them in `again`
+    from again_at[qi] on, searched again by count_candidates (engines/fm.py): this kernel holds no search, which
+    compiled for 35 s more in a second process of a first fm run."""
     base = cand_off[q_first]
     for qi in range(q_lo, q_hi):
-        q = qcodes[qoff[qi]:qoff[qi + 1]]
+        m = qoff[qi + 1] - qoff[qi]
         e = qerr[qi >> 1]
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
         if row_at[qi] >= 0:
             a, b = row_at[qi], row_at[qi] + n_saved[qi]
-            located_windows(rows[a:b], at[a:b], n_saved[qi], q.size, e, text_starts, ref_starts, pos, win_start,
+            located_windows(rows[a:b], at[a:b], n_saved[qi], m, e, text_starts, ref_starts, pos, win_start,
                             win_end, win_diag, lo)
         else:
-            mine = np.empty((n_saved[qi], ROW), dtype=np.int64)
-            _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, mine,
-                         _slot(ids, memo_at, memo, qi))
-            row_windows(mine, n_saved[qi], q.size, e, counts, text_starts, fwd_occ, fwd_mark, fwd_ssa, ref_starts,
-                        win_start, win_end, win_diag, lo)
+            a = again_at[qi]
+            row_windows(again[a:a + n_saved[qi]], n_saved[qi], m, e, counts, text_starts, fwd_occ, fwd_mark,
+                        fwd_ssa, ref_starts, win_start, win_end, win_diag, lo)
         _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
