@@ -79,27 +79,30 @@ class FmEngine(CandidateEngine):
 
     def _search_again(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
                       row_at: np.ndarray, n_saved: np.ndarray, memo_args: tuple) -> tuple[np.ndarray, np.ndarray]:
-        """The accepted strings of queries [first, last) that did not fit in the count pass's pool, searched again
-        by count_candidates, each query in a slab of its own: (strings, where query qi's start; -1 elsewhere).
-        The same kernel as the count pass, so that the search compiles once, not in fill_windows too."""
+        """The accepted strings of queries [first, last) that did not fit in the count pass's pool (a repeat
+        family's few reads), searched again by count_candidates into a pool of each one's own: (their strings one
+        query after another, where query qi's start; -1 elsewhere). The count kernel, so that the search compiles
+        once, not in fill_windows too."""
         ix = self.index
-        nq = qoff.size - 1
         over = np.flatnonzero(row_at[first:last] < 0) + first
-        room = max(int(n_saved[over].max(initial=0)), 1)
-        pool = np.empty((max(over.size, 1), room, ROW), dtype=np.int64)
-        again_at = np.full(nq, -1, dtype=np.int64)
-        got = np.zeros(nq, dtype=np.int64)
-        cand = np.zeros(nq, dtype=np.int64)
+        again_at = np.full(qoff.size - 1, -1, dtype=np.int64)
+        if not over.size:
+            return np.zeros((0, ROW), dtype=np.int64), again_at
+        found = [np.empty((1, int(n_saved[qi]), ROW), dtype=np.int64) for qi in over]
+        where = np.empty_like(again_at)  # (count_candidates' row_at, n_saved and counts of these queries: unused)
+        got = np.empty_like(again_at)
+        cand = np.empty_like(again_at)
         fwd_table, rev_table = tables(ix)
 
         def search(a: int, b: int) -> None:
             for k in range(a, b):
                 qi = int(over[k])
                 count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd_table, rev_table,
-                                 self.small, pool, again_at, got, *memo_args, cand, k, qi, qi + 1)
+                                 self.small, found[k], where, got, *memo_args, cand, 0, qi, qi + 1)
 
         spread(over.size, search)
-        return pool.reshape(-1, ROW), again_at
+        again_at[over] = np.cumsum(n_saved[over]) - n_saved[over]
+        return np.concatenate([f[0] for f in found]), again_at
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
