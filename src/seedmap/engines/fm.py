@@ -18,8 +18,9 @@ from seedmap.spread import pieces, spread
 
 SAVED_ROWS = 32  # accepted strings per query a device's count pass keeps room for (1 kB)
 # The CPU pool's room per query in a first batch (2 kB; later: the last batch's). A string that does not fit is
-# searched again by the fill pass: 250 Mbp human-like genome, 51 strings per query, a first batch of 2,500 reads
-# had a third of its strings searched twice with room for 32 (fill pass 1.0 s instead of 0.25, count pass 2.7 s).
+# searched again before the fill pass (_search_again): 250 Mbp human-like genome, 51 strings per query, a first
+# batch of 2,500 reads had a third of its strings searched twice with room for 32 (fill pass 1.0 s instead of 0.25,
+# count pass 2.7 s).
 FIRST_ROWS = 64
 POOL_SLACK = 1.25  # room for this many times the strings per query of the last batch, when that is more
 ANY_WINDOW = 1 << 30  # max_window: pieces are any length, so every plan is fully sensitive

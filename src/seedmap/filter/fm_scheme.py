@@ -566,7 +566,7 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: 
     fill_windows in pool[slab], one query's after another while there is room (a repeat-family read has
     thousands, a unique one a few, so a shared slab holds far more queries whole than a fixed share each
     would). row_at[qi]: where query qi's n_saved[qi] strings start in the pool (flattened), -1 when they did
-    not fit (searched again by fill_windows). memo: the batch's D arrays (_search_memo), query qi's slot at
+    not fit (searched again by FmEngine._search_again). memo: the batch's D arrays (_search_memo), query qi's slot at
     memo_at[ids[qi]]; all three empty: none."""
     room = pool.shape[1]
     used = 0

@@ -10,6 +10,7 @@ from seedmap.flags import FLAG_PAIRED, FLAG_REVERSE, FLAG_SECONDARY
 from seedmap.io.ascii import CIGAR_CHARS, write_int
 from seedmap.io.columns import Alignments, Reads, Records, RefNames
 from seedmap.io.reference import Reference, sequence_of
+from seedmap.ranges import put
 
 BASES = np.frombuffer(b"ACGTN", dtype=np.uint8)
 RC_BASES = np.frombuffer(b"TGCAN", dtype=np.uint8)
@@ -30,8 +31,7 @@ def header(ref: Reference, command_line: str) -> str:
 
 @njit(cache=True, nogil=True)
 def _copy(buf: np.ndarray, p: int, src: np.ndarray) -> int:
-    for i in range(src.size):  # (a slice assignment compiles numba's shape-check message: ranges.put)
-        buf[p + i] = src[i]
+    put(buf, p, src)
     return p + src.size
 
 
