@@ -28,6 +28,7 @@ from seedmap.flags import (
     FLAG_UNMAPPED,
 )
 from seedmap.io.columns import Records
+from seedmap.keysort import stable_argsort
 from seedmap.mapq import single_end_mapq
 from seedmap.ranges import put
 
@@ -97,7 +98,10 @@ def _record_order(n_reads: int, read: np.ndarray, strand: np.ndarray, start: np.
             key = np.empty(hi - lo, dtype=np.int64)
             for a in range(hi - lo):
                 key[a] = (np.int64(dist[seg[a]]) << 46) | (start[seg[a]] << 1) | strand[seg[a]]
-            put(order, lo, seg[np.argsort(key, kind="mergesort")])
+            by_key = stable_argsort(key)
+            for a in range(hi - lo):  # key's room reused for the sorted locations
+                key[a] = seg[by_key[a]]
+            put(order, lo, key)
         if first.size and first[r] >= 0:
             at = lo
             while at < hi and order[at] != first[r]:

@@ -16,6 +16,7 @@ from numba import njit
 
 from seedmap.filter.plan import window_plan
 from seedmap.filter.windows import emit_windows, sort_windows
+from seedmap.keysort import stable_argsort
 
 
 @njit(cache=True, nogil=True)
@@ -118,7 +119,7 @@ def _adjacent(ws: np.ndarray, we: np.ndarray, wd: np.ndarray, seed: np.ndarray, 
     """Keep candidates whose diagonal has hits of >= need distinct seeds within +-e; returns the count kept
     (moved to the front)."""
     n = wd.size
-    order = np.argsort(wd)
+    order = stable_argsort(wd)
     keep = np.zeros(n, dtype=np.bool_)
     lo = 0
     hi = 0

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.io.reference import sequence_of
-from seedmap.ranges import put
+from seedmap.keysort import stable_argsort
 from seedmap.spread import spread
 
 ONE = np.uint64(1)
@@ -66,18 +66,19 @@ def _radix_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
 
 @njit(cache=True, nogil=True)
 def sort_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
-    """Sort by start (insertion sort for the usual handful, argsort for some, a radix sort for a repeat's
+    """Sort by start (insertion sort for the usual handful, a merge sort for some, a radix sort for a repeat's
     many). The order of equal starts differs between them; merge_one's result does not depend on it."""
     n = ws.size
     if n >= RADIX_FROM:
         _radix_windows(ws, we, wd)
         return
     if n > 32:
-        order = np.argsort(ws)
-        a, b, c = ws[order], we[order], wd[order]
-        put(ws, 0, a)
-        put(we, 0, b)
-        put(wd, 0, c)
+        order = stable_argsort(ws)
+        a, b, c = ws.copy(), we.copy(), wd.copy()
+        for i in range(n):
+            ws[i] = a[order[i]]
+            we[i] = b[order[i]]
+            wd[i] = c[order[i]]
         return
     for i in range(1, n):
         a, b, c = ws[i], we[i], wd[i]
