@@ -566,8 +566,8 @@ def model_cost(text: bytes, read: bytes, a: int, b: int, n: int) -> int:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), m=st.integers(6, 28), k=st.integers(2, 4), repeats=st.booleans())
 def test_cut_pieces_is_the_cut_of_least_occurrences(seed, m, k, repeats):
-    """cut_pieces against every cut into k pieces of m // (2k) .. MAX_PIECE bases: valid bounds, and the
-    least occurrences summed (the count model above)."""
+    """cut_pieces against every cut into k pieces of m // (2k) .. MAX_PIECE bases on the grid (multiples of
+    GRID, the last piece to m): valid bounds, and the least occurrences summed (the count model above)."""
     rng = np.random.default_rng(seed)
     seqs = repetitive_genome(rng) if repeats else [genome_with_n(rng, 400), random_genome(rng, 50)]
     ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
@@ -587,13 +587,17 @@ def test_cut_pieces_is_the_cut_of_least_occurrences(seed, m, k, repeats):
     read = bytes(b"ACGTN"[c] for c in q)
     assert bounds[0] == 0 and bounds[k] == m
     lengths = np.diff(bounds)
-    assert lengths.min() >= shortest and lengths.max() <= fm_pieces.MAX_PIECE
+    assert lengths.min() >= 1 and lengths.max() <= fm_pieces.MAX_PIECE
 
     def cost(cut: tuple[int, ...]) -> int:
         return sum(model_cost(as_text, read, a, b, ix.n) for a, b in zip(cut[:-1], cut[1:], strict=True))
 
-    cuts = [(0, *inner, m) for inner in itertools.combinations(range(1, m), k - 1)]
+    cuts = [(0, *inner, m) for inner in itertools.combinations(range(fm_pieces.GRID, m, fm_pieces.GRID), k - 1)]
     valid = [c for c in cuts if shortest <= min(np.diff(c)) and max(np.diff(c)) <= fm_pieces.MAX_PIECE]
+    if not valid:  # too short a read for k pieces on the grid: equal pieces
+        assert list(bounds) == [j * m // k for j in range(k + 1)]
+        return
+    assert lengths.min() >= shortest and not (bounds[:-1] % fm_pieces.GRID).any()
     assert cost(tuple(bounds)) == min(cost(c) for c in valid)
 
 

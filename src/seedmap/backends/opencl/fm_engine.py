@@ -27,7 +27,8 @@ SCRATCH_BYTES = 64 << 20
 # The Python constants the kernels use, as build options: one definition for the CPU and the device.
 CONSTANTS = {"BLOCK_SHIFT": fm.BLOCK_SHIFT, "SUPER_SHIFT": fm.SUPER_SHIFT, "COUNTS_AT": fm.COUNTS_AT,
              "OCC_WORDS": fm.OCC_WORDS, "MAX_PIECE": fm_pieces.MAX_PIECE, "CUT_FROM": fm_pieces.CUT_FROM,
-             "CUT_ABOVE": fm_pieces.CUT_ABOVE, "CUT_WORK": fm_pieces.CUT_WORK, "BIG": fm_scheme.BIG, "ROW": ROW,
+             "CUT_ABOVE": fm_pieces.CUT_ABOVE, "CUT_WORK": fm_pieces.CUT_WORK, "GRID": fm_pieces.GRID,
+             "BIG": fm_scheme.BIG, "ROW": ROW,
              "KIDS": fm_scheme.KIDS, "SMALL_PIECE": fm_scheme.SMALL_PIECE, "SMALL_FROM": fm_scheme.SMALL_FROM,
              "WALK_BASE": fm_scheme.WALK_BASE, "WALK_PER_ROW": fm_scheme.WALK_PER_ROW,
              "D_FROM_E": fm_scheme.D_FROM_E}

@@ -110,7 +110,7 @@ inline int by_count(long m, long k)
 }
 
 /* fm_pieces.cut_pieces: bounds[0..k], the cut of least occurrences summed (pieces of m / (2k) to MAX_PIECE
-   bases), or equal pieces where it is not weighed or no cut fits. scratch: 2 (k + 1)(m + 1) words. */
+   bases starting and ending at multiples of GRID, the last at m), or equal pieces where it is not weighed or no cut fits. scratch: 2 (k + 1)(m + 1) words. */
 inline void cut_pieces(__global const uchar *q, long m, long k, long n, __global const long *counts,
                        __global const ulong *fwd_occ, __global long *bounds, __global long *scratch)
 {
@@ -123,7 +123,8 @@ inline void cut_pieces(__global const uchar *q, long m, long k, long n, __global
     for (long i = 0; i < (k + 1) * (m + 1); i++)
         cost[i] = BIG;
     cost[0] = 0;
-    for (long b = 1; b <= m; b++) {
+    for (long end = 1; end <= (m + GRID - 1) / GRID; end++) {  /* pieces end on the grid, the last at m */
+        long b = min(end * GRID, m);
         long lo = 0, hi = n;
         for (long a = b - 1; a > max(-1L, b - 1 - MAX_PIECE); a--) {  /* the piece q[a:b], longer each turn */
             if (hi - lo > 1) {
@@ -136,7 +137,7 @@ inline void cut_pieces(__global const uchar *q, long m, long k, long n, __global
                     lo = nlo;
                 }
             }
-            if (b - a < shortest)
+            if (b - a < shortest || a % GRID)
                 continue;
             long found = max(hi - lo, 0L);
             for (long j = 1; j <= k; j++) {
