@@ -143,3 +143,63 @@ def test_zero_edit_windows_equal_the_oracle(seed, m, copies, n_rate):
         mine = got[0] == qi
         assert [(int(s), int(en), int(d)) for s, en, d in zip(got[1][mine], got[2][mine], got[3][mine],
                                                                strict=True)] == window_locations(read, t, 0)
+
+
+def _windows_of(rng: np.random.Generator, size: int, m: int, count: int) -> list[tuple[int, int]]:
+    """Up to `count` disjoint windows of t[:size], in order: candidate-sized (m - 2 to m + 8 bases) or wider,
+    the first sometimes at base 0."""
+    out, at = [], 0 if rng.random() < 0.3 else int(rng.integers(0, 8))
+    for _ in range(count):
+        width = max(1, m + int(rng.integers(-2, 9)) if rng.random() < 0.7 else m + int(rng.integers(9, 70)))
+        if at + width > size:
+            break
+        out.append((at, at + width))
+        at += width + int(rng.integers(0, 6))
+    return out
+
+
+@given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([2, 3, 5, 31, 32, 33, 64, 100, 129]),
+       copies=st.integers(0, 6), n_rate=st.sampled_from([0.0, 0.0, 0.01]))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_one_edit_windows_equal_the_oracle(seed, m, copies, n_rate):
+    """verify.windows at e <= 1 (verify/one_edit.py on the packed read and reference): a reference of the
+    read's copies with 0-2 edits (some back to back: runs; homopolymer and periodic reads: several ends per
+    run), windows of candidate size and wider, one at base 0 or holding an N (the columns' path), reads
+    searched at e = 1 and e = 0 in one call: the oracle's locations of every window, slots overflowing too."""
+    rng = np.random.default_rng(seed)
+    kind = rng.integers(3)
+    if kind == 0:
+        q = np.full(m, int(rng.integers(4)), dtype=np.uint8)
+    elif kind == 1:
+        q = np.tile(rng.integers(0, 4, int(rng.integers(1, 4))).astype(np.uint8), m)[:m]
+    else:
+        q = rng.integers(0, 4, m).astype(np.uint8)
+    parts = [rng.integers(0, 4, int(rng.integers(0, 12))).astype(np.uint8)]
+    for _ in range(copies):
+        parts.append(q if rng.random() < 0.4 else mutate_acgt(rng, q, int(rng.integers(1, 3))))
+        parts.append(rng.integers(0, 4, int(rng.integers(0, 4))).astype(np.uint8))
+    parts.append(rng.integers(0, 4, m + 40).astype(np.uint8))
+    t = np.concatenate(parts)
+    t[rng.random(t.size) < n_rate] = 4
+    other = mutate_acgt(rng, q, 1)[:m] if m > 2 else q.copy()
+    reads = [q, q[::-1].copy(), other, other[::-1].copy()]
+    if n_rate:
+        reads[1][int(rng.integers(0, m))] = 4
+    qerr = np.array([1, int(rng.integers(0, 2))], dtype=np.int64)
+    ref = Reference.from_codes(["w"], [t])
+    win_q, win, want = [], [], []
+    for qi, read in enumerate(reads):
+        e = int(qerr[qi >> 1])
+        if read.size <= e:
+            continue
+        for ws, we in _windows_of(rng, t.size, read.size, 4):
+            win_q.append(qi)
+            win.append((ws, we, ws, we))
+            want += [(qi, s + ws, en + ws, d) for s, en, d in window_locations(read, t[ws:we], e)]
+    if not win_q:
+        return
+    qoff = np.zeros(len(reads) + 1, dtype=np.int64)
+    qoff[1:] = np.cumsum([r.size for r in reads])
+    got = windows.verify(np.concatenate(reads), qoff, qerr, np.array(win_q), np.array(win, dtype=np.int64),
+                         ref.packed, ref.nmask)
+    assert [tuple(int(x) for x in row) for row in zip(*got, strict=True)] == sorted(want)

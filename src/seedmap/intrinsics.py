@@ -41,3 +41,26 @@ def prefetch(typingctx: object, arr: types.Type, idx: types.Type) -> tuple:
         return context.get_dummy_value()
 
     return types.none(arr, idx), codegen
+
+
+def _zero_count(name: str, doc: str) -> object:
+    """An intrinsic counting a uint64's zero bits from one end (llvm.cttz / llvm.ctlz: one instruction with
+    BMI; 64 for 0)."""
+
+    @intrinsic
+    def count(typingctx: object, x: types.Type) -> tuple:
+        if x != types.uint64:
+            return None
+
+        def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> ir.Value:
+            fn = builder.module.declare_intrinsic(name, [ir.IntType(64), ir.IntType(1)])
+            return builder.call(fn, [args[0], ir.IntType(1)(0)])  # defined (64) for a zero argument
+
+        return types.uint64(types.uint64), codegen
+
+    count.__doc__ = doc
+    return count
+
+
+trailing_zeros = _zero_count("llvm.cttz", "Zero bits below a uint64's lowest set bit (64 for 0).")
+leading_zeros = _zero_count("llvm.ctlz", "Zero bits above a uint64's highest set bit (64 for 0).")

@@ -15,10 +15,48 @@ from seedmap.ranges import expand_ranges
 from seedmap.spread import spread
 from seedmap.verify.bitvector import build_masks, window_locations
 from seedmap.verify.bulk import ALL, ONE, no_n
+from seedmap.verify.one_edit import one_edit_locations, ref_words
+from seedmap.verify.packed import pack_read, ref_word
 
 BLOCK = 64  # windows per block: scratch buffers are allocated once per block
 AHEAD = 4  # windows ahead whose reference is prefetched
 SLOTS = 4  # locations kept per window on the first pass; windows with more are verified again
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scratch(qoff: np.ndarray, win_q: np.ndarray, win: np.ndarray, lo: int, hi: int) -> tuple[int, int]:
+    """(widest window, longest read) of windows [lo, hi): the sizes of a block's scratch."""
+    width = 1
+    mmax = 1
+    for w in range(lo, hi):
+        width = max(width, win[w, 1] - win[w, 0])
+        mmax = max(mmax, qoff[win_q[w] + 1] - qoff[win_q[w]])
+    return width, mmax
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_window(win: np.ndarray, w: int, hi: int, packed: np.ndarray, nmask: np.ndarray) -> None:
+    """The reference of the window a few ahead of w: random lines of a 12+ MB array."""
+    if w + AHEAD < hi:
+        ahead = win[w + AHEAD, 0]
+        prefetch(packed, ahead >> 2)
+        prefetch(packed, (ahead >> 2) + 32)
+        prefetch(nmask, ahead >> 3)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _by_columns(peq: np.ndarray, rpeq: np.ndarray, m: int, e: int, win: np.ndarray, w: int, packed: np.ndarray,
+                nmask: np.ndarray, t: np.ndarray, pv: np.ndarray, mv: np.ndarray, dcol: np.ndarray, fb: np.ndarray,
+                loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray) -> int:
+    """Window w's locations by window_locations on the unpacked window, in reference positions; their number."""
+    ws = win[w, 0]
+    wt = t[:win[w, 1] - ws]
+    unpack_into(packed, nmask, ws, wt)
+    k = window_locations(peq, rpeq, m, e, wt, pv, mv, dcol, fb, loc_start, loc_end, loc_dist)
+    for i in range(min(k, loc_start.size)):
+        loc_start[i] += ws
+        loc_end[i] += ws
+    return k
 
 
 @njit(cache=True, nogil=True)
@@ -30,11 +68,7 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
     nw = win_q.size
     for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
-        width = 1
-        mmax = 1
-        for w in range(lo, hi):
-            width = max(width, win[w, 1] - win[w, 0])
-            mmax = max(mmax, qoff[win_q[w] + 1] - qoff[win_q[w]])
+        width, mmax = _scratch(qoff, win_q, win, lo, hi)
         nwords = (mmax + 63) >> 6
         peq = np.empty(8 * (nwords + 2), dtype=np.uint64)
         rpeq = np.empty(8 * (nwords + 2), dtype=np.uint64)
@@ -52,20 +86,61 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
             if qi != cur:  # a query's windows are consecutive
                 build_masks(qcodes, a, m, peq, rpeq, rq)
                 cur = qi
-            ws = win[w, 0]
-            if w + AHEAD < hi:  # the reference of a window a few ahead: random lines of a 12+ MB array
-                ahead = win[w + AHEAD, 0]
-                prefetch(packed, ahead >> 2)
-                prefetch(packed, (ahead >> 2) + 32)
-                prefetch(nmask, ahead >> 3)
-            wt = t[:win[w, 1] - ws]
-            unpack_into(packed, nmask, ws, wt)
+            _prefetch_window(win, w, hi, packed, nmask)
             s0, s1 = slot_off[w], slot_off[w + 1]
-            k = window_locations(peq, rpeq, m, qerr[qi >> 1], wt, pv, mv, dcol, fb, loc_start[s0:s1], loc_end[s0:s1],
-                                 loc_dist[s0:s1])
-            for i in range(min(k, s1 - s0)):
-                loc_start[s0 + i] += ws
-                loc_end[s0 + i] += ws
+            loc_count[w] = _by_columns(peq, rpeq, m, qerr[qi >> 1], win, w, packed, nmask, t, pv, mv, dcol, fb,
+                                       loc_start[s0:s1], loc_end[s0:s1], loc_dist[s0:s1])
+
+
+@njit(cache=True, nogil=True)
+def _one_edit_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
+                      win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray,
+                      loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray,
+                      loc_count: np.ndarray, b0: int, b1: int) -> None:
+    """e <= 1 (_verify_windows' arguments and results): one_edit.py on the packed read and reference; a window
+    with an N in it or its read, or at the reference's first base, by _verify_windows' columns."""
+    nw = win_q.size
+    for blk in range(b0, b1):
+        lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
+        width, mmax = _scratch(qoff, win_q, win, lo, hi)
+        nwords = (mmax + 63) >> 6
+        words = np.empty((mmax + 31) >> 5, dtype=np.uint64)
+        diag = np.empty(3 * (width + 3), dtype=np.int64)
+        rw = np.empty(ref_words(1, width + mmax), dtype=np.uint64)  # (enough for every m <= mmax)
+        peq = np.empty(8 * (nwords + 2), dtype=np.uint64)
+        rpeq = np.empty(8 * (nwords + 2), dtype=np.uint64)
+        rq = np.empty(mmax, dtype=np.uint8)
+        pv = np.empty(nwords, dtype=np.uint64)
+        mv = np.empty(nwords, dtype=np.uint64)
+        t = np.empty(width, dtype=np.uint8)
+        dcol = np.empty(width + 1, dtype=np.int64)
+        fb = np.empty(8, dtype=np.uint64)
+        packed_for = -1  # the query in words (read_ok: it has no N)
+        masks_for = -1  # the query in peq, rpeq
+        read_ok = False
+        for w in range(lo, hi):
+            qi = win_q[w]
+            a = qoff[qi]
+            m = qoff[qi + 1] - a
+            e = qerr[qi >> 1]
+            if qi != packed_for:
+                read_ok = pack_read(qcodes[a:a + m], words)
+                packed_for = qi
+            _prefetch_window(win, w, hi, packed, nmask)
+            ws, we = win[w, 0], win[w, 1]
+            s0, s1 = slot_off[w], slot_off[w + 1]
+            if read_ok and ws >= 1 and we > ws and no_n(nmask, ws, we):
+                k = one_edit_locations(words, m, e, packed, ws, we - ws, diag, rw, loc_start[s0:s1], loc_end[s0:s1],
+                                       loc_dist[s0:s1])
+                for i in range(min(k, s1 - s0)):
+                    loc_start[s0 + i] += ws
+                    loc_end[s0 + i] += ws
+            else:
+                if qi != masks_for:
+                    build_masks(qcodes, a, m, peq, rpeq, rq)
+                    masks_for = qi
+                k = _by_columns(peq, rpeq, m, e, win, w, packed, nmask, t, pv, mv, dcol, fb, loc_start[s0:s1],
+                                loc_end[s0:s1], loc_dist[s0:s1])
             loc_count[w] = k
 
 
@@ -99,41 +174,6 @@ def _exact_runs(q: np.ndarray, t: np.ndarray, out: np.ndarray) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _ref_word(packed: np.ndarray, p: int) -> np.uint64:
-    """The 32 reference codes from base p on as one word, base p + j at bits 2j (the packed layout; bytes past
-    the end read as 0). N is not seen here: the caller checks the N mask."""
-    b = p >> 2
-    lo = np.uint64(0)
-    hi = np.uint64(0)
-    if b + 9 <= packed.size:  # (a fixed count of byte loads: the compiler makes them one load)
-        for i in range(8):
-            lo |= np.uint64(packed[b + i]) << np.uint64(8 * i)
-        hi = np.uint64(packed[b + 8])
-    else:
-        for i in range(min(8, packed.size - b)):
-            lo |= np.uint64(packed[b + i]) << np.uint64(8 * i)
-    s = np.uint64(2 * (p & 3))
-    if s == 0:
-        return lo
-    return (lo >> s) | (hi << (np.uint64(64) - s))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pack_read(q: np.ndarray, words: np.ndarray) -> bool:
-    """q's codes in words[:(len(q) + 31) // 32] (32 a word, base i at bits 2 (i % 32) of word i // 32, the last
-    word's rest 0); False if q holds an N, which never matches."""
-    m = q.size
-    for k in range((m + 31) >> 5):
-        w = np.uint64(0)  # in a register: or-ing into words[k] base by base waits on each store
-        for i in range(k << 5, min(m, (k + 1) << 5)):
-            if q[i] > 3:
-                return False
-            w |= np.uint64(q[i]) << np.uint64(2 * (i & 31))
-        words[k] = w
-    return True
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _packed_runs(words: np.ndarray, m: int, packed: np.ndarray, d_lo: int, d_hi: int, out: np.ndarray) -> int:
     """_exact_runs on the packed reference: diagonals d_lo..d_hi (reference positions, N-free), 32 bases a
     comparison; first diagonals of the runs of exact occurrences in out (as many as fit), their number."""
@@ -145,7 +185,7 @@ def _packed_runs(words: np.ndarray, m: int, packed: np.ndarray, d_lo: int, d_hi:
     for d in range(d_lo, d_hi + 1):
         hit = True
         for k in range(nw):
-            x = _ref_word(packed, d + (k << 5)) ^ words[k]
+            x = ref_word(packed, d + (k << 5)) ^ words[k]
             if k == nw - 1:
                 x &= last_mask
             if x != 0:
@@ -169,11 +209,7 @@ def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win:
     nw = win_q.size
     for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
-        width = 1
-        mmax = 1
-        for w in range(lo, hi):
-            width = max(width, win[w, 1] - win[w, 0])
-            mmax = max(mmax, qoff[win_q[w] + 1] - qoff[win_q[w]])
+        width, mmax = _scratch(qoff, win_q, win, lo, hi)
         t = np.empty(width, dtype=np.uint8)
         words = np.empty((mmax + 31) >> 5, dtype=np.uint64)
         cur = -1
@@ -183,7 +219,7 @@ def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win:
             q = qcodes[qoff[qi]:qoff[qi + 1]]
             m = q.size
             if qi != cur:
-                read_ok = _pack_read(q, words)
+                read_ok = pack_read(q, words)
                 cur = qi
             if w + AHEAD < hi:
                 ahead = win[w + AHEAD, 0]
@@ -213,6 +249,15 @@ def _run_exact(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np
     """_run at e = 0."""
     out = _slots(win_q.size, cap)
     spread(_blocks(win_q.size), lambda b0, b1: _exact_windows(qcodes, qoff, win_q, win, packed, nmask, *out, b0, b1))
+    return out
+
+
+def _run_one_edit(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
+                  packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
+    """_run at e <= 1."""
+    out = _slots(win_q.size, cap)
+    spread(_blocks(win_q.size),
+           lambda b0, b1: _one_edit_windows(qcodes, qoff, qerr, win_q, win, packed, nmask, *out, b0, b1))
     return out
 
 
@@ -255,6 +300,8 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
     """
     if qerr.size and qerr.max() == 0:
         run = _run_exact
+    elif qerr.size and qerr.max() == 1:
+        run = _run_one_edit
     cap = np.full(win_q.size, SLOTS, dtype=np.int64)
     slot_off, loc_start, loc_end, loc_dist, count = run(qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
     over = np.flatnonzero(count > cap)
