@@ -320,10 +320,19 @@ def align_location(k: int, qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarr
     as scratch_sizes gives them (nothing is allocated here: the GPU runs this very code, backends/cuda)."""
     qi = loc_q[k]
     q = qcodes[qoff[qi]:qoff[qi + 1]]
+    a, b = cig_off[k], md_off[k]
+    if loc_d[k] == 0:  # exact (align_one's ungapped alignment at the location; --best on ragout16: two thirds of the
+        ops[a] = OP_M  # locations): nothing to unpack or compare
+        lens[a] = q.size
+        n_runs[k] = 1
+        md_len[k] = _write_int(md[b:md_off[k + 1]], 0, q.size)
+        dist[k] = 0
+        start[k] = loc_s[k]
+        end[k] = loc_e[k]
+        return
     lo = loc_lo[k]
     tk = t[:loc_hi[k] - lo]
     unpack_into(packed, nmask, lo, tk)
-    a, b = cig_off[k], md_off[k]
     d, r, ml, first, last = align_one(q, tk, loc_s[k] - lo, loc_hi[k] - loc_e[k], loc_d[k], loc_d[k],
                                       ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]], md[b:md_off[k + 1]], scratch,
                                       rev)
