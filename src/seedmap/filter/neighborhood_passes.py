@@ -111,6 +111,25 @@ def _open_blocks(rows: np.ndarray, seed_start: np.ndarray, nbs: np.ndarray, nb_p
             prefetch(nb_pos, b0)
 
 
+@njit(cache=True, nogil=True)
+def _narrow_blocks(rows: np.ndarray, l: int, nbs: np.ndarray, nb_pos: np.ndarray) -> None:
+    """With fe = 0 (one pattern a lookup): narrow each opened lookup's block to the neighborhoods that match,
+    so that _search finds them again in cache, and prefetch where their positions start and end in nb_pos:
+    the sweep after _open_blocks (those two reads missed one lookup after another: ragout16, --best, one
+    thread, 400,000 reads: the count pass 0.75-0.80 -> 0.65 s)."""
+    for t in range(rows.shape[0]):
+        r = rows[t, 3]
+        if r < 0:
+            continue
+        b0, b1 = rows[t, 4], rows[t, 5]
+        if r > 0 and b0 < b1:
+            n = block_ranges(rows[t, 6], r, l, 0, b0, b1, nbs, rows[t:t + 1, 4:6], rows[t, :0])
+            if n == 0:
+                rows[t, 5] = rows[t, 4]
+        prefetch(nb_pos, rows[t, 4])
+        prefetch(nb_pos, rows[t, 5])
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _search(qcodes: np.ndarray, qoff: np.ndarray, rows: np.ndarray, t: int, care: np.ndarray, l: int, fe: int,
             seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, ph: tuple | None, out: np.ndarray,
@@ -148,6 +167,8 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
         scratch = new_scratch(ph, cap)
         rows = _chunk_lookups(qcodes, qoff, qerr, q0, q1, care, lmax, windows, step, seed_start)
         _open_blocks(rows, seed_start, nbs, nb_pos, ph)
+        if ph is None and fe == 0:
+            _narrow_blocks(rows, l, nbs, nb_pos)
         n_saved[q0:q1] = 0  # ranges found so far; -1 at the end where they did not fit
         for t in range(rows.shape[0]):
             qi = rows[t, 0]
