@@ -13,9 +13,9 @@ from column delta on), each 32 bases a word by xor and bit counts (mismatches):
 lcp and lcs: the read bases matching from its start and from its end on that diagonal. S(j) is the largest
 start of those reaching D(j). Diagonals -1 and n - m + 1 put one read base outside the window; they are read
 only for a span of m - 1 at the window's first or last column, whose inserted base that one may be: whether it
-matches the reference there never decides. ragout16, --best's round at e = 1, one thread: the Myers band of
-window_locations on the unpacked window takes ~500 ns a window (mostly width m + 2, one candidate
-diagonal); this reads 5 diagonals of 4 words.
+matches the reference there never decides. ragout16, --best's round at e = 1 (windows mostly m + 2 wide, one
+candidate diagonal), one thread, one batch replayed: 1,010-1,090 ns a window by window_locations' Myers band on
+the unpacked window, 340-410 by this (5 diagonals of 4 words, the reference's words read once per window).
 """
 
 from __future__ import annotations
