@@ -45,6 +45,15 @@ def _prefetch_window(win: np.ndarray, w: int, hi: int, packed: np.ndarray, nmask
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _column_scratch(width: int, mmax: int) -> tuple:
+    """_by_columns' scratch for a block (its widest window, longest read): peq, rpeq, rq, pv, mv, t, dcol, fb."""
+    nwords = (mmax + 63) >> 6
+    return (np.empty(8 * (nwords + 2), dtype=np.uint64), np.empty(8 * (nwords + 2), dtype=np.uint64),
+            np.empty(mmax, dtype=np.uint8), np.empty(nwords, dtype=np.uint64), np.empty(nwords, dtype=np.uint64),
+            np.empty(width, dtype=np.uint8), np.empty(width + 1, dtype=np.int64), np.empty(8, dtype=np.uint64))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _by_columns(peq: np.ndarray, rpeq: np.ndarray, m: int, e: int, win: np.ndarray, w: int, packed: np.ndarray,
                 nmask: np.ndarray, t: np.ndarray, pv: np.ndarray, mv: np.ndarray, dcol: np.ndarray, fb: np.ndarray,
                 loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray) -> int:
@@ -69,15 +78,7 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
     for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
         width, mmax = _scratch(qoff, win_q, win, lo, hi)
-        nwords = (mmax + 63) >> 6
-        peq = np.empty(8 * (nwords + 2), dtype=np.uint64)
-        rpeq = np.empty(8 * (nwords + 2), dtype=np.uint64)
-        rq = np.empty(mmax, dtype=np.uint8)
-        pv = np.empty(nwords, dtype=np.uint64)
-        mv = np.empty(nwords, dtype=np.uint64)
-        t = np.empty(width, dtype=np.uint8)
-        dcol = np.empty(width + 1, dtype=np.int64)
-        fb = np.empty(8, dtype=np.uint64)
+        peq, rpeq, rq, pv, mv, t, dcol, fb = _column_scratch(width, mmax)
         cur = -1
         for w in range(lo, hi):
             qi = win_q[w]
@@ -103,18 +104,10 @@ def _one_edit_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, wi
     for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
         width, mmax = _scratch(qoff, win_q, win, lo, hi)
-        nwords = (mmax + 63) >> 6
         words = np.empty((mmax + 31) >> 5, dtype=np.uint64)
         diag = np.empty(3 * (width + 3), dtype=np.int64)
         rw = np.empty(ref_words(1, width + mmax), dtype=np.uint64)  # (enough for every m <= mmax)
-        peq = np.empty(8 * (nwords + 2), dtype=np.uint64)
-        rpeq = np.empty(8 * (nwords + 2), dtype=np.uint64)
-        rq = np.empty(mmax, dtype=np.uint8)
-        pv = np.empty(nwords, dtype=np.uint64)
-        mv = np.empty(nwords, dtype=np.uint64)
-        t = np.empty(width, dtype=np.uint8)
-        dcol = np.empty(width + 1, dtype=np.int64)
-        fb = np.empty(8, dtype=np.uint64)
+        peq, rpeq, rq, pv, mv, t, dcol, fb = _column_scratch(width, mmax)
         packed_for = -1  # the query in words (read_ok: it has no N)
         masks_for = -1  # the query in peq, rpeq
         read_ok = False
@@ -255,10 +248,7 @@ def _run_exact(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np
 def _run_one_edit(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
                   packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
     """_run at e <= 1."""
-    out = _slots(win_q.size, cap)
-    spread(_blocks(win_q.size),
-           lambda b0, b1: _one_edit_windows(qcodes, qoff, qerr, win_q, win, packed, nmask, *out, b0, b1))
-    return out
+    return _spread_blocks(_one_edit_windows, qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
 
 
 def _blocks(n: int) -> int:
@@ -280,12 +270,17 @@ def _slots(n_windows: int, cap: np.ndarray) -> tuple[np.ndarray, ...]:
             np.empty(total, dtype=np.int32), np.zeros(n_windows, dtype=np.int64))
 
 
+def _spread_blocks(kernel: Callable, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
+                   win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
+    """A window kernel's slots (_slots) filled by its blocks, spread over the threads."""
+    out = _slots(win_q.size, cap)
+    spread(_blocks(win_q.size), lambda b0, b1: kernel(qcodes, qoff, qerr, win_q, win, packed, nmask, *out, b0, b1))
+    return out
+
+
 def _run(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
          packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
-    out = _slots(win_q.size, cap)
-    spread(_blocks(win_q.size),
-           lambda b0, b1: _verify_windows(qcodes, qoff, qerr, win_q, win, packed, nmask, *out, b0, b1))
-    return out
+    return _spread_blocks(_verify_windows, qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
 
 
 def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
