@@ -214,10 +214,7 @@ def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win:
             if qi != cur:
                 read_ok = pack_read(q, words)
                 cur = qi
-            if w + AHEAD < hi:
-                ahead = win[w + AHEAD, 0]
-                prefetch(packed, ahead >> 2)
-                prefetch(nmask, ahead >> 3)
+            _prefetch_window(win, w, hi, packed, nmask)
             d_lo, d_hi = max(win[w, 2], win[w, 0]), min(win[w, 3], win[w, 1] - m)
             if d_hi < d_lo or not read_ok:  # (a read N never matches)
                 loc_count[w] = 0
