@@ -24,7 +24,7 @@ SAVED_ROWS = 32  # accepted strings per query a device's count pass keeps room f
 FIRST_ROWS = 64
 POOL_SLACK = 1.25  # room for this many times the strings per query of the last batch, when that is more
 ANY_WINDOW = 1 << 30  # max_window: pieces are any length, so every plan is fully sensitive
-DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, two pieces long) go straight to verification
+DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, from a piece's length on) go straight to verification
 QUERIES = 16  # the fewest queries a thread is handed
 
 

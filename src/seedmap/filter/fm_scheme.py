@@ -71,7 +71,12 @@ BIG = 1 << 40
 # in a few bases where each verification costs a locate (synthetic 250 Mbp human-like genome: 2.2 M candidates
 # for 5,000 reads without this, 0.1 M with it).
 SMALL_PIECE = 16
-SMALL_FROM = 2  # strings of at least this many pieces' length may go to verification when rare enough
+# Strings of at least this many pieces' length may go to verification when rare enough; 1: a step's exact piece
+# itself, as soon as it is down to `small` rows (a unique read's pieces are then verified, not each walked on for
+# a piece's length). e = 5, 20,000 reads, -t 2, candidates stage CPU s (2 / 1, alternating, the same records):
+# 250 Mbp human-like genome, all-mapping 10.79 / 9.98, 10.42 / 9.83, --best 5.24 / 4.47, 4.57 / 4.26; 1 Gbp, all
+# 49.7 / 43.1, 41.5 / 42.3, --best 19.2 / 18.7, 19.4 / 18.0. (SMALL_PIECE 64 and `small` 2 gave nothing further.)
+SMALL_FROM = 1
 # A step's walk may take WALK_BASE + WALK_PER_ROW x (its exact piece's rows) nodes; past that the piece's rows go to
 # verification instead (see the notes). 250 Mbp human-like genome, e = 5, 20,000 reads, one thread, candidates
 # stage: never 18.5 s; (per row, base) (8, 500) 14.6 s, (8, 2000) 15.3, (16, 4000) 15.4, (4, 1000) 17.1 with SA
