@@ -77,6 +77,13 @@ SMALL_PIECE = 16
 # 250 Mbp human-like genome, all-mapping 10.79 / 9.98, 10.42 / 9.83, --best 5.24 / 4.47, 4.57 / 4.26; 1 Gbp, all
 # 49.7 / 43.1, 41.5 / 42.3, --best 19.2 / 18.7, 19.4 / 18.0. (SMALL_PIECE 64 and `small` 2 gave nothing further.)
 SMALL_FROM = 1
+# A piece's exact search stops where its rows (forward index: the piece's last t bases) are down to `small`, once
+# t >= STOP_AT bases are matched and at least REST_MIN of the piece are still to go: the rows go to verification (a
+# locate and a window) instead of each remaining base costing an extend or two. Every alignment of the step holds
+# the whole piece exact, so it lies in the window of the part's row. STOP_AT >= fm_lookup.LOOKUP_MAX: where the
+# k-mer table starts a search does not change the strings (a device's twin has no table).
+STOP_AT = 12
+REST_MIN = 16
 # A step's walk may take WALK_BASE + WALK_PER_ROW x (its exact piece's rows) nodes; past that the piece's rows go to
 # verification instead (see the notes). 250 Mbp human-like genome, e = 5, 20,000 reads, one thread, candidates
 # stage: never 18.5 s; (per row, base) (8, 500) 14.6 s, (8, 2000) 15.3, (16, 4000) 15.4, (4, 1000) 17.1 with SA
@@ -120,6 +127,12 @@ class Stack(NamedTuple):
     acc: np.ndarray
     kids: np.ndarray
     work: np.ndarray
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _handed_on(t: int, length: int, rows: int, small: int) -> bool:
+    """Whether a piece's exact search stops after t of its length bases with `rows` forward rows (see STOP_AT)."""
+    return t >= STOP_AT and length - t >= REST_MIN and rows <= small
 
 
 @njit(cache=True, nogil=True)
@@ -452,6 +465,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         js, je = bounds[j], bounds[j + 1]
         lo, hi = 0, n
         flo, fhi = 0, n
+        handed = -1  # where the part of the piece handed on to verification starts in the read (STOP_AT)
         if k == 1:  # e = 0: the read is the piece, nothing extends it: the forward index alone, backwards
             t0 = 0
             if kk and m >= kk:  # its last kk symbols looked up
@@ -460,6 +474,9 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
                     flo, fhi = np.int64(fwd_table[fkey, 0]), np.int64(fwd_table[fkey, 1])
                     t0 = kk if flo < fhi else m
             for t in range(t0, m):
+                if _handed_on(t, m, fhi - flo, small):
+                    handed = m - t
+                    break
                 c = q[m - 1 - t]
                 if c > 3:
                     fhi = flo
@@ -477,6 +494,9 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
                     flo, fhi = np.int64(fwd_table[fkey, 0]), np.int64(fwd_table[fkey, 1])
                     t0 = kk if lo < hi else je - js
             for t in range(t0, je - js):  # piece j in both indexes (reverse text: first to last)
+                if _handed_on(t, je - js, fhi - flo, small):
+                    handed = je - t
+                    break
                 c = q[js + t]
                 if c > 3:
                     hi = lo
@@ -486,6 +506,11 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
                     break
                 c = q[je - 1 - t]
                 flo, fhi = extend(fwd_occ, counts, flo, fhi, c)
+        if handed >= 0:
+            if flo < fhi:
+                n_out = _record(out, n_out, handed, 0, flo, fhi)
+                total += fhi - flo
+            continue
         if lo >= hi:
             continue
         len_r, len_l = m - je, js

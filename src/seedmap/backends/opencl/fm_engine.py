@@ -31,7 +31,7 @@ CONSTANTS = {"BLOCK_SHIFT": fm.BLOCK_SHIFT, "SUPER_SHIFT": fm.SUPER_SHIFT, "COUN
              "BIG": fm_scheme.BIG, "ROW": ROW,
              "KIDS": fm_scheme.KIDS, "SMALL_PIECE": fm_scheme.SMALL_PIECE, "SMALL_FROM": fm_scheme.SMALL_FROM,
              "WALK_BASE": fm_scheme.WALK_BASE, "WALK_PER_ROW": fm_scheme.WALK_PER_ROW,
-             "D_FROM_E": fm_scheme.D_FROM_E}
+             "D_FROM_E": fm_scheme.D_FROM_E, "STOP_AT": fm_scheme.STOP_AT, "REST_MIN": fm_scheme.REST_MIN}
 
 
 def fm_program(device: OpenClDevice, ssa_dtype: np.dtype) -> object:

@@ -77,6 +77,12 @@ inline long record(__global long *out, long cap, long n_out, long js, long depth
     return n_out + 1;
 }
 
+/* fm_scheme._handed_on: whether a piece's exact search stops after t of its `length` bases with `rows` forward rows. */
+inline bool handed_on(long t, long length, long rows, long small)
+{
+    return t >= STOP_AT && length - t >= REST_MIN && rows <= small;
+}
+
 /* fm_scheme._left_walk: the last phase, leftwards in the forward index; returns the rows recorded, adds the
    candidates to *total. */
 inline long left_walk(__global const ulong *occ_tab, __global const long *counts, long lo0, long hi0, Part p,
@@ -307,8 +313,13 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
     for (long j = 0; j < k; j++) {
         long js = bounds[j], je = bounds[j + 1];
         long lo = 0, hi = n, flo = 0, fhi = n;
+        long handed = -1;  /* where the part of the piece handed on to verification starts (STOP_AT) */
         if (k == 1) {  /* e = 0: the read is the piece: the forward index alone, backwards */
             for (long t = 0; t < m; t++) {
+                if (handed_on(t, m, fhi - flo, small)) {
+                    handed = m - t;
+                    break;
+                }
                 long c = q[m - 1 - t];
                 if (c > 3) {
                     fhi = flo;
@@ -323,6 +334,10 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
             hi = max(fhi - flo, 0L);
         } else {
             for (long t = 0; t < je - js; t++) {  /* piece j in both indexes */
+                if (handed_on(t, je - js, fhi - flo, small)) {
+                    handed = je - t;
+                    break;
+                }
                 long c = q[js + t];
                 if (c > 3) {
                     hi = lo;
@@ -338,6 +353,13 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
                 fhi = lf(fwd_occ, counts, c, fhi);
                 flo = nflo;
             }
+        }
+        if (handed >= 0) {
+            if (flo < fhi) {
+                n_out = record(out, cap, n_out, handed, 0, flo, fhi);
+                *total += fhi - flo;
+            }
+            continue;
         }
         if (lo >= hi)
             continue;
