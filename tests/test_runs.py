@@ -3,7 +3,10 @@ in one run, against the plain DP's last row (every end between them a hit)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
+import pytest
 from helpers import dp_last_row, mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -62,3 +65,37 @@ def test_joined_runs_inside_a_homopolymer_and_not_across_a_gap():
     joined_runs(read, np.array([0, 40], dtype=np.int64), np.array([2]), np.zeros(3, dtype=np.int64), loc_end,
                 np.array([0, 1]), np.zeros(2, dtype=np.int64), packed, nmask, out)
     assert out.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_joined_runs_of_several_reads_in_one_call(seed):
+    """Pairs of two reads of different lengths (one and three 64-base words) and edits, interleaved in one
+    call: each pair is decided with its own read's masks and e."""
+    rng = np.random.default_rng(seed)
+    array = _tandem_text(rng, 3, copies=100, flank=200, n_rate=0.0)
+    t = np.concatenate([array, array])  # two copies of a flanked array: pairs within one join, across the flank not
+    reads, locs = [], []
+    for r, (m, e) in enumerate([(40, 3), (150, 8)]):
+        start = int(rng.integers(200, 500 - m))  # inside the array
+        read = mutate(rng, t[start:start + m], int(rng.integers(0, e + 1)))[:m]
+        reads.append((read, e))
+        last = dp_last_row(read, t)
+        hits = np.flatnonzero(last <= e)
+        ends = np.sort(rng.choice(hits, size=min(40, hits.size), replace=False))
+        ends = ends[np.r_[True, ends[1:] > ends[:-1]]]
+        locs.append([(2 * r, int(a), int(b), bool((last[a:b + 1] <= e).all())) for a, b in
+                     zip(ends[:-1], ends[1:], strict=True)])
+    qcodes = np.concatenate([np.concatenate([x, x]) for x, _ in reads]).astype(np.uint8)
+    sizes = [x.size for x, _ in reads for _ in range(2)]
+    qoff = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=qoff[1:])
+    mixed = [p for pair in itertools.zip_longest(*locs) for p in pair if p is not None]  # reads alternating
+    loc_q = np.array([q for q, *_ in mixed for _ in range(2)], dtype=np.int64)
+    loc_end = np.array([x for _, a, b, _ in mixed for x in (a, b)], dtype=np.int64)
+    pairs = np.arange(0, loc_end.size, 2)
+    out = np.empty(pairs.size, dtype=np.bool_)
+    joined_runs(qcodes, qoff, np.array([e for _, e in reads]), loc_q, loc_end, pairs, np.zeros(pairs.size, np.int64),
+                *pack_codes(t), out)
+    want = [w for *_, w in mixed]
+    assert any(want) and not all(want)
+    assert out.tolist() == want
