@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from seedmap.cli import memory_size
 from seedmap.engines.factory import neighborhood_engine
 from seedmap.engines.fm import fm_engine
-from seedmap.engines.segmented import SegmentedEngine, SegmentGate, merge_segments
+from seedmap.engines.segmented import SegmentedEngine, SegmentGate, drops_pages, merge_segments
 from seedmap.errors import SeedmapError
 from seedmap.filter.windows import merge_one
 from seedmap.index import fm, neighborhood, segments
@@ -163,6 +163,21 @@ def test_segment_gate_bounds_open_segments_and_releases_them(monkeypatch):
     assert not any(t.is_alive() for t in threads)  # nobody waits forever
     assert max(most) == 1 and not gate.users
     assert set(released) == {1, 2, 3, 4}  # every segment's own arrays, when its last user left
+
+
+def test_a_small_index_stays_resident_a_large_one_drops_its_pages(monkeypatch):
+    released = []
+    monkeypatch.setattr("seedmap.engines.segmented.release_pages", lambda arrays: released.append(len(arrays)))
+    arrays = [[np.zeros(1000, dtype=np.uint8)] * 2 for _ in range(3)]  # 6,000 bytes in all
+    for memory, drops in [(24_000, False), (23_999, True), (0, True)]:  # (0: the machine's memory unknown)
+        monkeypatch.setattr("seedmap.engines.segmented.machine_memory", lambda memory=memory: memory)
+        assert drops_pages(arrays) is drops
+        released.clear()
+        gate = SegmentGate(arrays, release=drops_pages(arrays))
+        for s in range(3):
+            gate.enter(s)
+            gate.leave(s)
+        assert released == ([2, 2, 2] if drops else [])
 
 
 # ---------------------------------------------------------------- planning: --max-memory

@@ -15,6 +15,7 @@ from seedmap import __version__
 from seedmap.errors import SeedmapError, Terminated
 from seedmap.index import fm, kmer, neighborhood
 from seedmap.index.default_kind import FM_FROM_BASES, estimated_bases, kind_for, map_kind
+from seedmap.index.segments import machine_memory
 from seedmap.io.reference import check_fasta
 from seedmap.options import CPU_BATCH, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
 
@@ -82,11 +83,9 @@ def memory_size(text: str) -> int:
 
 
 def default_max_memory() -> int:
-    """Three quarters of the machine's memory: a build that would need more is segmented rather than killed."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 3 // 4
-    except (ValueError, OSError, AttributeError):
-        return 0  # unknown: no limit
+    """Three quarters of the machine's memory: a build that would need more is segmented rather than killed
+    (0, no limit, where it is unknown)."""
+    return machine_memory() * 3 // 4
 
 
 def positive_int(text: str) -> int:

@@ -6,6 +6,7 @@ bounds (genome positions)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -15,6 +16,14 @@ from seedmap.errors import SeedmapError
 
 FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
 MIN_SEGMENT = 1 << 16  # bases (positions) in the smallest segment a limit may ask for
+
+
+def machine_memory() -> int:
+    """This machine's physical memory in bytes (0: unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 0
 
 
 def segment_size(max_memory: int, fixed: int, per_base: float, fixed_what: str) -> int:
