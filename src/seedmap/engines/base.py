@@ -114,7 +114,8 @@ def _keep_verified(first: int, last: int, cand_off: np.ndarray, cand_len: np.nda
 
 class QueryMemo:
     """What engines learn of one batch's queries that holds at every e, kept across the strata rounds of that
-    batch (pipeline/strata.py searches a read at e = 0, 1, 2, ...; the FM engine keeps its D arrays here).
+    batch (pipeline/strata.py searches a read at e = 0, 1, 2, ...; the FM engine keeps its D arrays here, the
+    neighborhood engine its window lookups).
     qoff: the batch's query offsets; ids: the batch's number of each query of the current call. Each engine
     keeps its own slots (a segmented index's parts differ)."""
 
@@ -122,6 +123,7 @@ class QueryMemo:
         self.qoff = np.asarray(qoff, dtype=np.int64)
         self.ids = np.arange(self.qoff.size - 1, dtype=np.int64)
         self._slots: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._tables: dict[int, np.ndarray] = {}
 
     def slots(self, owner: object, size: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """owner's (where each batch query's slot starts, then the end; the int8 slots, zeroed: size(m) for
@@ -132,6 +134,15 @@ class QueryMemo:
             np.cumsum(size(np.diff(self.qoff)), out=at[1:])
             self._slots[key] = (at, np.zeros(int(at[-1]), dtype=np.int8))
         return self._slots[key]
+
+
+    def table(self, owner: object, columns: int) -> np.ndarray:
+        """owner's int64 table of `columns` values per batch query (rows by batch query number), zeroed, made on
+        first use."""
+        key = id(owner)
+        if key not in self._tables:
+            self._tables[key] = np.zeros((self.qoff.size - 1, columns), dtype=np.int64)
+        return self._tables[key]
 
 
 class Engine(Protocol):

@@ -6,7 +6,7 @@ import numpy as np
 
 from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.filter import plan
-from seedmap.filter.neighborhood_passes import count_candidates, fill_windows
+from seedmap.filter.neighborhood_passes import KNOWN_COLUMNS, count_candidates, fill_windows
 from seedmap.index.neighborhood import NeighborhoodIndex
 from seedmap.spread import spread
 
@@ -45,6 +45,13 @@ class NeighborhoodEngine(CandidateEngine):
         hashes to look patterns up in, None for binary search."""
         return (None,)
 
+    def _memo(self, memo: QueryMemo | None) -> tuple:
+        """The count kernel's (ids, known): the lookups of the batch's earlier strata rounds (QueryMemo), which it
+        reuses and adds to; none (ids empty) without a memo."""
+        if memo is None:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, KNOWN_COLUMNS), dtype=np.int64)
+        return memo.ids, memo.table(self, KNOWN_COLUMNS)
+
     def _saved_ranges(self, qerr: np.ndarray) -> int:
         """Room per query for the index ranges the count pass hands to the fill pass: one per window, two
         with --fe (a window's patterns may match a neighbor of the true neighborhood too). Queries with
@@ -61,8 +68,8 @@ class NeighborhoodEngine(CandidateEngine):
         n_saved = np.empty(nq, dtype=np.int64)
         counts = np.zeros(nq, dtype=np.int64)
         spread(nq, lambda a, b: self.count_kernel(qcodes, qoff, qerr, self.care, ix.l, self.windows, self.step,
-                                                  self.fe, ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(), saved,
-                                                  n_saved, counts, a, b), grain=QUERIES)
+                                                  self.fe, ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(),
+                                                  *self._memo(memo), saved, n_saved, counts, a, b), grain=QUERIES)
         return counts, (saved, n_saved)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,

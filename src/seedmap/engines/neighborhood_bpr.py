@@ -25,6 +25,9 @@ class NeighborhoodBprEngine(NeighborhoodEngine):
     def _tables(self) -> tuple:
         return ()  # the scan needs nothing beyond the index's neighborhoods
 
+    def _memo(self, memo: object) -> tuple:
+        return ()  # its lookups differ between rounds (the plan's groups): none are kept
+
     def guarantee(self, m: int, e: int) -> str:
         ix = self.index
         return plan.bpr_guarantee(m, e, ix.span, ix.l, self.fe, self.windows, self.step)

@@ -33,6 +33,13 @@ from seedmap.index.perfect_hash import Tables
 from seedmap.intrinsics import prefetch
 
 CHUNK = 64  # queries looked up together (scratch allocated once per chunk)
+# A query's lookups kept for its next strata round (pipeline/strata.py searches a read at e = 0, 1, 3, ...): the
+# plan's window length, the number of lookups, then (offset, position range start, end) per lookup. The plans of
+# e = 0, 1, 2 share windows (plan.py): --best's round at e = 1 looks up one window of two, at e = 2 one of three.
+KNOWN = 8
+KNOWN_COLUMNS = 2 + 3 * KNOWN
+RECALLED = -2  # a lookup row (r) whose position range an earlier round found
+UNKEPT = -3  # a lookup row that found several ranges (fe > 0): not kept
 
 
 @njit(cache=True, nogil=True)
@@ -54,10 +61,13 @@ def new_scratch(ph: tuple | None, cap: int) -> np.ndarray:
 
 @njit(cache=True, nogil=True)
 def _chunk_lookups(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q0: int, q1: int, care: np.ndarray,
-                   lmax: int, windows: int, step: int, seed_start: np.ndarray) -> np.ndarray:
+                   lmax: int, windows: int, step: int, seed_start: np.ndarray, ids: np.ndarray,
+                   known: np.ndarray) -> np.ndarray:
     """Every lookup of queries [q0, q1), in order, as rows (query, offset, length, r, a0, a1, word) with
     r, a0 and a1 from lookup_key (r = -1: the window holds an N) and the word of its r neighborhood bases,
-    each one's seed_start entry prefetched: the first of the sweeps (this one, _open_blocks, the searches)."""
+    each one's seed_start entry prefetched: the first of the sweeps (this one, _open_blocks, the searches).
+    A lookup an earlier round of the query made (known, its row ids[query]; no memo: ids empty) gets
+    r = RECALLED and its position range as (a0, a1), and reads nothing of the index."""
     total = 0
     for qi in range(q0, q1):
         m = qoff[qi + 1] - qoff[qi]
@@ -84,10 +94,52 @@ def _chunk_lookups(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q0: i
             rows[t, 4] = a0
             rows[t, 5] = a1
             rows[t, 6] = word_at(q, o + span, max(r, 0))
-            if r >= 0:
+            if ids.size and _recall(known[ids[qi]], o, length, rows[t]):
+                pass
+            elif r >= 0:
                 prefetch(seed_start, a0)
             t += 1
     return rows
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _recall(kept: np.ndarray, o: int, length: int, row: np.ndarray) -> bool:
+    """Whether a query's kept lookups (its row of `known`) hold window [o, o + length); if so the lookup row
+    takes r = RECALLED and the range."""
+    if kept[0] != length:
+        return False
+    for k in range(kept[1]):
+        if kept[2 + 3 * k] == o:
+            row[3] = RECALLED
+            row[4] = kept[3 + 3 * k]
+            row[5] = kept[4 + 3 * k]
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _keep(rows: np.ndarray, ids: np.ndarray, known: np.ndarray) -> None:
+    """Each query's lookups of this chunk (rows after the searches: (a0, a1) its position range, empty when none)
+    into its row of `known`, where they fit and each found one range at most."""
+    t = 0
+    while t < rows.shape[0]:
+        qi = rows[t, 0]
+        u = t
+        ok = True
+        while u < rows.shape[0] and rows[u, 0] == qi:
+            ok = ok and rows[u, 3] != UNKEPT
+            u += 1
+        kept = known[ids[qi]]
+        if ok and u - t <= KNOWN:
+            kept[0] = rows[t, 2]
+            kept[1] = u - t
+            for k in range(u - t):
+                kept[2 + 3 * k] = rows[t + k, 1]
+                kept[3 + 3 * k] = rows[t + k, 4]
+                kept[4 + 3 * k] = rows[t + k, 5]
+        else:
+            kept[0] = -1
+        t = u
 
 
 @njit(cache=True, nogil=True)
@@ -152,12 +204,14 @@ def _search(qcodes: np.ndarray, qoff: np.ndarray, rows: np.ndarray, t: int, care
 @njit(cache=True, nogil=True)
 def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, care: np.ndarray, l: int, windows: int,
                      step: int, fe: int, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
-                     ph: tuple | None, saved: np.ndarray, n_saved: np.ndarray, counts: np.ndarray, q_lo: int,
-                     q_hi: int) -> None:
+                     ph: tuple | None, ids: np.ndarray, known: np.ndarray, saved: np.ndarray, n_saved: np.ndarray,
+                     counts: np.ndarray, q_lo: int, q_hi: int) -> None:
     """Candidates per query of queries [q_lo, q_hi), added to counts (zeroed by the caller). The position
     ranges found are saved per query (rows of `saved`: offset, range start, range end) when they fit, so that
     the fill pass need not search the index again; n_saved[q] = -1 when they did not fit. ph: the perfect
-    hashes (ph_off, ph_block, ph_g, ph_table) to look patterns up in, or None for binary search."""
+    hashes (ph_off, ph_block, ph_g, ph_table) to look patterns up in, or None for binary search. ids and
+    known: the memo of the batch's strata rounds (ids[q]: query q's row of known, KNOWN_COLUMNS wide), whose
+    lookups are taken from it and kept in it; ids empty: none."""
     cap = max_patterns(l, fe)
     room = saved.shape[1]
     lmax = care[care.size - 1] + 1 + l
@@ -165,14 +219,23 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
         q1 = min(q_hi, q0 + CHUNK)
         ranges = np.empty((cap, 2), dtype=np.int64)
         scratch = new_scratch(ph, cap)
-        rows = _chunk_lookups(qcodes, qoff, qerr, q0, q1, care, lmax, windows, step, seed_start)
+        rows = _chunk_lookups(qcodes, qoff, qerr, q0, q1, care, lmax, windows, step, seed_start, ids, known)
         _open_blocks(rows, seed_start, nbs, nb_pos, ph)
         if ph is None and fe == 0:
             _narrow_blocks(rows, l, nbs, nb_pos)
         n_saved[q0:q1] = 0  # ranges found so far; -1 at the end where they did not fit
         for t in range(rows.shape[0]):
             qi = rows[t, 0]
-            n = _search(qcodes, qoff, rows, t, care, l, fe, seed_start, nbs, nb_pos, ph, ranges, scratch)
+            if rows[t, 3] == RECALLED:
+                ranges[0, 0] = rows[t, 4]
+                ranges[0, 1] = rows[t, 5]
+                n = 1 if rows[t, 5] > rows[t, 4] else 0
+            else:
+                n = _search(qcodes, qoff, rows, t, care, l, fe, seed_start, nbs, nb_pos, ph, ranges, scratch)
+                rows[t, 4] = ranges[0, 0] if n == 1 else 0  # (the range, for the memo)
+                rows[t, 5] = ranges[0, 1] if n == 1 else 0
+                if n > 1:
+                    rows[t, 3] = UNKEPT
             for i in range(n):
                 counts[qi] += ranges[i, 1] - ranges[i, 0]
                 k = n_saved[qi]
@@ -184,6 +247,8 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
         for qi in range(q0, q1):
             if n_saved[qi] > room:
                 n_saved[qi] = -1
+        if ids.size:
+            _keep(rows, ids, known)
 
 
 @njit(cache=True, nogil=True)

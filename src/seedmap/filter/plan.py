@@ -65,9 +65,10 @@ def plan_offset(m: int, length: int, k: int, step: int, i: int) -> int:
     """Offset of window i of a plan of shape (length, k) for a read of length m."""
     if step > 0:
         return i * step
-    # Spread the slack between windows; they stay disjoint.
+    # Spread the slack between windows; they stay disjoint. A single window (e = 0) is the read's first, as in
+    # every plan of more: --best's first round looks up a window its next rounds reuse (engines/neighborhood.py).
     slack = m - k * length
-    return i * length + (slack * i // (k - 1) if k > 1 else slack // 2)
+    return i * length + (slack * i // (k - 1) if k > 1 else 0)
 
 
 @njit(cache=True, nogil=True)

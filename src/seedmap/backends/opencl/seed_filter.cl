@@ -35,7 +35,7 @@ inline long plan_window(long m, long e, long lmax, long windows, long step, long
     if (step > 0)
         return i * step;
     long slack = m - k * len;  /* spread between the windows, which stay disjoint */
-    return i * len + (k > 1 ? slack * i / (k - 1) : slack / 2);
+    return i * len + (k > 1 ? slack * i / (k - 1) : 0);  /* one window: the read's first (plan.py) */
 }
 
 /* neighborhood_bs._lower_bound: the first index in [lo, hi) whose neighborhood is >= value. */
