@@ -135,7 +135,6 @@ class QueryMemo:
             self._slots[key] = (at, np.zeros(int(at[-1]), dtype=np.int8))
         return self._slots[key]
 
-
     def table(self, owner: object, columns: int) -> np.ndarray:
         """owner's int64 table of `columns` values per batch query (rows by batch query number), zeroed, made on
         first use."""
