@@ -106,7 +106,7 @@ def test_strata_rounds_reuse_their_lookups(rng, fe, perfect_hash):
         n_saved = np.full(queries.size, -7, dtype=np.int64)
         counts = np.zeros(queries.size, dtype=np.int64)
         count_candidates(sub_codes, sub_off, qerr, care, ix.l, 0, 0, fe, ix.seed_start, ix.nbs,
-                         ix.nb_pos, ph, ids[queries] if ids.size else ids, known, saved, n_saved, counts, 0,
+                         ix.nb_pos, ph, ids[queries], known, saved, n_saved, counts, 0,
                          queries.size)
         return counts, saved, n_saved, sub_codes, sub_off
 

@@ -94,9 +94,8 @@ def _chunk_lookups(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q0: i
             rows[t, 4] = a0
             rows[t, 5] = a1
             rows[t, 6] = word_at(q, o + span, max(r, 0))
-            if ids.size and _recall(known[ids[qi]], o, length, rows[t]):
-                pass
-            elif r >= 0:
+            recalled = ids.size > 0 and _recall(known[ids[qi]], o, length, rows[t])
+            if r >= 0 and not recalled:
                 prefetch(seed_start, a0)
             t += 1
     return rows
