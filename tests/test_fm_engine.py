@@ -28,7 +28,7 @@ from seedmap.errors import SeedmapError
 from seedmap.filter import fm_pieces
 from seedmap.filter.fm_located import locate_rows, union_rows
 from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_scheme import D_FROM_E, ROW, memo_size, search_query
+from seedmap.filter.fm_scheme import D_FROM_E, ROW, d_arrays_made, memo_size, scratch_size, search, search_query
 from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, locate_four, lower_bounds, occ, occ_all
 from seedmap.index import fm
 from seedmap.io.alphabet import encode
@@ -206,13 +206,14 @@ def test_pooled_rows_are_located_once(small_fm, wide, strings):
 
 def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
     """The strata rounds search a read again with a larger e; the memo keeps its D arrays (which do not depend
-    on e) from the first search: each query's slot holds exactly what lower_bounds computes, e = 0 (which
-    needs none) and e below D_FROM_E (cheaper without) leave it empty, a later round with a subset of the queries
-    reads the right slots, and the windows are the same as without a memo, on the count pass's path and the fill
-    pass's search again."""
+    on e) from the first search: each query's slot holds exactly what lower_bounds computes where the search
+    made them (a query that walks nowhere, as most from the other strand or from nowhere, leaves its slot empty),
+    e = 0 (which needs none) and e below D_FROM_E (cheaper without) leave it empty, a later round with a subset
+    of the queries reads the right slots, and the windows are the same as without a memo, on the count pass's
+    path and the fill pass's search again."""
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
-    reads = sample_reads(rng, seqs, 30, (40, 90), 3)
+    reads = sample_reads(rng, seqs, 30, (40, 90), 3) + [random_genome(rng, 60) for _ in range(2)]
     qcodes = np.concatenate(reads).astype(np.uint8)
     qoff = np.zeros(len(reads) + 1, dtype=np.int64)
     np.cumsum([r.size for r in reads], out=qoff[1:])
@@ -226,12 +227,21 @@ def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
             at, slots = memo.slots(engine, memo_size)
             assert not slots.any()
         engine.candidate_windows(qcodes, qoff, np.full(len(reads) // 2, D_FROM_E, dtype=np.int64), memo)
+        made = 0
         for qi, read in enumerate(reads):
             m = read.size
+            scratch = np.empty(scratch_size(m, D_FROM_E), dtype=np.int64)
+            search(read, D_FROM_E, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev, 0,
+                   np.empty((0, ROW), dtype=np.int64), scratch, False)
+            if not d_arrays_made(scratch, m):
+                assert not slots[at[qi]:at[qi + 1]].any()
+                continue
+            made += 1
             want = np.empty(2 * m + 2, dtype=np.int64)
             lower_bounds(ix.fwd_occ, ix.counts, ix.n, read, m, want[:m + 1], fwd)
             lower_bounds(ix.rev_occ, ix.counts, ix.n, read[::-1].copy(), m, want[m + 1:], rev)
             assert slots[at[qi]] == 1 and np.array_equal(slots[at[qi] + 1:at[qi + 1]], np.minimum(want, 127))
+        assert 0 < made < len(reads)
         later = np.arange(4, len(reads) // 2, 3)  # a later round: some reads, a larger e
         memo.ids = query_ids(later)
         sub, sub_off = subset_queries(qcodes, qoff, later)
@@ -239,6 +249,22 @@ def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
         got = engine.candidate_windows(sub, sub_off, e, memo)
         want = engine.candidate_windows(sub, sub_off, e)
         assert want[0].size > 0 and all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))
+
+
+def test_a_read_of_rare_pieces_makes_no_d_arrays(rng):
+    """Only the walks read the D arrays: a read whose every piece is down to `small` rows hands them to
+    verification and spares the two backward searches (with small = 0 the same read walks, and makes them)."""
+    g = random_genome(rng, 5000)
+    ix = fm.build(Reference.from_codes(["g"], [g]), 4)
+    fwd, rev = tables(ix)
+    read = g[1000:1090].copy()
+    for small, walks in ((1, False), (0, True)):
+        scratch = np.empty(scratch_size(read.size, D_FROM_E), dtype=np.int64)
+        out = np.empty((16, ROW), dtype=np.int64)
+        n_out, cand = search(read, D_FROM_E, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev, small, out, scratch,
+                             False)
+        assert d_arrays_made(scratch, read.size) == walks
+        assert cand >= 1 and (walks or n_out == cand == D_FROM_E + 1)  # one row per piece
 
 
 def test_rate_errors_long_and_short_reads(rng):

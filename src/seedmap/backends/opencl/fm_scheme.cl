@@ -184,9 +184,6 @@ inline long right_walk(__global const ulong *rev_occ, __global const ulong *fwd_
         if (best >= last)
             return n_out;
         acc = last;
-    } else if (hi0 - lo0 <= small && done >= 0) {
-        *total += hi0 - lo0;
-        return record(out, cap, n_out, js, 0, flo0, flo0 + hi0 - lo0);
     }
     long max_depth = p.length + e;
     long d = 0;
@@ -300,13 +297,11 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
     }
     cap_l[m] = e;
     low_r[m] = low_r[m + 1] = 0;
-    if (e >= D_FROM_E) {
-        lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r);
-        lower_bounds(rev_occ, counts, n, ext_l, m, bound_l);
-    } else {  /* cheaper without them (e = 0: no walk reads them) */
+    if (e < D_FROM_E) {  /* cheaper without them (e = 0: no walk reads them) */
         for (long i = 0; i <= m; i++)
             bound_r[i] = bound_l[i] = 0;
     }
+    int make_d = e >= D_FROM_E;  /* made before the first walk only (fm_scheme.search) */
     Stack left_st = {sk, sk + dim, sk + 2 * dim, sk, sk, sk};
     Stack right_st = {sk + 3 * dim, sk + 4 * dim, sk + 6 * dim, sk + 5 * dim, sk + 7 * dim, kids};
     long n_out = 0;
@@ -375,6 +370,16 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
         Part right = {ext_r + je, len_r, bound_r + je, cap_r, low_r, cols_r};
         long done = je - js - min(m, SMALL_FROM * (je - js));
         long step_small = hi - lo <= SMALL_PIECE ? small : 0;
+        if (hi - lo <= step_small && done >= 0) {  /* a rare piece: its rows to verification, no walk */
+            n_out = record(out, cap, n_out, js, 0, flo, flo + hi - lo);
+            *total += hi - lo;
+            continue;
+        }
+        if (make_d) {
+            lower_bounds(fwd_occ, counts, n, ext_r, m, bound_r);
+            lower_bounds(rev_occ, counts, n, ext_l, m, bound_l);
+            make_d = 0;
+        }
         long got = 0;
         long work[2] = {0, WALK_BASE + WALK_PER_ROW * (hi - lo)};  /* fm_scheme.py's notes */
         n_out = right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, right, e, right_st, left, left_st, js, step_small,
