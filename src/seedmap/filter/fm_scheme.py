@@ -30,7 +30,7 @@ An accepted string gives the exact piece's reference position for each of its ro
 of an alignment within e; its window [diag - e, diag + m + e) holds that alignment, which the shared
 verification stage then finds (the part of the read beyond the piece's far side is checked there).
 
-A step's walk has a budget of nodes, WALK_BASE + WALK_PER_ROW per row of its exact piece. A walk that runs
+A step's walk has a budget of nodes, WALK_BASE + walk_per_row(e) per row of its exact piece. A walk that runs
 past it stops, keeps the strings it accepted, and hands what it has not walked to verification: the rows of
 the node it was in and of every child not yet entered of the nodes on its way there (by forward rows, as the
 piece's). Every alignment the step could find has the piece exact and lies in a subtree walked or handed on,
@@ -92,7 +92,13 @@ REST_MIN = 16
 # walk past its budget hands on only what it has not walked: (2, 512) 11.55-11.7 s, (1, 512) 11.0-11.6,
 # (4, 512) 11.9-12.2, (2, 256) 12.0, (1, 256) 12.3, (0.5, 256) 11.1; e = 3: (2, 512) 4.2-4.5 s, (4, 512) 4.6-5.4;
 # --best (its rounds' searches, rounds 0..5): (1, 512) 7.4 s, (2, 512) 6.1, (4, 512) 5.7.
+# Below e = WALK_FULL_E the budget per row doubles for each edit fewer, up to WALK_PER_ROW_MAX: a walk with fewer
+# edits costs less per row, and --best's rounds search most reads at e = 0..4 (same genome, -t 2, --best e = 5,
+# alternating with 2 at every e: 4.05 / 3.64, 3.85 / 3.11, 3.93 / 3.56, 3.28 / 2.87, 3.10 / 3.02, 3.50 / 3.17 s,
+# 8 for e <= 3 and 2 at e = 4 and 5 in between; all-mapping at e = 3 and 4 the same within noise).
 WALK_PER_ROW = 2
+WALK_FULL_E = 5
+WALK_PER_ROW_MAX = 8
 WALK_BASE = 512
 MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 # The D arrays cost two backward searches of the read (restarted where a piece does not occur), a cache miss or two
@@ -127,6 +133,12 @@ class Stack(NamedTuple):
     acc: np.ndarray
     kids: np.ndarray
     work: np.ndarray
+
+
+@njit(cache=True, nogil=True, inline="always")
+def walk_per_row(e: int) -> int:
+    """A step's walk budget per row of its exact piece at e edits (see WALK_FULL_E)."""
+    return min(WALK_PER_ROW_MAX, WALK_PER_ROW << max(0, WALK_FULL_E - e))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -546,7 +558,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         if make_d:
             lower_bounds_pair(counts, n, m, fwd_occ, ext_r, bound_r, fwd_table, rev_occ, ext_l, bound_l, rev_table)
             make_d = False
-        work[0], work[1] = 0, WALK_BASE + WALK_PER_ROW * (hi - lo)
+        work[0], work[1] = 0, WALK_BASE + walk_per_row(e) * (hi - lo)
         n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, Part(ext_r[je:], len_r, bound_r[je:], cap_r,
                                low_r, cols_r), e, right_stack, left, left_stack, js, step_small, done, out, n_out)
         total += c

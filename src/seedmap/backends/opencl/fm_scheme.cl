@@ -5,8 +5,8 @@
    strings written to its rows, all of them counted, and its candidates. fill_kernel: one work-item per query
    locates every row of its strings (sampled SA walk) into its window slots and sorts them by start (windows.cl).
 
-   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM, WALK_BASE, WALK_PER_ROW, D_FROM_E
-   come as build options. */
+   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM, WALK_BASE, WALK_PER_ROW, WALK_FULL_E,
+   WALK_PER_ROW_MAX and D_FROM_E come as build options. */
 
 typedef struct {  /* fm_scheme.Part: a phase's read part in walking order and its columns */
     __global long *ext;
@@ -381,7 +381,8 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
             make_d = 0;
         }
         long got = 0;
-        long work[2] = {0, WALK_BASE + WALK_PER_ROW * (hi - lo)};  /* fm_scheme.py's notes */
+        long per_row = min(WALK_PER_ROW_MAX, WALK_PER_ROW << max(0L, WALK_FULL_E - e));  /* fm_scheme.walk_per_row */
+        long work[2] = {0, WALK_BASE + per_row * (hi - lo)};  /* fm_scheme.py's notes */
         n_out = right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, right, e, right_st, left, left_st, js, step_small,
                            done, out, cap, n_out, &got, work);
         *total += got;
