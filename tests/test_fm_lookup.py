@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
-from helpers import NO_TABLE, genome_with_n, random_genome, repetitive_genome, sample_reads
+from helpers import NO_TABLE, decode, genome_with_n, random_genome, repetitive_genome, sample_reads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +17,7 @@ from seedmap.filter.fm_scheme import ROW, search_query
 from seedmap.filter.fm_search import backward_search, level_row, lower_bounds, table_k
 from seedmap.index import fm
 from seedmap.io.reference import Reference
+from seedmap.kinds import build_index, load_or_build
 
 
 def reference(rng: np.random.Generator, repeats: bool) -> tuple[Reference, list[np.ndarray]]:
@@ -54,6 +55,26 @@ def test_tables_are_built_once_per_index(rng):
     first = fm_lookup.tables(ix)
     k = fm_lookup.lookup_k(ix.n)
     assert fm_lookup.tables(ix)[0] is first[0] and first[0].shape[0] == level_row(k, k)
+
+
+def test_a_stored_index_keeps_its_tables(rng, tmp_path):
+    """`seedmap index` stores the tables (a run does not build them again), and a stored table of another size
+    than this version's k asks for (an index from a version with another LOOKUP_MAX) is built again."""
+    ref, seqs = reference(rng, True)
+    fasta = tmp_path / "ref.fa"
+    fasta.write_text("".join(f">{name}\n{decode(seq)}\n" for name, seq in zip(ref.names, seqs, strict=True)))
+    path = build_index(str(fasta), str(tmp_path / "ref.fm"), "fm", {"r": 4})
+    _, ix = load_or_build(str(fasta), str(path), "fm")
+    built = fm.build(ref, 4)
+    want = fm_lookup.tables(built)
+    stored = ix.lookup["fwd"], ix.lookup["rev"]
+    assert all(isinstance(t, np.memmap) for t in stored)  # read from the index
+    got = fm_lookup.tables(ix)
+    assert got[0] is stored[0] and got[1] is stored[1]
+    assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+    ix.lookup["fwd"] = ix.lookup["fwd"][:-1]  # another k's table
+    again = fm_lookup.tables(ix)
+    assert again[1] is not stored[1] and all(np.array_equal(a, b) for a, b in zip(again, want, strict=True))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

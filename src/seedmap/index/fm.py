@@ -55,13 +55,15 @@ class FmIndex:
     fwd_mark: np.ndarray
     fwd_ssa: np.ndarray
     rev_occ: np.ndarray
-    # Tables derived from the occ tables when a search first needs them (filter/fm_lookup.py), kept here so that
-    # every worker's engine shares one copy; never stored.
+    # The k-mer tables derived from the occ tables (filter/fm_lookup.py), kept here so that every worker's engine
+    # shares one copy: stored by `seedmap index` (LOOKUPS; an index without them builds them when a search first
+    # needs them, 0.3 CPU s at 250 Mbp).
     lookup: dict = field(default_factory=dict, repr=False, compare=False)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"counts": self.counts, "text_starts": self.text_starts, "fwd_occ": self.fwd_occ,
-                "fwd_mark": self.fwd_mark, "fwd_ssa": self.fwd_ssa, "rev_occ": self.rev_occ}
+                "fwd_mark": self.fwd_mark, "fwd_ssa": self.fwd_ssa, "rev_occ": self.rev_occ,
+                **{f"{side}_lookup": self.lookup[side] for side in LOOKUPS if side in self.lookup}}
 
     @classmethod
     def from_arrays(cls, params: dict, a: dict) -> FmIndex:
@@ -70,10 +72,12 @@ class FmIndex:
             raise SeedmapError("this FM index was built by an older seedmap (its occurrence tables have "
                                "another layout): rebuild it with seedmap index --kind fm")
         return cls(int(params["r"]), int(a["text_starts"][-1]), a["counts"], a["text_starts"], a["fwd_occ"],
-                   a["fwd_mark"], a["fwd_ssa"], a["rev_occ"])
+                   a["fwd_mark"], a["fwd_ssa"], a["rev_occ"],
+                   {side: a[f"{side}_lookup"] for side in LOOKUPS if f"{side}_lookup" in a})
 
 
-ARRAYS = ("counts", "text_starts", "fwd_occ", "fwd_mark", "fwd_ssa", "rev_occ")
+ARRAYS = ("counts", "text_starts", "fwd_occ", "fwd_mark", "fwd_ssa", "rev_occ")  # what every FM index holds
+LOOKUPS = ("fwd", "rev")  # the k-mer tables an index may hold too, as fwd_lookup and rev_lookup
 
 
 def check_parameters(r: int) -> None:
