@@ -94,8 +94,8 @@ REST_MIN = 16
 # --best (its rounds' searches, rounds 0..5): (1, 512) 7.4 s, (2, 512) 6.1, (4, 512) 5.7.
 # Below e = WALK_FULL_E the budget per row doubles for each edit fewer, up to WALK_PER_ROW_MAX: a walk with fewer
 # edits costs less per row, and --best's rounds search most reads at e = 0..4 (same genome, -t 2, --best e = 5,
-# alternating with 2 at every e: 4.05 / 3.64, 3.85 / 3.11, 3.93 / 3.56, 3.28 / 2.87, 3.10 / 3.02, 3.50 / 3.17 s,
-# 8 for e <= 3 and 2 at e = 4 and 5 in between; all-mapping at e = 3 and 4 the same within noise).
+# alternating with 2 at every e: 4.05 / 3.64, 3.85 / 3.11, 3.93 / 3.56, 3.28 / 2.87, 3.10 / 3.02, 3.50 / 3.17 s;
+# 4 up to e = 3 and 2 from e = 4 on came out in between; all-mapping at e = 3 and 4 the same within noise).
 WALK_PER_ROW = 2
 WALK_FULL_E = 5
 WALK_PER_ROW_MAX = 8
