@@ -57,10 +57,10 @@ def test_tables_are_built_once_per_index(rng):
     assert fm_lookup.tables(ix)[0] is first[0] and first[0].shape[0] == level_row(k, k)
 
 
-def test_a_stored_index_keeps_its_tables(rng, tmp_path):
-    """`seedmap index` stores the tables (a run does not build them again; they load as writable arrays, the
-    type the kernels are compiled for), and a stored table of another size than this version's k asks for (an
-    index from a version with another LOOKUP_MAX) is built again."""
+def test_a_stored_index_keeps_its_tables(rng, tmp_path, monkeypatch):
+    """`seedmap index` stores the tables (a run does not build them again; the search gets them as writable
+    arrays, the type the kernels are compiled for), and a stored table of another size than this version's k
+    asks for (an index from a version with another LOOKUP_MAX) is built again."""
     ref, seqs = reference(rng, True)
     fasta = tmp_path / "ref.fa"
     fasta.write_text("".join(f">{name}\n{decode(seq)}\n" for name, seq in zip(ref.names, seqs, strict=True)))
@@ -68,11 +68,13 @@ def test_a_stored_index_keeps_its_tables(rng, tmp_path):
     _, ix = load_or_build(str(fasta), str(path), "fm")
     built = fm.build(ref, 4)
     want = fm_lookup.tables(built)
-    stored = ix.lookup["fwd"], ix.lookup["rev"]
+    assert isinstance(ix.lookup["fwd"], np.memmap) and isinstance(ix.lookup["rev"], np.memmap)  # read from the index
+    with monkeypatch.context() as m:
+        m.setattr(fm_lookup, "build_lookup", lambda *a: pytest.fail("stored tables built again"))
+        stored = fm_lookup.tables(ix)
+        assert fm_lookup.tables(ix)[0] is stored[0] and fm_lookup.tables(ix)[1] is stored[1]
     assert all(t.flags.writeable and t.flags.c_contiguous for t in stored)  # as built: the kernels' types
-    got = fm_lookup.tables(ix)
-    assert got[0] is stored[0] and got[1] is stored[1]
-    assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(stored, want, strict=True))
     ix.lookup["fwd"] = ix.lookup["fwd"][:-1]  # another k's table
     again = fm_lookup.tables(ix)
     assert again[1] is not stored[1] and all(np.array_equal(a, b) for a, b in zip(again, want, strict=True))

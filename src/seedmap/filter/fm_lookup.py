@@ -76,11 +76,16 @@ def _children(occ_tab: np.ndarray, counts: np.ndarray, table: np.ndarray, other:
 def tables(ix: FmIndex) -> tuple[np.ndarray, np.ndarray]:
     """(forward, reverse-text) tables of an FM index: the stored ones (`seedmap index` stores them), else built on
     first use, and kept in its `lookup` slot (one copy for every worker and engine of a run). Stored tables of
-    another k than this version's (a LOOKUP_MAX changed since) are built again."""
+    another k than this version's (a LOOKUP_MAX changed since) are built again; stored ones are copied on first
+    use (22 MB at 250 Mbp): the kernels are compiled for writable tables, as built, and a read-only memory map is
+    another numba type, compiled again (a device that searches without them copies nothing)."""
     with _lock:
         k = lookup_k(ix.n)
         rows = level_row(k, k)
         if any(side not in ix.lookup or ix.lookup[side].shape != (rows, 2) for side in ("fwd", "rev")):
             ix.lookup["fwd"] = build_lookup(ix.fwd_occ, ix.counts, ix.n, k)
             ix.lookup["rev"] = build_lookup(ix.rev_occ, ix.counts, ix.n, k)
+        for side in ("fwd", "rev"):
+            if not ix.lookup[side].flags.writeable:
+                ix.lookup[side] = np.array(ix.lookup[side])
         return ix.lookup["fwd"], ix.lookup["rev"]

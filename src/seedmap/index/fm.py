@@ -73,9 +73,7 @@ class FmIndex:
                                "another layout): rebuild it with seedmap index --kind fm")
         return cls(int(params["r"]), int(a["text_starts"][-1]), a["counts"], a["text_starts"], a["fwd_occ"],
                    a["fwd_mark"], a["fwd_ssa"], a["rev_occ"],
-                   # copied (22 MB at 250 Mbp): the kernels are compiled for writable tables, as built; a
-                   # read-only memory map is another numba type, compiled again
-                   {side: np.array(a[f"{side}_lookup"]) for side in LOOKUPS if f"{side}_lookup" in a})
+                   {side: a[f"{side}_lookup"] for side in LOOKUPS if f"{side}_lookup" in a})
 
 
 ARRAYS = ("counts", "text_starts", "fwd_occ", "fwd_mark", "fwd_ssa", "rev_occ")  # what every FM index holds
