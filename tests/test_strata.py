@@ -14,6 +14,7 @@ from seedmap.engines.fm import FmEngine
 from seedmap.index import fm
 from seedmap.io.reference import Reference
 from seedmap.options import MapOptions, errors_per_read
+from seedmap.pipeline import strata
 from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
 from seedmap.pipeline.strata import stratified_locate, subset_queries
 from seedmap.records import make_records, searched_depth
@@ -172,6 +173,31 @@ def test_default_best_mapq_is_all_mappings(rng):
     assert [mapq[True][r] for r in ("r0", "r1", "r2")] == [40, 20, 0]
     confident = {r for r, q in mapq[False].items() if q >= 30}
     assert len(confident) > 20 and {r for r, q in mapq[True].items() if q >= 30} == confident
+
+
+@pytest.mark.parametrize("kind", ["neighborhood", "fm"])
+@pytest.mark.parametrize("settles", [True, False])
+def test_round_0_is_tried_on_a_sample(rng, monkeypatch, kind, settles):
+    """A batch searches its first ROUND0_SAMPLE reads at e = 0; the rest too only where enough of those were
+    settled there (else they start at e = 1). The records are all-mapping's either way."""
+    monkeypatch.setattr(strata, "ROUND0_SAMPLE", 8)
+    monkeypatch.setattr(strata, "ROUND0_MIN", 0.0 if settles else 1.01)
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    engine = engine_of(kind, ref)
+    at_0 = []
+    search = engine.candidate_windows
+
+    def logged(qcodes, qoff, qerr, memo=None):
+        if qerr.max(initial=-1) == 0:
+            at_0.append(qerr.size)
+        return search(qcodes, qoff, qerr, memo)
+
+    engine.candidate_windows = logged
+    reads = sample_reads(rng, seqs, 40, (30, 90), 4)
+    early, full = both_ways(ref, engine, reads, MapOptions(errors=4, best_only=True))
+    assert early == full
+    assert at_0 == ([8, 32] if settles else [8])
 
 
 def test_subset_queries():
