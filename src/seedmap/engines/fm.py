@@ -40,9 +40,8 @@ class FmEngine(CandidateEngine):
                  verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = FIRST_ROWS,
                  huge_pages: bool = False) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
-        # The occurrence tables in 2 MB pages once copied (index/resident.py): the search's memory waits are
-        # fewer (250 Mbp human-like genome, --best, e = 5, -t 2, candidates stage CPU s, maps / copies: 4.54 /
-        # 4.06, 5.55 / 4.28, 5.95 / 4.34). A segmented index keeps only the segment in use resident: not there.
+        # The occurrence tables in 2 MB pages once copied (index/resident.py): a search's page walks are fewer
+        # (the count pass 7-8 % faster). A segmented index keeps only the segment in use resident: not there.
         self.copies = HugePageCopies(index, ("fwd_occ", "rev_occ") if huge_pages else ())
         self.saved_rows = saved_rows
         self.rows_per_query = 0.0  # of the last batch: repeat-rich genomes need more room
