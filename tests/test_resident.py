@@ -4,6 +4,7 @@ the maps they replace, and the same candidates whichever the search reads."""
 from __future__ import annotations
 
 import mmap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,17 +17,39 @@ from seedmap.io.reference import Reference
 from seedmap.kinds import build_index, load_or_build
 from seedmap.verify.bulk import bulk_distances
 
-pytestmark = pytest.mark.skipif(not hasattr(mmap, "MADV_HUGEPAGE"), reason="no transparent huge pages here")
+pytestmark = pytest.mark.skipif(not hasattr(mmap, "MADV_HUGEPAGE") or not Path("/proc/self/smaps").exists(),
+                                reason="no transparent huge pages here")
 
 
 def test_a_copy_holds_the_same_bytes_read_only(tmp_path, rng):
-    arr = rng.integers(0, 1 << 40, (3001, 5)).astype(np.uint64)
+    arr = rng.integers(0, 1 << 40, (100_001, 5)).astype(np.uint64)  # 4 MB: its mapping holds whole 2 MB pages
     np.save(tmp_path / "a.npy", arr)
     mapped = np.load(tmp_path / "a.npy", mmap_mode="r")
     copy = resident.huge_page_copy(mapped)
     assert not isinstance(copy, np.memmap) and not copy.flags.writeable and copy.flags.c_contiguous
     assert copy.dtype == arr.dtype and np.array_equal(copy, arr)
     assert copy.ctypes.data % resident.HUGE == 0
+    fields = _mapping_of(copy.ctypes.data)
+    assert fields["perms"].endswith("p")  # private: shared anonymous memory is shmem, with huge pages off by default
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if "THPeligible" in fields and thp.exists() and "[never]" not in thp.read_text():
+        assert fields["THPeligible"] == "1"
+
+
+def _mapping_of(address: int) -> dict[str, str]:
+    """This process's memory mapping holding `address` (/proc/self/smaps): its permissions and fields."""
+    found: dict[str, str] = {}
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if "-" in head[0] and len(head) >= 5 and ":" not in head[0]:
+            lo, hi = (int(x, 16) for x in head[0].split("-"))
+            if found:
+                break
+            if lo <= address < hi:
+                found = {"perms": head[1]}
+        elif found and head[0].endswith(":"):
+            found[head[0][:-1]] = head[1] if len(head) > 1 else ""
+    return found
 
 
 def test_the_search_takes_the_copies_and_finds_the_same(tmp_path, rng, monkeypatch):
