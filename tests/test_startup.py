@@ -1,4 +1,5 @@
-"""Start-up: cached kernels load without numba's registry refresh and without importing scipy.linalg,
+"""Start-up: cached kernels load without numba's registry refresh, without importing scipy.linalg and without
+parsing their bitcode (the symbols their machine code defines are those of the bitcode),
 nothing is left changed after the warm-up, and a kernel missing from the cache still compiles; `seedmap
 index` compiles what a single-end map run needs and leaves the other kinds of run to their first run; seedmap's own
 processes start no spinning BLAS threads."""
@@ -39,12 +40,21 @@ with cached_kernels_load_quickly():
     assert kernels.total(np.arange(5)) == 10
     loaded = kernels.total.stats.cache_hits
     loaded_refreshes = len(refreshes)
+    library = kernels.total.overloads[kernels.total.signatures[0]].library
+    assert sum(loaded.values()) == 0 or library._shared_module is None, "bitcode parsed at load"
 
     @njit
     def fresh(a):  # not cached: compiles inside the block, registries and all
         return a.max()
 
     assert fresh(np.arange(5)) == 4
+
+    @njit
+    def linking(a):  # links the loaded kernel in: its bitcode, left unparsed by the load, is parsed now
+        return kernels.total(a) + 1
+
+    assert linking(np.arange(5)) == 11
+assert library._shared_module is not None
 assert "scipy.linalg" not in sys.modules, "scipy.linalg was imported"
 assert caching.Cache.load_overload is original_load
 try:
@@ -134,6 +144,37 @@ def test_index_compiles_while_it_builds(tmp_path, monkeypatch, capsys):
     assert asked == [("neighborhood", "se", "seedmap-compile")]
     assert log.count("compiling the") == 1 and "while the index is built" in log
     assert log.index("while the index is built") < log.index("built the neighborhood index")
+
+def test_object_symbols_are_those_of_the_bitcode():
+    """What lazy_bitcode reads from a kernel's machine code is what numba reads from its bitcode: the functions and
+    data it defines, callees' copies and the environment included; anything not an ELF object falls back."""
+    import llvmlite.binding as ll
+    import numpy as np
+    from numba import njit
+
+    from seedmap.pipeline.lazy_bitcode import elf_defined_symbols
+
+    @njit
+    def callee(a, k):
+        return np.sort(a)[k]
+
+    @njit
+    def kernel(a):
+        out = np.empty(3, dtype=np.int64)  # allocates: NRT references and an environment
+        for k in range(3):
+            out[k] = callee(a, k)
+        return out
+
+    kernel(np.arange(5))
+    for fn in (kernel, callee):
+        name, kind, (obj, bitcode) = fn.overloads[fn.signatures[0]].library.serialize_using_object_code()
+        module = ll.parse_bitcode(bitcode)
+        expected = {g.name for gs in (module.functions, module.global_variables) for g in gs if not g.is_declaration}
+        assert kind == "object" and len(expected) > 2
+        assert elf_defined_symbols(obj) == expected
+    assert elf_defined_symbols(b"\x00" * 100) is None
+    assert elf_defined_symbols(bitcode) is None
+
 
 LATE = """
 import sys

@@ -26,6 +26,7 @@ from seedmap.io.chunks import RawBatch, record_starts
 from seedmap.io.plain_fastq import fastq_blocks
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference, unpack_codes
+from seedmap.pipeline.lazy_bitcode import bitcode_parsed_lazily
 from seedmap.pipeline.precompile import CompileClock, compile_listed, serialized_cache_saves, variant
 
 log = logging.getLogger("seedmap")
@@ -103,8 +104,9 @@ def cached_kernels_load_quickly() -> Iterator[None]:
     compiling refreshes them anyway, so a kernel missing from the cache compiles as usual. The numpy
     implementations a kernel's environment imports still probe for a BLAS by importing scipy.linalg,
     0.25 s wherever SciPy is installed; no seedmap kernel uses BLAS (np.dot, np.linalg), so that probe
-    is made to fail at once (its only effect: np.correlate/np.convolve use a plain loop). Both last only
-    for the block; a later `import scipy.linalg` works as usual."""
+    is made to fail at once (its only effect: np.correlate/np.convolve use a plain loop). And a kernel's
+    bitcode is parsed only if something links it in (lazy_bitcode.py). All three last only for the block;
+    a later `import scipy.linalg` works as usual."""
     from numba.core import caching
     from numba.core.cpu import CPUContext
     from numba.core.registry import cpu_target
@@ -129,7 +131,8 @@ def cached_kernels_load_quickly() -> Iterator[None]:
         else:  # a numba whose cache is laid out otherwise: its own refresh
             cpu_target.target_context.refresh()
         try:
-            yield
+            with bitcode_parsed_lazily():
+                yield
         finally:
             caching.Cache.load_overload = original
             if blocked:
