@@ -74,3 +74,23 @@ def test_the_search_takes_the_copies_and_finds_the_same(tmp_path, rng, monkeypat
                     nmask=plain.nmask).candidate_windows(qcodes, qoff, qerr)
     assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
     assert got[0].size > 0
+
+
+def test_tables_too_large_to_copy_stay_mapped(tmp_path, rng, monkeypatch):
+    """Above HUGE_MAX in all (1 Gbp: 1 GB) the copy would outlast the warm-up and the search would wait for it:
+    the maps serve, and take() returns at once."""
+    monkeypatch.setattr(resident, "HUGE_MIN", 0)
+    seqs = repetitive_genome(rng)
+    fasta = tmp_path / "ref.fa"
+    fasta.write_text("".join(f">s{i}\n{decode(s)}\n" for i, s in enumerate(seqs)))
+    ref, ix = load_or_build(str(fasta), str(build_index(str(fasta), str(tmp_path / "ref.fm"), "fm", {"r": 4})), "fm")
+    total = ix.fwd_occ.nbytes + ix.rev_occ.nbytes
+    monkeypatch.setattr(resident, "HUGE_MAX", total - 1)
+    engine = fm_engine(ix, ref, bulk=bulk_distances)
+    assert engine.copies.names == [] and engine.copies.taken
+    reads = sample_reads(rng, seqs, fm_engines.WAIT_FROM, (40, 90), 3)
+    qcodes, qoff = batch_of(reads).queries()
+    engine.candidate_windows(qcodes, qoff, np.full(len(reads), 3, dtype=np.int64))
+    assert isinstance(ix.fwd_occ, np.memmap) and isinstance(ix.rev_occ, np.memmap)
+    monkeypatch.setattr(resident, "HUGE_MAX", total)  # at the limit: copied
+    assert fm_engine(ix, ref, bulk=bulk_distances).copies.names == ["fwd_occ", "rev_occ"]

@@ -41,9 +41,9 @@ class FmEngine(CandidateEngine):
                  huge_pages: bool = False) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
         # The occurrence tables in 2 MB pages once copied (index/resident.py): a search's page walks are fewer
-        # (the count pass 11-13 % faster on a quiet machine). Not for a segmented index: one larger than a quarter
-        # of memory drops its segments' pages between batches, and copying a resident one's (1 Gbp: ~1 GB) would
-        # outlast the warm-up; neither is measured.
+        # (the count pass 11-13 % faster on a quiet machine). Not tables above resident.HUGE_MAX (1 Gbp: 1 GB, whose
+        # copy outlasts the warm-up: --best waited for it), nor a segmented index's (one larger than a quarter of
+        # memory drops its segments' pages between batches; not measured).
         self.copies = HugePageCopies(index, ("fwd_occ", "rev_occ") if huge_pages else ())
         self.saved_rows = saved_rows
         self.rows_per_query = 0.0  # of the last batch: repeat-rich genomes need more room

@@ -11,6 +11,11 @@ order: maps 5.32 s, copies in 2 MB pages 4.75 s, copies in 4 kB pages 5.21 s (so
 maps 4.95 s, occurrence tables in 2 MB pages 4.32 s, and the SA samples and their marks too 4.24 s (not worth
 their 190 MB more to copy). Two more such runs while yara_indexer loaded the other core showed no difference
 (e = 3: 3.63 / 3.61 s, e = 5: 5.45 / 5.58 s): the gain is there when the memory system is not shared.
+
+Larger tables are not copied (HUGE_MAX): a search of more than a few reads waits for the copies, and at 1 Gbp
+(1 GB of occurrence tables, one segment) the wait outweighed the gain. 20,000 reads, -t 2, --best, alternated
+without / with copies: 1 Gbp 5.92 / 8.22, 4.56 / 7.55, 4.55 / 5.41 s; all-mapping 28.95 / 25.65, 23.73 / 29.54 s
+(noise); 250 Mbp --best 2.80 / 2.79, 2.56 / 2.57, 2.61 / 2.77, 2.93 / 2.61, 2.91 / 2.72 s (kept).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from seedmap.index.store import release_pages
 
 HUGE = 2 << 20
 HUGE_MIN = 32 << 20  # smaller arrays stay memory-mapped (they take few TLB entries anyway)
+HUGE_MAX = 512 << 20  # arrays (all those named) larger than this in all stay memory-mapped (see the notes)
 
 
 def huge_page_copy(arr: np.memmap) -> np.ndarray:
@@ -53,13 +59,16 @@ def huge_page_copy(arr: np.memmap) -> np.ndarray:
 
 class HugePageCopies:
     """Background copies (huge_page_copy) of the named memory-mapped array attributes of `owner` that are at
-    least HUGE_MIN bytes. take() (cheap, any thread) puts them in place once all are made and releases the
-    maps' pages; until then the owner keeps its maps. Nothing is copied where the system has no such advice."""
+    least HUGE_MIN bytes, if the named arrays take at most HUGE_MAX bytes in all. take() (cheap, any thread) puts
+    them in place once all are made and releases the maps' pages; until then the owner keeps its maps. Nothing is
+    copied where the system has no such advice."""
 
     def __init__(self, owner: object, names: Sequence[str]) -> None:
         self.owner = owner
         self.names = [n for n in names if isinstance(getattr(owner, n), np.memmap)
                       and getattr(owner, n).nbytes >= HUGE_MIN] if hasattr(mmap, "MADV_HUGEPAGE") else []
+        if sum(getattr(owner, n).nbytes for n in names) > HUGE_MAX:
+            self.names = []
         self.copies: dict[str, np.ndarray] = {}
         self.done = threading.Event()
         self.taken = not self.names
