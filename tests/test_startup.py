@@ -145,6 +145,7 @@ def test_index_compiles_while_it_builds(tmp_path, monkeypatch, capsys):
     assert log.count("compiling the") == 1 and "while the index is built" in log
     assert log.index("while the index is built") < log.index("built the neighborhood index")
 
+
 def test_object_symbols_are_those_of_the_bitcode():
     """What lazy_bitcode reads from a kernel's machine code is what numba reads from its bitcode: the functions and
     data it defines, callees' copies and the environment included; anything not an ELF object falls back."""
@@ -174,6 +175,7 @@ def test_object_symbols_are_those_of_the_bitcode():
         assert elf_defined_symbols(obj) == expected
     assert elf_defined_symbols(b"\x00" * 100) is None
     assert elf_defined_symbols(bitcode) is None
+    assert elf_defined_symbols(obj[:200]) is None  # cut short: its section headers lie beyond the end
 
 
 LATE = """

@@ -6,8 +6,8 @@ the symbols the object defines. seedmap's search kernels inline most of the sear
 large: parsing it and walking its functions took about half of a run's kernel loading (250 Mbp human-like
 genome, fm, --best: the warm-up 0.54-0.63 s -> 0.14-0.32 s, 100 reads). The object's own symbol table lists
 the same symbols (test_startup.py checks that they match), so the bitcode is parsed only if a compilation
-later links the kernel in. Anything unexpected (not a 64-bit little-endian ELF, one symbol table) falls back to
-numba's own load.
+later links the kernel in. Anything unexpected (not a well-formed 64-bit little-endian ELF object with exactly one
+symbol table, a numba laid out otherwise) falls back to numba's own load.
 """
 
 from __future__ import annotations
@@ -26,27 +26,25 @@ _OBJECT, _FUNC = 1, 2  # symbol types: what an LLVM module's global variables an
 
 
 def elf_defined_symbols(obj: bytes) -> set[str] | None:
-    """Names of the functions and data an ELF object defines (None if it is not a 64-bit little-endian ELF
-    object with one symbol table)."""
+    """Names of the functions and data an ELF object defines (None if it is not a well-formed 64-bit
+    little-endian ELF object with exactly one symbol table)."""
     if len(obj) < 64 or obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
         return None
-    shoff = int.from_bytes(obj[0x28:0x30], "little")
-    shnum = int.from_bytes(obj[0x3C:0x3E], "little")
-    if shoff + shnum * _SECTION.itemsize > len(obj):
+    try:
+        shoff = int.from_bytes(obj[0x28:0x30], "little")
+        shnum = int.from_bytes(obj[0x3C:0x3E], "little")
+        sections = np.frombuffer(obj, _SECTION, shnum, shoff)
+        tables = np.flatnonzero(sections["type"] == _SYMTAB)
+        if tables.size != 1:
+            return None
+        table = sections[tables[0]]
+        names = sections[int(table["link"])]
+        symbols = np.frombuffer(obj, _SYMBOL, int(table["size"]) // _SYMBOL.itemsize, int(table["offset"]))
+        text = obj[int(names["offset"]):int(names["offset"] + names["size"])]
+        defined = (symbols["shndx"] != 0) & np.isin(symbols["info"] & 0xF, (_OBJECT, _FUNC))
+        return {text[at:text.index(b"\0", at)].decode() for at in symbols["name"][defined].tolist()}
+    except (ValueError, IndexError, UnicodeDecodeError):  # out of bounds: not what numba writes
         return None
-    sections = np.frombuffer(obj, _SECTION, shnum, shoff)
-    tables = np.flatnonzero(sections["type"] == _SYMTAB)
-    if tables.size != 1:
-        return None
-    table = sections[tables[0]]
-    names = sections[int(table["link"])]
-    n = int(table["size"]) // _SYMBOL.itemsize
-    if int(table["offset"]) + n * _SYMBOL.itemsize > len(obj):
-        return None
-    symbols = np.frombuffer(obj, _SYMBOL, n, int(table["offset"]))
-    text = obj[int(names["offset"]):int(names["offset"] + names["size"])]
-    defined = (symbols["shndx"] != 0) & np.isin(symbols["info"] & 0xF, (_OBJECT, _FUNC))
-    return {text[at:text.index(b"\0", at)].decode() for at in symbols["name"][defined].tolist()}
 
 
 def _lazy_unserialize(original: object) -> classmethod:
