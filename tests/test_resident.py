@@ -52,13 +52,18 @@ def _mapping_of(address: int) -> dict[str, str]:
     return found
 
 
-def test_the_search_takes_the_copies_and_finds_the_same(tmp_path, rng, monkeypatch):
-    monkeypatch.setattr(resident, "HUGE_MIN", 0)  # (a test genome's tables are far below it)
+def _stored_fm(tmp_path, rng) -> tuple[list, Reference, object]:
+    """A repetitive genome's sequences, and its reference and fm index as stored and loaded (memory-mapped)."""
     seqs = repetitive_genome(rng)
     fasta = tmp_path / "ref.fa"
     fasta.write_text("".join(f">s{i}\n{decode(s)}\n" for i, s in enumerate(seqs)))
     path = build_index(str(fasta), str(tmp_path / "ref.fm"), "fm", {"r": 4})
-    ref, ix = load_or_build(str(fasta), str(path), "fm")
+    return (seqs, *load_or_build(str(fasta), str(path), "fm"))
+
+
+def test_the_search_takes_the_copies_and_finds_the_same(tmp_path, rng, monkeypatch):
+    monkeypatch.setattr(resident, "HUGE_MIN", 0)  # (a test genome's tables are far below it)
+    seqs, ref, ix = _stored_fm(tmp_path, rng)
     maps = {n: getattr(ix, n) for n in ("fwd_occ", "rev_occ")}
     assert all(isinstance(a, np.memmap) for a in maps.values())
     engine = fm_engine(ix, ref, bulk=bulk_distances)
@@ -80,10 +85,7 @@ def test_tables_too_large_to_copy_stay_mapped(tmp_path, rng, monkeypatch):
     """Above HUGE_MAX in all (1 Gbp: 1 GB) the copy would outlast the warm-up and the search would wait for it:
     the maps serve, and take() returns at once."""
     monkeypatch.setattr(resident, "HUGE_MIN", 0)
-    seqs = repetitive_genome(rng)
-    fasta = tmp_path / "ref.fa"
-    fasta.write_text("".join(f">s{i}\n{decode(s)}\n" for i, s in enumerate(seqs)))
-    ref, ix = load_or_build(str(fasta), str(build_index(str(fasta), str(tmp_path / "ref.fm"), "fm", {"r": 4})), "fm")
+    seqs, ref, ix = _stored_fm(tmp_path, rng)
     total = ix.fwd_occ.nbytes + ix.rev_occ.nbytes
     monkeypatch.setattr(resident, "HUGE_MAX", total - 1)
     engine = fm_engine(ix, ref, bulk=bulk_distances)

@@ -65,10 +65,9 @@ class HugePageCopies:
 
     def __init__(self, owner: object, names: Sequence[str]) -> None:
         self.owner = owner
+        wanted = hasattr(mmap, "MADV_HUGEPAGE") and sum(getattr(owner, n).nbytes for n in names) <= HUGE_MAX
         self.names = [n for n in names if isinstance(getattr(owner, n), np.memmap)
-                      and getattr(owner, n).nbytes >= HUGE_MIN] if hasattr(mmap, "MADV_HUGEPAGE") else []
-        if sum(getattr(owner, n).nbytes for n in names) > HUGE_MAX:
-            self.names = []
+                      and getattr(owner, n).nbytes >= HUGE_MIN] if wanted else []
         self.copies: dict[str, np.ndarray] = {}
         self.done = threading.Event()
         self.taken = not self.names

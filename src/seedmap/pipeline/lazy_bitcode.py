@@ -53,10 +53,12 @@ def _lazy_unserialize(original: object) -> classmethod:
 
     def unserialize(cls: type, codegen: object, state: tuple) -> object:
         name, kind, data = state
-        symbols = elf_defined_symbols(data[0]) if kind == "object" else None
-        if symbols is None or not isinstance(getattr(codegen._engine, "_defined_symbols", None), set):
+        if kind != "object" or not isinstance(getattr(codegen._engine, "_defined_symbols", None), set):
             return original(codegen, state)
         object_code, shared_bitcode = data
+        symbols = elf_defined_symbols(object_code)
+        if symbols is None:
+            return original(codegen, state)
         library = codegen.create_library(name)
         library.enable_object_caching()
         library._set_compiled_object(object_code)
