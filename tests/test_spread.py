@@ -24,7 +24,7 @@ def share():
         sp.set_share(n)
 
     yield set_to
-    sp._local.share = None
+    sp._local.share = sp._local.now = None
 
 
 @settings(max_examples=60, deadline=None)
@@ -72,6 +72,45 @@ def test_share_runs_side_by_side(share):
 
     sp.spread(3, wait)
     assert len(names) == 3
+
+
+def test_a_share_that_grows_gets_a_helper_in_the_call():
+    """A worker alone after the others finished (its share now() grows from 1 to 2 during a call) takes the freed
+    thread over at its next range: two of the later ranges run at once (each waits for the other)."""
+    live = [1]
+    sp.set_share(2, lambda: live[0])
+    try:
+        both = threading.Barrier(2, timeout=10)
+        waiting = []
+        lock = threading.Lock()
+
+        def work(lo: int, hi: int) -> None:
+            if lo == 0:
+                live[0] = 2  # the other worker is done
+                return
+            with lock:
+                waiting.append(lo)
+                first_two = len(waiting) <= 2
+            if first_two:
+                both.wait()
+
+        sp.spread(8, work)
+        assert len(waiting) == 7
+    finally:
+        sp._local.share = sp._local.now = None
+
+
+def test_ranges_are_cut_for_the_most_threads(share):
+    """The ranges do not depend on the share at the moment (one, while every worker is busy): a call cut for two
+    threads runs its eight ranges in the caller alone."""
+    sp.set_share(2, lambda: 1)
+    try:
+        names = []
+        sp.spread(100, lambda lo, hi: names.append(threading.current_thread().name))
+        assert len(sp.pieces(100)) - 1 == 2 * sp.PIECES_PER_THREAD
+        assert names == [threading.current_thread().name] * (2 * sp.PIECES_PER_THREAD)
+    finally:
+        sp._local.now = None
 
 
 def test_error_reaches_the_caller(share):

@@ -105,7 +105,7 @@ class SingleRun:
         the host kernels on this worker's share of the threads; its stage seconds added to `timings`."""
         shares.enter()
         try:
-            clock = StageClock(between=shares.refresh)
+            clock = StageClock()
             batch = self.parsed(item)
             clock.lap("parse")
             data, stats = self.map(batch, clock, engine)

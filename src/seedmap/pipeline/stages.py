@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,20 +28,16 @@ from seedmap.verify.shifts import shifted_placements
 
 
 class StageClock:
-    """Seconds per stage of one thread's work: lap(stage) charges the time since the last lap, then calls
-    `between` (the worker's thread shares: a stage boundary is where its share of threads may change)."""
+    """Seconds per stage of one thread's work: lap(stage) charges the time since the last lap."""
 
-    def __init__(self, between: Callable[[], None] | None = None) -> None:
+    def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
-        self.between = between
         self.t = time.perf_counter()
 
     def lap(self, stage: str) -> None:
         now = time.perf_counter()
         self.seconds[stage] += now - self.t
-        if self.between is not None:
-            self.between()
-        self.t = time.perf_counter()
+        self.t = now
 
 
 @dataclass

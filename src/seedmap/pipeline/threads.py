@@ -40,7 +40,9 @@ def _keep_large_allocations() -> None:
 
 class ThreadShares:
     """Splits `threads` among the workers busy right now: a worker alone (one batch left, or a small
-    input) spreads its kernels over every thread; with all workers busy each kernel runs on its own."""
+    input) spreads its kernels over every thread; with all workers busy each kernel runs on its own. A worker's
+    share is looked at again before each range of its kernel calls (seedmap/spread.py), so one left alone takes
+    the threads of the others over in the middle of a stage."""
 
     def __init__(self, threads: int) -> None:
         self.threads = max(1, min(threads, os.cpu_count() or 1))  # one worker per thread
@@ -50,14 +52,11 @@ class ThreadShares:
     def enter(self) -> None:
         with self.lock:
             self.busy += 1
-        self.refresh()
+        set_share(self.threads, self.now)
 
-    def refresh(self) -> None:
-        """This worker's share of the threads now, for its next kernels (called between stages, so a
-        worker left alone at the end of the input takes over the idle threads at its next stage)."""
-        with self.lock:
-            share = max(1, self.threads // max(self.busy, 1))
-        set_share(share)
+    def now(self) -> int:
+        """A busy worker's share of the threads at this moment."""
+        return self.threads // max(self.busy, 1)
 
     def leave(self) -> None:
         with self.lock:
