@@ -424,7 +424,7 @@ def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
         n_saved = np.empty(nq, dtype=np.int64)
         count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix), small,
                          np.empty((1, nq * keep, ROW), dtype=np.int64), np.empty(nq, dtype=np.int64), n_saved,
-                         *no_memo(), np.zeros(nq, dtype=np.int64), 0, 0, nq)
+                         *no_memo(), np.zeros(nq, dtype=np.int64), 0, 0, nq, np.empty((0, ROW), dtype=np.int64))
         assert n_saved.max() > keep
 
 

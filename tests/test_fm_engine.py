@@ -144,7 +144,7 @@ def test_random_genome(rng, e):
 
 
 @pytest.mark.parametrize("e", [0, 1, 2, 3, 4])
-@pytest.mark.parametrize("small,saved_rows", [(0, SAVED_ROWS), (8, 2)])  # 2: repeat reads searched again
+@pytest.mark.parametrize("small,saved_rows", [(0, SAVED_ROWS), (8, 2)])  # 2: repeat reads' strings spilled
 def test_repetitive_genome(rng, e, small, saved_rows):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
@@ -152,9 +152,10 @@ def test_repetitive_genome(rng, e, small, saved_rows):
     assert check(ref, reads, e, small=small, saved_rows=saved_rows) > 30
 
 
-def test_strings_that_do_not_fit_the_pool_are_searched_again(rng):
-    """The count pass keeps each query's accepted strings in a shared pool while there is room; the rest are
-    searched again by the fill: the same windows either way, and both paths taken."""
+def test_strings_that_do_not_fit_the_pool_are_spilled(rng):
+    """The count pass keeps each query's accepted strings in a shared pool while there is room, the rest in its
+    spill; a query with more strings than the search's scratch holds is searched again into room of its own: the
+    same windows every way, and every path taken."""
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 40, (40, 90), 2)
@@ -163,11 +164,21 @@ def test_strings_that_do_not_fit_the_pool_are_searched_again(rng):
     np.cumsum([r.size for r in reads], out=qoff[1:])
     qerr = np.full(len(reads), 4, dtype=np.int64)
     ix = fm.build(ref, 4)
-    tight, roomy = (FmEngine(ix, ref.starts, verify_below=0, saved_rows=k) for k in (1, 4096))
-    _, (_, row_at, n_saved, *_) = tight._count(qcodes, qoff, qerr)
-    assert (row_at < 0).any() and (row_at >= 0).any() and n_saved.max() > 1
-    want, got = roomy.candidate_windows(qcodes, qoff, qerr), tight.candidate_windows(qcodes, qoff, qerr)
-    assert want[0].size > 0 and all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))  # (query, window)
+    roomy = FmEngine(ix, ref.starts, verify_below=0, saved_rows=4096)
+    want = roomy.candidate_windows(qcodes, qoff, qerr)
+    assert want[0].size > 0
+    _, (want_rows, want_at, n_saved, _) = roomy._count(qcodes, qoff, qerr)
+    for scratch_rows in (4096, 2):
+        tight = FmEngine(ix, ref.starts, verify_below=0, saved_rows=1, scratch_rows=scratch_rows)
+        _, (rows, row_at, got_n, _) = tight._count(qcodes, qoff, qerr)
+        assert np.array_equal(got_n, n_saved) and n_saved.max() > 2  # (2: some searched again)
+        nq = qoff.size - 1  # (the pool holds one string per query, give or take a slab's rounding)
+        assert (row_at + n_saved <= nq).any() and (row_at >= 2 * nq).any()  # pooled, spilled
+        for qi in range(qoff.size - 1):  # every query's strings where row_at says, as the roomy pool has them
+            a, w, k = row_at[qi], want_at[qi], n_saved[qi]
+            assert np.array_equal(rows[a:a + k], want_rows[w:w + k])
+        got = tight.candidate_windows(qcodes, qoff, qerr)
+        assert all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))  # (query, window)
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +201,7 @@ def test_pooled_rows_are_located_once(small_fm, wide, strings):
     n_saved = np.array([len(q) for q in strings], dtype=np.int64)
     for qi, q in enumerate(strings):
         if qi % 3 == 2:
-            continue  # no room in the pool: searched again by the fill pass
+            continue  # a query with no strings in this pool
         row_at[qi] = qi * 8
         for k, (lo, n) in enumerate(q):
             rows[row_at[qi] + k] = (k, 0, lo, min(lo + n, ix.n))
@@ -209,8 +220,8 @@ def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
     on e) from the first search: each query's slot holds exactly what lower_bounds computes where the search
     made them (a query that walks nowhere, as most from the other strand or from nowhere, leaves its slot empty),
     e = 0 (which needs none) and e below D_FROM_E (cheaper without) leave it empty, a later round with a subset
-    of the queries reads the right slots, and the windows are the same as without a memo, on the count pass's
-    path and the fill pass's search again."""
+    of the queries reads the right slots, and the windows are the same as without a memo, with every query's
+    strings in the pool and with queries searched twice (scratch too small for their strings)."""
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 30, (40, 90), 3) + [random_genome(rng, 60) for _ in range(2)]
@@ -219,8 +230,8 @@ def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
     np.cumsum([r.size for r in reads], out=qoff[1:])
     ix = fm.build(ref, 4)
     fwd, rev = tables(ix)
-    for saved_rows in (4096, 1):  # the second engine's pool is too small: the fill pass searches again
-        engine = FmEngine(ix, ref.starts, verify_below=0, saved_rows=saved_rows)
+    for saved_rows, scratch_rows in ((4096, 4096), (1, 1)):  # the second: queries spilled, searched again
+        engine = FmEngine(ix, ref.starts, verify_below=0, saved_rows=saved_rows, scratch_rows=scratch_rows)
         memo = QueryMemo(qoff)
         for e in range(D_FROM_E):
             engine.candidate_windows(qcodes, qoff, np.full(len(reads) // 2, e, dtype=np.int64), memo)

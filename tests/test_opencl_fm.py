@@ -93,7 +93,7 @@ def strings_per_query(ix: fm.FmIndex, args: tuple, small: int) -> np.ndarray:
     n_saved = np.empty(nq, dtype=np.int64)
     count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix), small,
                      np.empty((1, 0, ROW), dtype=np.int64), np.empty(nq, dtype=np.int64), n_saved, *no_memo(),
-                     np.zeros(nq, dtype=np.int64), 0, 0, nq)
+                     np.zeros(nq, dtype=np.int64), 0, 0, nq, np.empty((0, ROW), dtype=np.int64))
     return n_saved
 
 

@@ -18,12 +18,15 @@ from seedmap.io.reference import Reference
 from seedmap.spread import pieces, spread
 
 SAVED_ROWS = 32  # accepted strings per query a device's count pass keeps room for (1 kB)
-# The CPU pool's room per query in a first batch (2 kB; later: the last batch's). A string that does not fit is
-# searched again before the fill pass (_search_again): 250 Mbp human-like genome, 51 strings per query, a first
-# batch of 2,500 reads had a third of its strings searched twice with room for 32 (fill pass 1.0 s instead of 0.25,
-# count pass 2.7 s).
+# The CPU pool's room per query in a first batch (2 kB; later: the last batch's). A query whose strings do not fit
+# goes to the count pass's spill (count_candidates).
 FIRST_ROWS = 64
 POOL_SLACK = 1.25  # room for this many times the strings per query of the last batch, when that is more
+# Strings a query's search may find before it is searched again (count_candidates' scratch: 8 MB of address space
+# per kernel call, its pages touched only as far as the most strings of one query). A low-complexity read finds many
+# (1 Gbp human-like genome: a poly-T read 100,000 strings); before the spill, a query that did not fit the pool was
+# searched again and its rows located one by one in the fill pass: 9 such reads of 20,000 took 10 of 56 CPU s.
+SCRATCH_ROWS = 1 << 18
 ANY_WINDOW = 1 << 30  # max_window: pieces are any length, so every plan is fully sensitive
 DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, from a piece's length on) go straight to verification
 QUERIES = 16  # the fewest queries a thread is handed
@@ -38,7 +41,7 @@ class FmEngine(CandidateEngine):
     def __init__(self, index: FmIndex, ref_starts: np.ndarray, bulk: object = None,
                  packed: np.ndarray | None = None, nmask: np.ndarray | None = None,
                  verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = FIRST_ROWS,
-                 huge_pages: bool = False) -> None:
+                 huge_pages: bool = False, scratch_rows: int = SCRATCH_ROWS) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
         # The occurrence tables in 2 MB pages once copied (index/resident.py): a search's page walks are fewer
         # (the count pass 11-13 % faster on a quiet machine). Not tables above resident.HUGE_MAX (1 Gbp: 1 GB, whose
@@ -46,6 +49,7 @@ class FmEngine(CandidateEngine):
         # memory drops its segments' pages between batches; not measured).
         self.copies = HugePageCopies(index, ("fwd_occ", "rev_occ") if huge_pages else ())
         self.saved_rows = saved_rows
+        self.scratch_rows = scratch_rows
         self.rows_per_query = 0.0  # of the last batch: repeat-rich genomes need more room
         self.index = index
         self.small = verify_below
@@ -73,57 +77,43 @@ class FmEngine(CandidateEngine):
         # segmented index keeps only the segment in use resident.
         memo_args = self._memo(memo)
         fwd_table, rev_table = tables(ix)
+        spills = [np.empty((0, ROW), dtype=np.int64)] * slabs
 
         def count(a: int, b: int) -> None:
+            scratch = np.empty((self.scratch_rows, ROW), dtype=np.int64)
             for k in range(a, b):
-                count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd_table, rev_table,
-                                 self.small, pool, row_at, n_saved, *memo_args, counts, k, cuts[k], cuts[k + 1])
+                spills[k] = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd_table,
+                                             rev_table, self.small, pool, row_at, n_saved, *memo_args, counts, k,
+                                             cuts[k], cuts[k + 1], scratch)
 
         spread(slabs, count)
         if nq:
             self.rows_per_query = float(n_saved.sum()) / nq  # a rough guide for the next batch's room only
-        rows = pool.reshape(-1, ROW)
+        rows = _with_spills(pool.reshape(-1, ROW), spills, cuts, row_at)
         located = union_rows(rows, row_at, n_saved, ix.n)
         locate_rows(located[1], ix.counts, ix.fwd_occ, ix.fwd_mark, ix.fwd_ssa)
-        return counts, (rows, row_at, n_saved, memo_args, located)
-
-    def _search_again(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
-                      row_at: np.ndarray, n_saved: np.ndarray, memo_args: tuple) -> tuple[np.ndarray, np.ndarray]:
-        """The accepted strings of queries [first, last) that did not fit in the count pass's pool (a repeat
-        family's few reads), searched again by count_candidates into a pool of each one's own: (their strings one
-        query after another, where query qi's start; -1 elsewhere). The count kernel, so that the search compiles
-        once, not in fill_windows too."""
-        ix = self.index
-        over = np.flatnonzero(row_at[first:last] < 0) + first
-        again_at = np.full(qoff.size - 1, -1, dtype=np.int64)
-        if not over.size:
-            return np.zeros((0, ROW), dtype=np.int64), again_at
-        found = [np.empty((1, int(n_saved[qi]), ROW), dtype=np.int64) for qi in over]
-        where = np.empty_like(again_at)  # (count_candidates' row_at, n_saved and counts of these queries: unused)
-        got = np.empty_like(again_at)
-        cand = np.empty_like(again_at)
-        fwd_table, rev_table = tables(ix)
-
-        def search(a: int, b: int) -> None:
-            for k in range(a, b):
-                qi = int(over[k])
-                count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd_table, rev_table,
-                                 self.small, found[k], where, got, *memo_args, cand, 0, qi, qi + 1)
-
-        spread(over.size, search)
-        again_at[over] = np.cumsum(n_saved[over]) - n_saved[over]
-        return np.concatenate([f[0] for f in found]), again_at
+        return counts, (rows, row_at, n_saved, located)
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
-        ix = self.index
-        rows, row_at, n_saved, memo_args, located = state
-        again, again_at = self._search_again(qcodes, qoff, qerr, first, last, row_at, n_saved, memo_args)
+        rows, row_at, n_saved, located = state
         spread(last - first, lambda a, b: fill_windows(
-            qcodes, qoff, qerr, first, last, cand_off, ix.counts, ix.text_starts, ix.fwd_occ, ix.fwd_mark, ix.fwd_ssa,
-            self.ref_starts, rows, row_at, n_saved, again, again_at, win_s, win_e, win_d, *located, first + a,
-            first + b), grain=QUERIES)
+            qoff, qerr, first, cand_off, self.index.text_starts, self.ref_starts, rows, row_at, n_saved, win_s, win_e,
+            win_d, *located, first + a, first + b), grain=QUERIES)
+
+
+def _with_spills(pool: np.ndarray, spills: list[np.ndarray], cuts: list[int], row_at: np.ndarray) -> np.ndarray:
+    """The pooled strings with the slabs' spills behind them; row_at of the spilled queries (-1 - where in their
+    slab's spill) made where in the whole."""
+    if not any(sp.size for sp in spills):
+        return pool
+    at = pool.shape[0]
+    for k, sp in enumerate(spills):
+        part = row_at[cuts[k]:cuts[k + 1]]
+        part[part < 0] = at - 1 - part[part < 0]
+        at += sp.shape[0]
+    return np.concatenate([pool, *spills])
 
 
 def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,

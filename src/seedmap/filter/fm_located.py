@@ -5,8 +5,7 @@ strings' row ranges instead of locating it again for every read (250 Mbp human-l
 
 union_rows gives pos, every row of the union in order, which locate_rows turns in place into its text position
 (SA value), and where each pooled string's rows lie in it; located_windows makes a pooled string's windows
-from them. Strings searched again (those the pool had no room for: FmEngine._search_again) are located in the fill
-pass, four rows at a time (fm_scheme.row_windows)."""
+from them. The strings of a query the pool had no room for (count_candidates' spill) are pooled with the rest."""
 
 from __future__ import annotations
 

@@ -623,25 +623,42 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: 
                      fwd_occ: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray, rev_table: np.ndarray,
                      small: int, pool: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray, ids: np.ndarray,
                      memo_at: np.ndarray, memo: np.ndarray, cand: np.ndarray, slab: int, q_lo: int,
-                     q_hi: int) -> None:
+                     q_hi: int, scratch: np.ndarray) -> np.ndarray:
     """Candidates per query of queries [q_lo, q_hi) in cand, and their accepted strings kept for
     fill_windows in pool[slab], one query's after another while there is room (a repeat-family read has
     thousands, a unique one a few, so a shared slab holds far more queries whole than a fixed share each
-    would). row_at[qi]: where query qi's n_saved[qi] strings start in the pool (flattened), -1 when they did
-    not fit (searched again by FmEngine._search_again). memo: the batch's D arrays (_search_memo), query qi's slot at
+    would). row_at[qi]: where query qi's n_saved[qi] strings start in the pool (flattened); a query whose strings
+    do not fit goes to the spill, returned (its strings from -1 - row_at[qi] on). Each query is searched into
+    scratch (strings, ROW) first, so a spilled one is not searched again unless it has more strings than scratch
+    holds (then once more, into room of its own). memo: the batch's D arrays (_search_memo), query qi's slot at
     memo_at[ids[qi]]; all three empty: none."""
     room = pool.shape[1]
     used = 0
+    spill = np.empty((0, ROW), dtype=np.int64)
+    n_spill = 0
     for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        got, cand[qi] = _search_memo(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small,
-                                     pool[slab, used:], _slot(ids, memo_at, memo, qi))
+        slot = _slot(ids, memo_at, memo, qi)
+        e = qerr[qi >> 1]
+        got, cand[qi] = _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, scratch, slot)
         n_saved[qi] = got
+        found = scratch[:got]
+        if got > scratch.shape[0]:  # more than scratch holds: searched again into room of its own
+            found = np.empty((got, ROW), dtype=np.int64)
+            _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, found, slot)
         if used + got <= room:
+            pool[slab, used:used + got] = found
             row_at[qi] = slab * room + used
             used += got
-        else:
-            row_at[qi] = -1
+            continue
+        if n_spill + got > spill.shape[0]:
+            grown = np.empty((max(2 * spill.shape[0], n_spill + got), ROW), dtype=np.int64)
+            grown[:n_spill] = spill[:n_spill]
+            spill = grown
+        spill[n_spill:n_spill + got] = found
+        row_at[qi] = -1 - n_spill
+        n_spill += got
+    return spill[:n_spill]
 
 
 @njit(cache=True, nogil=True)
@@ -670,29 +687,19 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarra
 
 
 @njit(cache=True, nogil=True)
-def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
-                 cand_off: np.ndarray, counts: np.ndarray, text_starts: np.ndarray, fwd_occ: np.ndarray,
-                 fwd_mark: np.ndarray, fwd_ssa: np.ndarray, ref_starts: np.ndarray, rows: np.ndarray,
-                 row_at: np.ndarray, n_saved: np.ndarray, again: np.ndarray, again_at: np.ndarray,
+def fill_windows(qoff: np.ndarray, qerr: np.ndarray, q_first: int, cand_off: np.ndarray, text_starts: np.ndarray,
+                 ref_starts: np.ndarray, rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray,
                  win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, at: np.ndarray, pos: np.ndarray,
                  q_lo: int, q_hi: int) -> None:
     """Windows of every row of every accepted string of queries [q_lo, q_hi) (row_windows), sorted by
-    start per query, in the windows of queries [q_first, q_last) (win_start[0] is q_first's first).
-    rows: count_candidates' pool, flattened to (strings, ROW); at, pos: the pooled strings' rows located
-    (fm_located.union_rows, locate_rows). A query whose strings did not fit in the pool has them in `again`
-    from again_at[qi] on, searched again by count_candidates (engines/fm.py): this kernel holds no search, which
-    compiled for 35 s more in a second process of a first fm run."""
+    start per query, in the windows of the queries from q_first on (win_start[0] is q_first's first).
+    rows: count_candidates' pool and spills, query qi's strings from row_at[qi] on; at, pos: their rows located
+    (fm_located.union_rows, locate_rows)."""
     base = cand_off[q_first]
     for qi in range(q_lo, q_hi):
         m = qoff[qi + 1] - qoff[qi]
-        e = qerr[qi >> 1]
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-        if row_at[qi] >= 0:
-            a, b = row_at[qi], row_at[qi] + n_saved[qi]
-            located_windows(rows[a:b], at[a:b], n_saved[qi], m, e, text_starts, ref_starts, pos, win_start,
-                            win_end, win_diag, lo)
-        else:
-            a = again_at[qi]
-            row_windows(again[a:a + n_saved[qi]], n_saved[qi], m, e, counts, text_starts, fwd_occ, fwd_mark,
-                        fwd_ssa, ref_starts, win_start, win_end, win_diag, lo)
+        a, b = row_at[qi], row_at[qi] + n_saved[qi]
+        located_windows(rows[a:b], at[a:b], n_saved[qi], m, qerr[qi >> 1], text_starts, ref_starts, pos, win_start,
+                        win_end, win_diag, lo)
         _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
