@@ -38,10 +38,14 @@ def test_every_branch_sorts_by_start_and_keeps_the_windows(seed, n, span):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.sampled_from([1, 40, 2**33]))
-def test_radix_sort_is_the_stable_sort(seed, n, span):
+@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.sampled_from([1, 40, 2**33]), st.booleans())
+def test_radix_sort_orders_equal_starts_by_diagonal_or_keeps_them(seed, n, span, wide):
+    """Windows whose diagonal offsets and lengths fit a key beside the start come out by (start, diagonal, end);
+    others (`wide`: lengths too varied, or a start span that leaves no room) keep equal starts in their order."""
     ws, we, wd = _windows(seed, n, span)
+    if wide:
+        we = wd + np.random.default_rng(seed).integers(1, 1 << 14, n)
     a, b, c = ws.copy(), we.copy(), wd.copy()
     _radix_windows(a, b, c)
-    order = np.argsort(ws, kind="stable")
+    order = np.argsort(ws, kind="stable") if wide else np.lexsort((we, wd, ws))
     assert np.array_equal(a, ws[order]) and np.array_equal(b, we[order]) and np.array_equal(c, wd[order])
