@@ -106,7 +106,7 @@ MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 # search + locate + bulk verification with and without them: e = 1 1.58 s / 0.68 s, e = 2 2.33 / 1.90,
 # e = 3 5.5 / 6.4, e = 4 13.1 / 18.4, e = 5 13.4 / 13.4. Below D_FROM_E the bounds are zero.
 D_FROM_E = 3
-KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children
+KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children; of the left walk: (lo, hi)
 
 
 class Part(NamedTuple):
@@ -122,9 +122,9 @@ class Part(NamedTuple):
 
 
 class Stack(NamedTuple):
-    """A depth-first walk's nodes, one entry per depth: rows [lo, hi), the next child c; the right walk's also
-    its forward rows' start flo, the least cost accepted on the way there (acc) and every child's rows (kids,
-    KIDS per depth); the left walk's are empty. work: the step's nodes so far and its budget, shared by both
+    """A depth-first walk's nodes, one entry per depth: rows [lo, hi), the next child c, every child's rows
+    (kids, KIDS per depth); the right walk's also its forward rows' start flo and the least cost accepted on the
+    way there (acc), the left walk's are empty. work: the step's nodes so far and its budget, shared by both
     walks (they return once it is spent)."""
     lo: np.ndarray
     hi: np.ndarray
@@ -152,7 +152,7 @@ def scratch_size(m: int, e: int) -> int:
     """int64 words of search()'s scratch for a query of length m (its band columns, stacks and children)."""
     dim = m + e + 1
     k = e + 1
-    return (2 * m + 4 * (m + 1) + 2 * (m + 2) + 2 * dim * (2 * e + 1) + 8 * dim + KIDS * dim + 2 + k + 1 + m
+    return (2 * m + 4 * (m + 1) + 2 * (m + 2) + 2 * dim * (2 * e + 1) + 8 * dim + 2 * KIDS * dim + 2 + k + 1 + m
             + cut_scratch(m, k))
 
 
@@ -240,7 +240,7 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, part
     reaches SMALL_FROM (see search), in out (rows beyond out's size are counted only). Returns (rows
     recorded, candidates)."""
     ext, length, bound, cap, low, cols = part
-    s_lo, s_hi, s_c, work = stack.lo, stack.hi, stack.c, stack.work
+    s_lo, s_hi, s_c, kids, work = stack.lo, stack.hi, stack.c, stack.kids, stack.work
     total = 0
     best = _first_column(cols, cost0, length, e, cap, low, bound)
     if low[length + 1] <= _last_cell(cols, 0, length, e) <= e or (hi0 - lo0 <= small and done >= 0 and best <= e):
@@ -269,8 +269,13 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, part
             nlo = counts[c] + occ(occ_tab, c, lo)
             nhi = nlo + 1
         else:
+            k = KIDS * d
+            if c == 0:  # every child's rows from two reads of the blocks (five extends read them ten times)
+                below_lo, below_hi = occ_all(occ_tab, lo), occ_all(occ_tab, s_hi[d])
+                for x in range(5):
+                    kids[k + 2 * x], kids[k + 2 * x + 1] = counts[x] + below_lo[x], counts[x] + below_hi[x]
             s_c[d] = c + 1
-            nlo, nhi = extend(occ_tab, counts, lo, s_hi[d], c)
+            nlo, nhi = kids[k + 2 * c], kids[k + 2 * c + 1]
             if nlo >= nhi:
                 continue
         best = _column(cols, d, ext, length, e, c, cap, low, bound)
@@ -449,8 +454,8 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     s5, s6 = scratch[at + 5 * dim:at + 6 * dim], scratch[at + 6 * dim:at + 7 * dim]
     s7 = scratch[at + 7 * dim:at + 8 * dim]
     at += 8 * dim
-    kids = scratch[at:at + KIDS * dim]
-    at += KIDS * dim
+    kids, left_kids = scratch[at:at + KIDS * dim], scratch[at + KIDS * dim:at + 2 * KIDS * dim]
+    at += 2 * KIDS * dim
     work = scratch[at:at + 2]  # the step's walk: nodes so far, and its limit
     at += 2
     bounds, piece = scratch[at:at + k + 1], scratch[at + k + 1:at + k + 1 + m]  # the pieces, each base's piece
@@ -481,7 +486,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         bound_r[m] = -1  # none yet (lower_bounds_pair sets it to 0)
     kk = table_k(fwd_table)
     none = s0[:0]
-    left_stack = Stack(s0, s1, s2, none, none, none, work)
+    left_stack = Stack(s0, s1, s2, none, none, left_kids, work)
     right_stack = Stack(s3, s4, s6, s5, s7, kids, work)
     n_out = 0
     total = 0
