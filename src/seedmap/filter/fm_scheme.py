@@ -652,18 +652,26 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: 
             found = np.empty((got, ROW), dtype=np.int64)
             _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, found, slot)
         if used + got <= room:
-            pool[slab, used:used + got] = found
+            _put_rows(pool[slab], used, found, got)
             row_at[qi] = slab * room + used
             used += got
             continue
         if n_spill + got > spill.shape[0]:
             grown = np.empty((max(2 * spill.shape[0], n_spill + got), ROW), dtype=np.int64)
-            grown[:n_spill] = spill[:n_spill]
+            _put_rows(grown, 0, spill, n_spill)
             spill = grown
-        spill[n_spill:n_spill + got] = found
+        _put_rows(spill, n_spill, found, got)
         row_at[qi] = -1 - n_spill
         n_spill += got
     return spill[:n_spill]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_rows(dst: np.ndarray, at: int, src: np.ndarray, n: int) -> None:
+    """dst[at:at + n] = src[:n], rows of ROW words (no slice assignment: see ranges.put)."""
+    for i in range(n):
+        for c in range(ROW):
+            dst[at + i, c] = src[i, c]
 
 
 @njit(cache=True, nogil=True)
