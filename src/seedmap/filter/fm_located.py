@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seedmap.filter.fm_search import locate_four
+from seedmap.filter.fm_search import lf_unless_marked, rank
 from seedmap.filter.windows import put_window
 from seedmap.io.reference import sequence_of
 from seedmap.ranges import expand_ranges
@@ -59,31 +59,56 @@ def _expand(start: np.ndarray, off: np.ndarray, length: np.ndarray, out: np.ndar
 
 def locate_rows(pos: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, fwd_mark: np.ndarray,
                 fwd_ssa: np.ndarray) -> None:
-    """Every row of pos replaced by its text position (SA value), four walked in step (locate_four)."""
+    """Every row of pos replaced by its text position (SA value), LANES walked side by side (_locate_blocks)."""
     spread((pos.size + LOCATE_BLOCK - 1) // LOCATE_BLOCK,
            lambda b0, b1: _locate_blocks(pos, counts, fwd_occ, fwd_mark, fwd_ssa, b0, b1))
+
+
+# Rows whose LF walks a block's locate keeps going at once. Each step of a walk is a cache miss or two that waits for
+# the one before; independent walks overlap their misses, and a lane whose walk reached a sampled row takes the next
+# row at once (fm_search.locate_four walks four in step until all four are done: about 6 steps for a mean of 3.5 with
+# samples every 8 rows). 1 Gbp human-like genome, e = 5, 20,000 reads, -t 2, against locate_four in alternating runs:
+# the candidates stage 10-15 % less CPU time, the run 7-14 % shorter, the same records.
+LANES = 8
 
 
 @njit(cache=True, nogil=True)
 def _locate_blocks(pos: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, fwd_mark: np.ndarray,
                    fwd_ssa: np.ndarray, b0: int, b1: int) -> None:
-    """locate_rows of blocks [b0, b1) of LOCATE_BLOCK rows."""
+    """locate_rows of blocks [b0, b1) of LOCATE_BLOCK rows: LANES walks at a time (fm_search.locate, step by
+    step), each lane taking the next row of the block as soon as its walk is done."""
     n = pos.size
+    row = np.empty(LANES, dtype=np.int64)  # the lane's walk: where it is, its steps so far, the slot it fills
+    steps = np.empty(LANES, dtype=np.int64)
+    slot = np.empty(LANES, dtype=np.int64)
     for blk in range(b0, b1):
         lo = blk * LOCATE_BLOCK
         hi = min(n, lo + LOCATE_BLOCK)
-        for k in range(lo, hi, 4):
-            last = hi - 1
-            p0, p1, p2, p3 = locate_four(fwd_occ, counts, fwd_mark, fwd_ssa, np.int64(pos[k]),
-                                         np.int64(pos[min(k + 1, last)]), np.int64(pos[min(k + 2, last)]),
-                                         np.int64(pos[min(k + 3, last)]))
-            pos[k] = p0
-            if k + 1 < hi:
-                pos[k + 1] = p1
-            if k + 2 < hi:
-                pos[k + 2] = p2
-            if k + 3 < hi:
-                pos[k + 3] = p3
+        nxt = lo
+        busy = 0
+        for j in range(LANES):
+            if nxt < hi:
+                row[j], steps[j], slot[j] = np.int64(pos[nxt]), 0, nxt
+                nxt += 1
+                busy += 1
+            else:
+                slot[j] = -1
+        while busy:
+            for j in range(LANES):
+                if slot[j] < 0:
+                    continue
+                i, k = lf_unless_marked(fwd_occ, counts, fwd_mark, row[j])
+                if k:
+                    row[j] = i
+                    steps[j] += 1
+                    continue
+                pos[slot[j]] = np.int64(fwd_ssa[rank(fwd_mark, 1, 0, i)]) + steps[j]
+                if nxt < hi:
+                    row[j], steps[j], slot[j] = np.int64(pos[nxt]), 0, nxt
+                    nxt += 1
+                else:
+                    slot[j] = -1
+                    busy -= 1
 
 
 @njit(cache=True, nogil=True, inline="always")

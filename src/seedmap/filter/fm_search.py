@@ -132,7 +132,7 @@ def bwt_symbol(occ_tab: np.ndarray, i: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lf_unless_marked(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, i: int) -> tuple[int, int]:
+def lf_unless_marked(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, i: int) -> tuple[int, int]:
     """(row, 0) for a sampled row i, else (LF(i), 1): one step of locate."""
     if (mark[i >> 6, 1] >> np.uint64(i & 63)) & ONE:
         return i, 0
@@ -145,7 +145,7 @@ def locate(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, ssa: np.nd
     """SA[i]: walk LF to a sampled row (every separator row is one) and add the steps taken."""
     steps = 0
     while True:
-        i, k = _lf_unless_marked(occ_tab, counts, mark, i)
+        i, k = lf_unless_marked(occ_tab, counts, mark, i)
         if k == 0:
             break
         steps += 1
@@ -160,10 +160,10 @@ def locate_four(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, ssa: 
     each instead of 1.2-1.5; the fill pass, whose rows lie in ranges that share cache lines, 6 % faster)."""
     sa = sb = sc = sd = 0
     while True:
-        a, ka = _lf_unless_marked(occ_tab, counts, mark, a)
-        b, kb = _lf_unless_marked(occ_tab, counts, mark, b)
-        c, kc = _lf_unless_marked(occ_tab, counts, mark, c)
-        d, kd = _lf_unless_marked(occ_tab, counts, mark, d)
+        a, ka = lf_unless_marked(occ_tab, counts, mark, a)
+        b, kb = lf_unless_marked(occ_tab, counts, mark, b)
+        c, kc = lf_unless_marked(occ_tab, counts, mark, c)
+        d, kd = lf_unless_marked(occ_tab, counts, mark, d)
         if ka + kb + kc + kd == 0:
             break
         sa += ka
