@@ -23,11 +23,10 @@ LOCATE_BLOCK = 4096  # rows per block
 
 def union_rows(rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(at, pos): pos holds every row of the union of the pooled strings' row ranges [lo, hi) (columns 2 and 3;
-    query qi's strings are rows[row_at[qi]:row_at[qi] + n_saved[qi]] where row_at[qi] >= 0) of an index of n rows,
-    in order, for locate_rows; at[k] is where string k's rows start in pos (the rest of at is not set)."""
+    query qi's strings are rows[row_at[qi]:row_at[qi] + n_saved[qi]]) of an index of n rows, in order, for
+    locate_rows; at[k] is where string k's rows start in pos (the rest of at is not set)."""
     at = np.empty(rows.shape[0], dtype=np.int64)
-    pooled = row_at >= 0
-    strings, _ = expand_ranges(row_at[pooled], n_saved[pooled])
+    strings, _ = expand_ranges(row_at, n_saved)
     lo, hi = rows[strings, 2], rows[strings, 3]
     keep = hi > lo
     if not keep.any():

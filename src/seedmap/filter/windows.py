@@ -76,7 +76,6 @@ def _radix_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
         off_lo, off_hi = min(off_lo, wd[i] - ws[i]), max(off_hi, wd[i] - ws[i])
         len_lo, len_hi = min(len_lo, we[i] - ws[i]), max(len_hi, we[i] - ws[i])
     off_bits, len_bits = _bits(off_hi - off_lo), _bits(len_hi - len_lo)
-    index_bits = _bits(n - 1)
     src = np.empty(n, dtype=np.uint64)
     if off_bits + len_bits <= DIGIT and key_bits + off_bits + len_bits <= 64:  # at most a pass more, no gather
         low = np.uint64(off_bits + len_bits)
@@ -94,6 +93,7 @@ def _radix_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
             wd[i] = s + np.int64((k >> lb) & omask) + off_lo
             we[i] = s + np.int64(k & lmask) + len_lo
         return
+    index_bits = _bits(n - 1)
     ib = np.uint64(index_bits)
     for i in range(n):
         src[i] = (np.uint64(ws[i] - least) << ib) | np.uint64(i)
