@@ -28,7 +28,18 @@ from seedmap.errors import SeedmapError
 from seedmap.filter import fm_pieces
 from seedmap.filter.fm_located import locate_rows, union_rows
 from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_scheme import D_FROM_E, ROW, d_arrays_made, memo_size, scratch_size, search, search_query
+from seedmap.filter.fm_scheme import (
+    D_FROM_E,
+    ROW,
+    WALK_BASE,
+    WALK_MAX,
+    d_arrays_made,
+    memo_size,
+    scratch_size,
+    search,
+    search_query,
+    walk_per_row,
+)
 from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, locate_four, lower_bounds, occ, occ_all
 from seedmap.index import fm
 from seedmap.io.alphabet import encode
@@ -333,6 +344,22 @@ def test_walks_over_budget_verify_what_they_did_not_walk(rng, e):
             fewer += int((step[:, 3] - step[:, 2]).sum() < phi - plo)
     assert over > 0 and fewer > 0
     assert check(ref, reads, e) > 20
+
+
+def test_walks_capped_in_low_complexity_runs(rng):
+    """A low-complexity read's pieces occur everywhere in a long run: a step's budget reaches WALK_MAX (its pieces
+    hold more rows than WALK_MAX buys at walk_per_row), so it stops there and hands on the rest; every location is
+    still found."""
+    e = 3
+    run = np.full(10_000, 3, dtype=np.uint8)  # a poly-T run, a substitution every 300-600 bases
+    run[np.cumsum(rng.integers(300, 600, 20))[:16]] = rng.integers(0, 3, 16)
+    g = np.concatenate([random_genome(rng, 300), run, random_genome(rng, 300)])
+    ref = Reference.from_codes(["g"], [g])
+    reads = sample_reads(rng, [g[300:-300]], 2, (90, 101), e)  # (each matches almost everywhere: the oracle is slow)
+    ix = fm.build(ref, 4)
+    lo, hi = backward_search(ix.fwd_occ, ix.counts, ix.n, np.full(26, 3, dtype=np.uint8))
+    assert WALK_BASE + walk_per_row(e) * (hi - lo) > WALK_MAX  # a piece of 26 Ts (of e + 1): the cap binds
+    assert check(ref, reads, e) >= 2
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

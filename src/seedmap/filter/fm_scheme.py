@@ -30,9 +30,9 @@ An accepted string gives the exact piece's reference position for each of its ro
 of an alignment within e; its window [diag - e, diag + m + e) holds that alignment, which the shared
 verification stage then finds (the part of the read beyond the piece's far side is checked there).
 
-A step's walk has a budget of nodes, WALK_BASE + walk_per_row(e) per row of its exact piece. A walk that runs
-past it stops, keeps the strings it accepted, and hands what it has not walked to verification: the rows of
-the node it was in and of every child not yet entered of the nodes on its way there (by forward rows, as the
+A step's walk has a budget of nodes, WALK_BASE + walk_per_row(e) per row of its exact piece, at most WALK_MAX.
+A walk that runs past it stops, keeps the strings it accepted, and hands what it has not walked to verification:
+the rows of the node it was in and of every child not yet entered of the nodes on its way there (by forward rows, as the
 piece's). Every alignment the step could find has the piece exact and lies in a subtree walked or handed on,
 so its window is found (pigeonhole), and later steps' floors still hold (250 Mbp human-like genome, e = 5,
 20,000 reads: 13.3 M raw candidates -> 10.3 M, search, locate and bulk verification on one thread 13.4 ->
@@ -100,6 +100,14 @@ WALK_PER_ROW = 2
 WALK_FULL_E = 5
 WALK_PER_ROW_MAX = 8
 WALK_BASE = 512
+# No step walks more than WALK_MAX nodes, however many rows its piece has: a low-complexity read's pieces (poly-T,
+# (GT)n) have 10^5 rows whose strings stay close to the read for most of it, so its budget bought 10^5 nodes a step
+# and the walk still handed on most rows. Handing them on sooner costs more candidates (clustered, cheap to verify:
+# the rows are neighbours in one run) and saves most of the walk. e = 5, -t 1, candidates stage CPU s, before / after:
+# 1 Gbp human-like genome, its 9 heaviest reads 8.46 / 3.79, 7.16 / 3.79, 7.03 / 3.66 (16384: 3.94, 4.29); 250 Mbp, its
+# 50 heaviest 1.99 / 1.64, 2.00 / 1.49, 1.90 / 1.58, 1.76 / 1.49; the whole 1 Gbp run (-t 2, alternating) 0.92-0.96x
+# its candidates CPU, 0.94-0.98x wall, the same records; 250 Mbp within noise.
+WALK_MAX = 65536
 MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 # The D arrays cost two backward searches of the read (restarted where a piece does not occur), a cache miss or two
 # a step; they pay only where their pruning spares walks. 250 Mbp human-like genome, 20,000 reads, one thread,
@@ -563,7 +571,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         if make_d:
             lower_bounds_pair(counts, n, m, fwd_occ, ext_r, bound_r, fwd_table, rev_occ, ext_l, bound_l, rev_table)
             make_d = False
-        work[0], work[1] = 0, WALK_BASE + walk_per_row(e) * (hi - lo)
+        work[0], work[1] = 0, min(WALK_MAX, WALK_BASE + walk_per_row(e) * (hi - lo))
         n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, Part(ext_r[je:], len_r, bound_r[je:], cap_r,
                                low_r, cols_r), e, right_stack, left, left_stack, js, step_small, done, out, n_out)
         total += c

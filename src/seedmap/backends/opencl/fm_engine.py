@@ -32,6 +32,7 @@ CONSTANTS = {"BLOCK_SHIFT": fm.BLOCK_SHIFT, "SUPER_SHIFT": fm.SUPER_SHIFT, "COUN
              "KIDS": fm_scheme.KIDS, "SMALL_PIECE": fm_scheme.SMALL_PIECE, "SMALL_FROM": fm_scheme.SMALL_FROM,
              "WALK_BASE": fm_scheme.WALK_BASE, "WALK_PER_ROW": fm_scheme.WALK_PER_ROW,
              "WALK_FULL_E": fm_scheme.WALK_FULL_E, "WALK_PER_ROW_MAX": fm_scheme.WALK_PER_ROW_MAX,
+             "WALK_MAX": fm_scheme.WALK_MAX,
              "D_FROM_E": fm_scheme.D_FROM_E, "STOP_AT": fm_scheme.STOP_AT, "REST_MIN": fm_scheme.REST_MIN}
 
 

@@ -6,7 +6,7 @@
    locates every row of its strings (sampled SA walk) into its window slots and sorts them by start (windows.cl).
 
    Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM, WALK_BASE, WALK_PER_ROW, WALK_FULL_E,
-   WALK_PER_ROW_MAX and D_FROM_E come as build options. */
+   WALK_PER_ROW_MAX, WALK_MAX and D_FROM_E come as build options. */
 
 typedef struct {  /* fm_scheme.Part: a phase's read part in walking order and its columns */
     __global long *ext;
@@ -382,7 +382,7 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
         }
         long got = 0;
         long per_row = min(WALK_PER_ROW_MAX, WALK_PER_ROW << max(0L, WALK_FULL_E - e));  /* fm_scheme.walk_per_row */
-        long work[2] = {0, WALK_BASE + per_row * (hi - lo)};  /* fm_scheme.py's notes */
+        long work[2] = {0, min((long)WALK_MAX, WALK_BASE + per_row * (hi - lo))};  /* fm_scheme.py's notes */
         n_out = right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, right, e, right_st, left, left_st, js, step_small,
                            done, out, cap, n_out, &got, work);
         *total += got;
