@@ -347,9 +347,9 @@ def test_walks_over_budget_verify_what_they_did_not_walk(rng, e):
 
 
 def test_walks_capped_in_low_complexity_runs(rng):
-    """A low-complexity read's pieces occur everywhere in a long run: a step's budget reaches WALK_MAX (its pieces
-    hold more rows than WALK_MAX buys at walk_per_row), so it stops there and hands on the rest; every location is
-    still found."""
+    """A low-complexity read's pieces occur everywhere in a long run: their steps' budget is WALK_MAX (the pieces
+    hold more rows than WALK_MAX buys at walk_per_row; uncapped, these reads' steps walk up to 245,000 nodes), so
+    a walk stops there and hands on what it has not walked; every location is still found."""
     e = 3
     run = np.full(10_000, 3, dtype=np.uint8)  # a poly-T run, a substitution every 300-600 bases
     run[np.cumsum(rng.integers(300, 600, 20))[:16]] = rng.integers(0, 3, 16)

@@ -30,16 +30,16 @@ An accepted string gives the exact piece's reference position for each of its ro
 of an alignment within e; its window [diag - e, diag + m + e) holds that alignment, which the shared
 verification stage then finds (the part of the read beyond the piece's far side is checked there).
 
-A step's walk has a budget of nodes, WALK_BASE + walk_per_row(e) per row of its exact piece, at most WALK_MAX.
-A walk that runs past it stops, keeps the strings it accepted, and hands what it has not walked to verification:
-the rows of the node it was in and of every child not yet entered of the nodes on its way there (by forward rows, as the
-piece's). Every alignment the step could find has the piece exact and lies in a subtree walked or handed on,
-so its window is found (pigeonhole), and later steps' floors still hold (250 Mbp human-like genome, e = 5,
-20,000 reads: 13.3 M raw candidates -> 10.3 M, search, locate and bulk verification on one thread 13.4 ->
+A step's walk has a budget of nodes, WALK_BASE + walk_per_row(e) per row of its exact piece, at most WALK_MAX. A
+walk that runs past it stops, keeps the strings it accepted, and hands what it has not walked to verification:
+the rows of the node it was in and of every child not yet entered of the nodes on its way there (by forward
+rows, as the piece's). Every alignment the step could find has the piece exact and lies in a subtree walked or
+handed on, so its window is found (pigeonhole), and later steps' floors still hold (250 Mbp human-like genome,
+e = 5, 20,000 reads: 13.3 M raw candidates -> 10.3 M, search, locate and bulk verification on one thread 13.4 ->
 11.6 s, against handing on all the piece's rows). A young repeat family's piece has thousands of rows whose
-copies differ a few bases apart, each walked on for most of the read; locating and verifying a row costs
-about as much as two nodes with SA samples every 8 bases. The budget is counted, not timed, so every run and
-device records the same strings.
+copies differ a few bases apart, each walked on for most of the read; locating and verifying a row costs about
+as much as two nodes with SA samples every 8 bases. The budget is counted, not timed, so every run and device
+records the same strings.
 """
 
 from __future__ import annotations
