@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seedmap.filter.fm_search import lf_unless_marked, rank
+from seedmap.filter.fm_search import lf_unless_marked, sampled_position
 from seedmap.filter.windows import put_window
 from seedmap.io.reference import sequence_of
 from seedmap.ranges import expand_ranges
@@ -101,7 +101,7 @@ def _locate_blocks(pos: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, fwd
                     row[j] = i
                     steps[j] += 1
                     continue
-                pos[slot[j]] = np.int64(fwd_ssa[rank(fwd_mark, 1, 0, i)]) + steps[j]
+                pos[slot[j]] = sampled_position(fwd_mark, fwd_ssa, i, steps[j])
                 if nxt < hi:
                     row[j], steps[j], slot[j] = np.int64(pos[nxt]), 0, nxt
                     nxt += 1

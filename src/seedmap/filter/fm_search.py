@@ -140,6 +140,12 @@ def lf_unless_marked(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, 
     return counts[c] + occ(occ_tab, c, i), 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def sampled_position(mark: np.ndarray, ssa: np.ndarray, i: int, steps: int) -> int:
+    """SA of the row that reached sampled row i after `steps` LF steps: i's SA sample plus the steps."""
+    return np.int64(ssa[rank(mark, 1, 0, i)]) + steps
+
+
 @njit(cache=True, nogil=True)
 def locate(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, ssa: np.ndarray, i: int) -> int:
     """SA[i]: walk LF to a sampled row (every separator row is one) and add the steps taken."""
@@ -149,7 +155,7 @@ def locate(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, ssa: np.nd
         if k == 0:
             break
         steps += 1
-    return np.int64(ssa[rank(mark, 1, 0, i)]) + steps
+    return sampled_position(mark, ssa, i, steps)
 
 
 @njit(cache=True, nogil=True)
@@ -170,8 +176,8 @@ def locate_four(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, ssa: 
         sb += kb
         sc += kc
         sd += kd
-    return (np.int64(ssa[rank(mark, 1, 0, a)]) + sa, np.int64(ssa[rank(mark, 1, 0, b)]) + sb,
-            np.int64(ssa[rank(mark, 1, 0, c)]) + sc, np.int64(ssa[rank(mark, 1, 0, d)]) + sd)
+    return (sampled_position(mark, ssa, a, sa), sampled_position(mark, ssa, b, sb),
+            sampled_position(mark, ssa, c, sc), sampled_position(mark, ssa, d, sd))
 
 
 @njit(cache=True, nogil=True, inline="always")
