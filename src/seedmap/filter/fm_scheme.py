@@ -40,6 +40,26 @@ e = 5, 20,000 reads: 13.3 M raw candidates -> 10.3 M, search, locate and bulk ve
 copies differ a few bases apart, each walked on for most of the read; locating and verifying a row costs about
 as much as two nodes with SA samples every 8 bases. The budget is counted, not timed, so every run and device
 records the same strings.
+
+Each node the walks enter reads an occurrence-table block, and those reads are most of a walk's time. A perf
+profile at instruction level (benchmarks/perf_kernels.py --annotate _left_walk), one thread, e = 5, 250 Mbp
+human-like genome, two runs (occurrence tables memory-mapped, then in 2 MB pages): 39-44 % of _left_walk's
+samples wait on the block read of a single-row node, 15-18 % on its superblock row, and 6-7 % on a multi-row
+node's block.
+
+Hiding those waits by walking several queries in turn did not pay on the 2-core VM that measured it. The walks
+were made a resumable machine: each stops where it enters a node, after a prefetch of that node's rows, and four
+queries' walks take turns. Session 49 tried it and did not keep it; it found the same strings. On that VM:
+- The waits moved onto the prefetch instructions. The likely cause is the page walk: the guest's 2 MB pages sit
+  on the host's pages, and a prefetch that misses the TLB walks them before it retires.
+- Passing the lane's arrays between the machine's functions cost an atomic reference count or two per node, more
+  than the overlap saved. Compiling the walks with `_nrt=False` removed that cost. Inlining them at numba's IR
+  level instead took over 8 minutes to compile.
+- The walks of the heaviest queries (250 Mbp, the 1,900 ranked 100-2,000 by search time) got faster: 2.45-2.6 s
+  against 2.0 s.
+- A whole `--best` run (250 Mbp, 20,000 reads, -t 2, benchmarks/ab.py, four rounds) got slower: 1.08x the wall
+  time and 1.12x the candidates CPU.
+Hardware that hides a page walk behind a prefetch may gain where this VM did not.
 """
 
 from __future__ import annotations
