@@ -9,9 +9,12 @@ numba loads a kernel as an object file into its JIT engine. This script keeps ev
 with `perf record -p <this process>`, and sums perf's samples per function (inlined helpers count in their
 caller). Needs `perf` (linux-perf); no hardware counters are needed (perf falls back to the cpu-clock). Run
 the command once before, so that the kernels load from the cache: compiling in this process would count too.
-A single thread (-t 1) keeps the numbers a kernel's own; "(not a numba function)" is Python, numpy, the
-kernel's callers and compiling. Session 33, 250 Mbp human-like genome, e = 5, the fm search's count pass:
-the walks 52 %, the cut of the reads into pieces 22 %, the lower bounds 16 % (filter/fm_pieces.py).
+`--annotate _left_walk` also lists that function's hottest instructions (perf annotate cannot: perf does not
+know numba's code). A single thread (-t 1) keeps the numbers a kernel's own; "(not a numba function)" is
+Python, numpy, the kernel's callers and compiling. Session 33, 250 Mbp human-like genome, e = 5, the fm search's
+count pass: the walks 52 %, the cut of the reads into pieces 22 %, the lower bounds 16 % (filter/fm_pieces.py).
+Session 49, the same genome, 2,000 reads, -t 1: 37-41 % of _left_walk's samples wait on a single-row node's
+occurrence-table block, 12-21 % on its superblock row (filter/fm_scheme.py's notes).
 """
 
 from __future__ import annotations
@@ -64,8 +67,9 @@ def _short(name: str) -> str:
     return ".".join(parts).replace("_3c", "<").replace("_3e", ">") or name[:80]
 
 
-def function_map(engine: object, workdir: Path) -> list[tuple[int, int, str]]:
-    """(address, size, name) of every function of the kept objects, from the JIT engine's symbol addresses."""
+def function_map(engine: object, workdir: Path) -> list[tuple[int, int, str, Path, int, str]]:
+    """(address, size, name, object file, offset in its section, symbol) of every function of the kept objects,
+    from the JIT engine's symbol addresses."""
     out = []
     for k, data in enumerate(OBJECTS):
         path = workdir / f"{k}.o"
@@ -79,14 +83,38 @@ def function_map(engine: object, workdir: Path) -> list[tuple[int, int, str]]:
                     bases[section] = addr - offset
         for section, offset, size, name in funcs:
             if section in bases and size:
-                out.append((bases[section] + offset, size, _short(name)))
+                out.append((bases[section] + offset, size, _short(name), path, offset, name))
     return sorted(set(out))
+
+
+def annotate(func: tuple[int, int, str, Path, int, str], samples: dict[int, int], top: int) -> None:
+    """The function's `top` instructions by samples (an instruction's samples are mostly time spent waiting for
+    the one before it to retire, e.g. a load that missed the cache)."""
+    _, _, short, path, offset, symbol = func
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--disassemble={symbol}", str(path)],
+                         capture_output=True, text=True, check=True).stdout
+    lines = []
+    for line in dis.splitlines():
+        m = re.match(r"\s+([0-9a-f]+):\s+(.*)", line)
+        if m:
+            lines.append((int(m.group(1), 16) - offset, m.group(2)))
+    total = sum(samples.values())
+    print(f"{short}: {total} samples, {len(lines)} instructions; the {top} with most samples, in code order:",
+          file=sys.stderr)
+    hot = sorted(sorted(lines, key=lambda x: -samples.get(x[0], 0))[:top])
+    for i, (at, ins) in enumerate(lines):
+        if (at, ins) in hot:
+            before = lines[i - 1][1] if i else ""
+            print(f"{samples.get(at, 0):8d} {100 * samples.get(at, 0) / max(total, 1):5.1f}%  +{at:#06x}  "
+                  f"{ins[:60]:60s}  after: {before[:50]}", file=sys.stderr)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--top", type=int, default=25, help="functions listed")
     ap.add_argument("--freq", type=int, default=999, help="samples per second")
+    ap.add_argument("--annotate", metavar="NAME", help="also list the hot instructions of the function whose name "
+                    "ends with NAME (e.g. _left_walk)")
     ap.add_argument("seedmap_args", nargs=argparse.REMAINDER, help="-- then seedmap's arguments")
     args = ap.parse_args()
     sm_args = args.seedmap_args[1:] if args.seedmap_args[:1] == ["--"] else args.seedmap_args
@@ -109,18 +137,23 @@ def main() -> None:
         perf.wait()
         funcs = function_map(cpu_target.target_context.codegen()._engine._ee, work)
         ips = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip"], capture_output=True, text=True).stdout
-    starts = [f[0] for f in funcs]
-    total, by = 0, {}
-    for line in ips.split():
-        ip = int(line, 16)
-        total += 1
-        i = bisect.bisect_right(starts, ip) - 1
-        name = funcs[i][2] if i >= 0 and ip < funcs[i][0] + funcs[i][1] else "(not a numba function)"
-        by[name] = by.get(name, 0) + 1
-    print(f"{total} samples of the whole process ({len(funcs)} numba functions known)", file=sys.stderr)
-    for name, n in sorted(by.items(), key=lambda x: -x[1])[:args.top]:
-        print(f"{n:8d} {100 * n / max(total, 1):5.1f}%  {name}", file=sys.stderr)
-
+        starts = [f[0] for f in funcs]
+        total, by, within = 0, {}, {}
+        for line in ips.split():
+            ip = int(line, 16)
+            total += 1
+            i = bisect.bisect_right(starts, ip) - 1
+            known = i >= 0 and ip < funcs[i][0] + funcs[i][1]
+            name = funcs[i][2] if known else "(not a numba function)"
+            by[name] = by.get(name, 0) + 1
+            if known and args.annotate and name.endswith(args.annotate):
+                within.setdefault(i, {}).setdefault(ip - funcs[i][0], 0)
+                within[i][ip - funcs[i][0]] += 1
+        print(f"{total} samples of the whole process ({len(funcs)} numba functions known)", file=sys.stderr)
+        for name, n in sorted(by.items(), key=lambda x: -x[1])[:args.top]:
+            print(f"{n:8d} {100 * n / max(total, 1):5.1f}%  {name}", file=sys.stderr)
+        for i, samples in within.items():
+            annotate(funcs[i], samples, args.top)
 
 if __name__ == "__main__":
     main()
