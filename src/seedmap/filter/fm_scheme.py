@@ -56,10 +56,13 @@ queries' walks take turns. Session 49 tried it and did not keep it; it found the
   than the overlap saved. Compiling the walks with `_nrt=False` removed that cost. Inlining them at numba's IR
   level instead took over 8 minutes to compile.
 - The walks of the heaviest queries (250 Mbp, the 1,900 ranked 100-2,000 by search time) got faster: 2.45-2.6 s
-  against 2.0 s.
+  against 1.75-2.0 s.
 - A whole `--best` run (250 Mbp, 20,000 reads, -t 2, benchmarks/ab.py, four rounds) got slower: 1.08x the wall
   time and 1.12x the candidates CPU.
-Hardware that hides a page walk behind a prefetch may gain where this VM did not.
+Hardware that hides a page walk behind a prefetch may gain where this VM did not. Moving the superblock rows
+into one region at the table's end (119 pages of 4 kB instead of 7,600) found the same strings and gained
+nothing (all 40,000 queries, four rounds, ratios 0.98-1.10): their samples most likely wait on the block's page
+walk too.
 """
 
 from __future__ import annotations
