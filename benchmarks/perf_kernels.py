@@ -111,7 +111,7 @@ def annotate(func: tuple[int, int, str, Path, int, str], samples: dict[int, int]
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--top", type=int, default=25, help="functions listed")
+    ap.add_argument("--top", type=int, default=25, help="functions listed (and instructions, with --annotate)")
     ap.add_argument("--freq", type=int, default=999, help="samples per second")
     ap.add_argument("--annotate", metavar="NAME", help="also list the hot instructions of the function whose name "
                     "ends with NAME (e.g. _left_walk)")
@@ -154,6 +154,7 @@ def main() -> None:
             print(f"{n:8d} {100 * n / max(total, 1):5.1f}%  {name}", file=sys.stderr)
         for i, samples in within.items():
             annotate(funcs[i], samples, args.top)
+
 
 if __name__ == "__main__":
     main()
