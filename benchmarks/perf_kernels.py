@@ -101,9 +101,9 @@ def annotate(func: tuple[int, int, str, Path, int, str], samples: dict[int, int]
     total = sum(samples.values())
     print(f"{short}: {total} samples, {len(lines)} instructions; the {top} with most samples, in code order:",
           file=sys.stderr)
-    hot = sorted(sorted(lines, key=lambda x: -samples.get(x[0], 0))[:top])
+    hot = {at for at, _ in sorted(lines, key=lambda x: -samples.get(x[0], 0))[:top]}
     for i, (at, ins) in enumerate(lines):
-        if (at, ins) in hot:
+        if at in hot:
             before = lines[i - 1][1] if i else ""
             print(f"{samples.get(at, 0):8d} {100 * samples.get(at, 0) / max(total, 1):5.1f}%  +{at:#06x}  "
                   f"{ins[:60]:60s}  after: {before[:50]}", file=sys.stderr)
