@@ -106,6 +106,18 @@ def extend(occ_tab: np.ndarray, counts: np.ndarray, lo: int, hi: int, c: int) ->
     return counts[c] + occ(occ_tab, c, lo), counts[c] + occ(occ_tab, c, hi)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def extend_right(rev_occ: np.ndarray, counts: np.ndarray, lo: int, hi: int, flo: int, c: int) -> tuple[int, int, int]:
+    """Bidirectional step: string X (rows [lo, hi) of the reverse-text index, its forward rows from flo) becomes
+    Xc. The forward rows of Xc follow those of X with a separator or a symbol below c after X, which the
+    reverse index's BWT of X's rows counts: one occ_all per end instead of a backward step in each index."""
+    below_lo, below_hi = occ_all(rev_occ, lo), occ_all(rev_occ, hi)
+    at_or_above = 0  # X's rows followed by c or a larger symbol (the forward rows of Xc and after)
+    for x in range(c, 5):
+        at_or_above += below_hi[x] - below_lo[x]
+    return counts[c] + below_lo[c], counts[c] + below_hi[c], flo + (hi - lo) - at_or_above
+
+
 @njit(cache=True, nogil=True)
 def backward_search(occ_tab: np.ndarray, counts: np.ndarray, n: int, p: np.ndarray) -> tuple[int, int]:
     """Rows of the suffixes starting with p (symbols 0..3; anything else, an N, matches nothing)."""

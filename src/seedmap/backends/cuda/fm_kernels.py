@@ -23,8 +23,8 @@ from seedmap.filter import fm_located, fm_pieces, fm_scheme, fm_search
 THREADS = 128
 
 _dev = device_twins(fm_search.popcount, fm_search.rank, fm_search.block_row, fm_search.super_row, fm_search._plane,
-                    fm_search._agree, fm_search.occ, fm_search.occ_all, fm_search.extend, fm_search.bwt_symbol,
-                    fm_search.lf_unless_marked, fm_search.sampled_position, fm_search.locate_four,
+                    fm_search._agree, fm_search.occ, fm_search.occ_all, fm_search.extend, fm_search.extend_right,
+                    fm_search.bwt_symbol, fm_search.lf_unless_marked, fm_search.sampled_position, fm_search.locate_four,
                     fm_search.table_k, fm_search.level_row, fm_search.key_leftwards, fm_search.key_rightwards,
                     fm_search._bound_step, fm_search.lower_bounds_pair,
                     fm_pieces.piece_count, fm_pieces._looked_up, fm_scheme._at, fm_scheme._column,
