@@ -12,7 +12,6 @@ from seedmap.filter.fm_located import locate_rows, union_rows
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, count_candidates, fill_windows, memo_size, no_memo
 from seedmap.index.fm import FmIndex, sequence_range
-from seedmap.index.resident import HugePageCopies
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
 from seedmap.spread import pieces, spread
@@ -30,7 +29,6 @@ SCRATCH_ROWS = 1 << 18
 ANY_WINDOW = 1 << 30  # max_window: pieces are any length, so every plan is fully sensitive
 DEFAULT_VERIFY_BELOW = 1  # rare strings (this many rows or fewer, from a piece's length on) go straight to verification
 QUERIES = 16  # the fewest queries a thread is handed
-WAIT_FROM = 32  # a search of more queries than this waits for the huge-page copies (the warm-up's 10 do not)
 
 
 class FmEngine(CandidateEngine):
@@ -41,13 +39,14 @@ class FmEngine(CandidateEngine):
     def __init__(self, index: FmIndex, ref_starts: np.ndarray, bulk: object = None,
                  packed: np.ndarray | None = None, nmask: np.ndarray | None = None,
                  verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = FIRST_ROWS,
-                 huge_pages: bool = False, scratch_rows: int = SCRATCH_ROWS) -> None:
+                 scratch_rows: int = SCRATCH_ROWS) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
-        # The occurrence tables in 2 MB pages once copied (index/resident.py): a search's page walks are fewer
-        # (the count pass 11-13 % faster on a quiet machine). Not tables above resident.HUGE_MAX (1 Gbp: 1 GB, whose
-        # copy outlasts the warm-up: --best waited for it), nor a segmented index's (one larger than a quarter of
-        # memory drops its segments' pages between batches; not measured).
-        self.copies = HugePageCopies(index, ("fwd_occ", "rev_occ") if huge_pages else ())
+        # The occurrence tables are read through their memory maps. Copies in 2 MB anonymous pages (sessions 44-50,
+        # made in a thread during the warm-up) spared page walks, but a kernel that maps the file's large page-cache
+        # folios in 2 MB pages already (Linux 6.18 here) gains nothing from them, and the copy's first touch of
+        # 250 MB is slow in a VM. 250 Mbp human-like genome, 20,000 reads, -t 2, alternating with / without:
+        # --best 2.05 / 1.55, 1.90 / 1.65, 1.92 / 1.57, 1.76 / 1.56 s wall (user CPU 2.56-2.69 / 2.55-2.61 s, system
+        # 0.39-0.77 / 0.13-0.23 s); all-mapping 4.31 / 3.84, 4.19 / 3.88, 4.33 / 3.89 s.
         self.saved_rows = saved_rows
         self.scratch_rows = scratch_rows
         self.rows_per_query = 0.0  # of the last batch: repeat-rich genomes need more room
@@ -63,7 +62,6 @@ class FmEngine(CandidateEngine):
 
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
                memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
-        self.copies.take(wait=qoff.size > WAIT_FROM)
         ix = self.index
         nq = qoff.size - 1
         cuts = pieces(nq, QUERIES)  # each piece of the batch keeps its strings in a slab of the pool
@@ -122,8 +120,7 @@ def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,
     FmEngines verifying in bulk with `bulk`, or make(index, its sequences' starts)'s (a device's)."""
     if make is None:
         def make(part: FmIndex, starts: np.ndarray) -> CandidateEngine:
-            return FmEngine(part, starts, bulk=bulk, packed=ref.packed, nmask=ref.nmask,
-                            huge_pages=not isinstance(ix, SegmentedIndex))
+            return FmEngine(part, starts, bulk=bulk, packed=ref.packed, nmask=ref.nmask)
     if isinstance(ix, SegmentedIndex):
         ranges = [sequence_range(ref.starts, ix.bounds[i], ix.bounds[i + 1]) for i in range(len(ix.parts))]
         return SegmentedEngine([make(part, ref.starts[a:b + 1]) for part, (a, b) in zip(ix.parts, ranges, strict=True)])
