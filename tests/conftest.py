@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from seedmap.backends.opencl import device, program
+from seedmap.errors import SeedmapError
 
 
 @pytest.fixture
@@ -14,8 +15,13 @@ def rng() -> np.random.Generator:
 @pytest.fixture(scope="module")
 def opencl_device() -> program.OpenClDevice:
     """The OpenCL device the kernel tests run on (the first GPU, else device 0: PoCL's CPU device in CI); the
-    modules using it skip themselves without PyOpenCL."""
-    return program.OpenClDevice(device.pick(None))
+    modules using it skip themselves without PyOpenCL. Skipped where the device builds no kernel at all: the PoCL
+    of PyOpenCL's wheel (PoCL 3.0, LLVM 14) knows no CPU newer than Zen 3, so on a Zen 5 machine its LLVM names
+    the CPU "generic" and every build fails ("unknown target CPU 'generic'"; a user sees that one line)."""
+    try:
+        return program.OpenClDevice(device.pick(None))  # (it builds the verification kernels)
+    except SeedmapError as exc:
+        pytest.skip(f"this OpenCL device builds no kernel: {exc}")
 
 
 @pytest.fixture(autouse=True)

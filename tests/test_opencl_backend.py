@@ -162,6 +162,7 @@ def genome(rng) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("engine,options", [("neighborhood", ()), ("neighborhood", ("--filter", "ph", "--fe", "1")),
                                             ("kmer", ()), ("kmer", ("--gpu-verify", "banded")), ("fm", ())])
+@pytest.mark.usefixtures("opencl_device")  # (skipped where the device builds no kernel)
 def test_map_opencl_same_sam_as_cpu(tmp_path, engine, options):
     """Every engine (the neighborhood engine's seed + filter on the device, bs and ph filters; the k-mer engine's
     bulk verification on the device, both kernels; every engine's traceback on the device)."""
@@ -172,6 +173,7 @@ def test_map_opencl_same_sam_as_cpu(tmp_path, engine, options):
     map_both(tmp_path, engine, [ref, write_fasta(tmp_path / "reads.fa", reads)], 41, *options)
 
 
+@pytest.mark.usefixtures("opencl_device")  # (skipped where the device builds no kernel)
 def test_map_pairs_opencl_same_sam_as_cpu(tmp_path):
     """Paired reads: both mates' windows verified on the device (insert size, rescue, pairing on the CPU)."""
     rng = np.random.default_rng(4)

@@ -205,6 +205,7 @@ def fasta(path, seqs: list[np.ndarray], suffix: str = "") -> str:
 
 
 @pytest.mark.parametrize("options", [("-e", "0"), ("-e", "4"), ("-e", "4", "--best")])
+@pytest.mark.usefixtures("opencl_device")  # (skipped where the device builds no kernel)
 def test_map_fm_opencl_same_sam_as_cpu(tmp_path, options):
     """`seedmap map --engine fm` on a repetitive genome, two workers, several batches (with --best: the strata
     searched one edit count at a time): --device opencl writes the SAM of --device cpu byte for byte, and its
