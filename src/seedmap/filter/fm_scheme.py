@@ -10,10 +10,9 @@ visited once per step, which subsumes Salavert's equivalence rules (no I-D / D-I
 M-I) and interval-shrinkage rule (children with an empty interval are never entered). A branch is pruned
 when no cell of its column plus BWA's lower bound of the rest of the read (the D array) stays within e; it
 is accepted, and not walked further, as soon as the whole read part fits within e. A string with at most
-`small` rows (an option; 0 = never), in a step whose exact piece is rare (SMALL_PIECE), is not walked
-further either: its rows go straight to verification, which is cheaper than walking a near-unique string
-base by base, and loses nothing (its windows hold every alignment its subtree could accept). There is no cap
-on branches or hits.
+`small` rows (an option; 0 = never) is not walked further either: its rows go straight to verification, which
+is cheaper than walking a near-unique string base by base, and loses nothing (its windows hold every alignment
+its subtree could accept). There is no cap on branches or hits.
 
 Each alignment is searched by one step only, its first that can find it (the smallest j whose right phase
 keeps it within the caps). Why step j - t cannot find it bounds its left part from below: after t of
@@ -90,11 +89,15 @@ from seedmap.filter.windows import sort_windows as _sort_windows
 
 ROW = 4  # an accepted string: piece start in the read, depth (its bases left of the piece), forward lo, hi
 BIG = 1 << 40
-# A step's rare strings go to verification only where its exact piece is this rare too: a piece with more rows
-# lies in a repeat family, whose diverged copies (rare once two pieces long, yet far from the read) a walk drops
-# in a few bases where each verification costs a locate (synthetic 250 Mbp human-like genome: 2.2 M candidates
-# for 5,000 reads without this, 0.1 M with it).
-SMALL_PIECE = 16
+# Every step's rare strings go to verification, whatever its exact piece's rows. Until session 51 only those of a
+# step whose piece had at most 16 rows did (SMALL_PIECE): a repeat family's diverged copies, rare once two pieces
+# long, were walked on, since most of them drop within a few bases and each verification costs a locate (2.2 M
+# candidates for 5,000 reads without that rule, 0.1 M with it, when it was made). Since then the verification is
+# in bulk and the locate keeps eight LF walks going, and a copy close enough to the read to stay one row was walked
+# base by base, one occurrence-table miss each. 250 Mbp human-like genome, 20,000 reads, e = 5, -t 2, ab.py against
+# the rule (medians of 3-4 alternating rounds, the same records): --best 0.973x wall, 0.964x candidates CPU;
+# all-mapping 0.958x wall, 0.943x candidates CPU. Handing a one-row string on only once it had been one row for
+# K bases: K = 1 0.966x / 0.957x, K = 2 0.972x / 0.959x, K = 6 0.990x / 0.986x (--best).
 # Strings of at least this many pieces' length may go to verification when rare enough; 1: a step's exact piece
 # itself, as soon as it is down to `small` rows (a unique read's pieces are then verified, not each walked on for
 # a piece's length). e = 5, 20,000 reads, -t 2, candidates stage CPU s (2 / 1, alternating, the same records):
@@ -610,8 +613,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         left = Part(ext_l[m - js:], len_l, bound_l[m - js:], cap_l, low_l, cols_l)
         # Strings this long and this rare are verified rather than walked on: -(bases still to go).
         done = je - js - min(m, SMALL_FROM * (je - js))
-        step_small = small if hi - lo <= SMALL_PIECE else 0
-        if hi - lo <= step_small and done >= 0:  # a rare piece: its rows to verification (forward rows, the
+        if hi - lo <= small and done >= 0:  # a rare piece: its rows to verification (forward rows, the
             n_out = _record(out, n_out, js, 0, flo, flo + hi - lo)  # piece starts the string), no walk, no D
             total += hi - lo
             continue
@@ -620,7 +622,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
             make_d = False
         work[0], work[1] = 0, min(WALK_MAX, WALK_BASE + walk_per_row(e) * (hi - lo))
         n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, Part(ext_r[je:], len_r, bound_r[je:], cap_r,
-                               low_r, cols_r), e, right_stack, left, left_stack, js, step_small, done, out, n_out)
+                               low_r, cols_r), e, right_stack, left, left_stack, js, small, done, out, n_out)
         total += c
     return n_out, total
 

@@ -29,7 +29,7 @@ CONSTANTS = {"BLOCK_SHIFT": fm.BLOCK_SHIFT, "SUPER_SHIFT": fm.SUPER_SHIFT, "COUN
              "OCC_WORDS": fm.OCC_WORDS, "MAX_PIECE": fm_pieces.MAX_PIECE, "CUT_FROM": fm_pieces.CUT_FROM,
              "CUT_ABOVE": fm_pieces.CUT_ABOVE, "CUT_WORK": fm_pieces.CUT_WORK, "GRID": fm_pieces.GRID,
              "BIG": fm_scheme.BIG, "ROW": ROW,
-             "KIDS": fm_scheme.KIDS, "SMALL_PIECE": fm_scheme.SMALL_PIECE, "SMALL_FROM": fm_scheme.SMALL_FROM,
+             "KIDS": fm_scheme.KIDS, "SMALL_FROM": fm_scheme.SMALL_FROM,
              "WALK_BASE": fm_scheme.WALK_BASE, "WALK_PER_ROW": fm_scheme.WALK_PER_ROW,
              "WALK_FULL_E": fm_scheme.WALK_FULL_E, "WALK_PER_ROW_MAX": fm_scheme.WALK_PER_ROW_MAX,
              "WALK_MAX": fm_scheme.WALK_MAX,

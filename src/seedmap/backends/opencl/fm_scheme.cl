@@ -5,7 +5,7 @@
    strings written to its rows, all of them counted, and its candidates. fill_kernel: one work-item per query
    locates every row of its strings (sampled SA walk) into its window slots and sorts them by start (windows.cl).
 
-   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_PIECE, SMALL_FROM, WALK_BASE, WALK_PER_ROW, WALK_FULL_E,
+   Built after windows.cl and fm_index.cl; ROW, KIDS, SMALL_FROM, WALK_BASE, WALK_PER_ROW, WALK_FULL_E,
    WALK_PER_ROW_MAX, WALK_MAX and D_FROM_E come as build options. */
 
 typedef struct {  /* fm_scheme.Part: a phase's read part in walking order and its columns */
@@ -369,8 +369,7 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
         Part left = {ext_l + m - js, len_l, bound_l + m - js, cap_l, low_l, cols_l};
         Part right = {ext_r + je, len_r, bound_r + je, cap_r, low_r, cols_r};
         long done = je - js - min(m, SMALL_FROM * (je - js));
-        long step_small = hi - lo <= SMALL_PIECE ? small : 0;
-        if (hi - lo <= step_small && done >= 0) {  /* a rare piece: its rows to verification, no walk */
+        if (hi - lo <= small && done >= 0) {  /* a rare piece: its rows to verification, no walk */
             n_out = record(out, cap, n_out, js, 0, flo, flo + hi - lo);
             *total += hi - lo;
             continue;
@@ -383,7 +382,7 @@ inline long search(__global const uchar *q, long m, long e, long n, __global con
         long got = 0;
         long per_row = min(WALK_PER_ROW_MAX, WALK_PER_ROW << max(0L, WALK_FULL_E - e));  /* fm_scheme.walk_per_row */
         long work[2] = {0, min((long)WALK_MAX, WALK_BASE + per_row * (hi - lo))};  /* fm_scheme.py's notes */
-        n_out = right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, right, e, right_st, left, left_st, js, step_small,
+        n_out = right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, right, e, right_st, left, left_st, js, small,
                            done, out, cap, n_out, &got, work);
         *total += got;
     }
