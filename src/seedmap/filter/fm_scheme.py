@@ -96,8 +96,10 @@ BIG = 1 << 40
 # in bulk and the locate keeps eight LF walks going, and a copy close enough to the read to stay one row was walked
 # base by base, one occurrence-table miss each. 250 Mbp human-like genome, 20,000 reads, e = 5, -t 2, ab.py against
 # the rule (medians of 3-4 alternating rounds, the same records): --best 0.973x wall, 0.964x candidates CPU;
-# all-mapping 0.958x wall, 0.943x candidates CPU. Handing a one-row string on only once it had been one row for
-# K bases: K = 1 0.966x / 0.957x, K = 2 0.972x / 0.959x, K = 6 0.990x / 0.986x (--best).
+# all-mapping 0.958x wall, 0.943x candidates CPU; 1 Gbp, -t 1: --best 0.940x / 0.911x, all-mapping 0.880x / 0.868x.
+# Handing a one-row string on only once it had been one row for K bases (250 Mbp, --best): K = 1 0.966x / 0.957x,
+# K = 2 0.972x / 0.959x, K = 6 0.990x / 0.986x. `small` 2, 3, 4 then gave nothing (0.98-1.01x).
+
 # Strings of at least this many pieces' length may go to verification when rare enough; 1: a step's exact piece
 # itself, as soon as it is down to `small` rows (a unique read's pieces are then verified, not each walked on for
 # a piece's length). e = 5, 20,000 reads, -t 2, candidates stage CPU s (2 / 1, alternating, the same records):
