@@ -74,6 +74,7 @@ def test_a_stored_index_keeps_its_tables(rng, tmp_path, monkeypatch):
         stored = fm_lookup.tables(ix)
         assert fm_lookup.tables(ix)[0] is stored[0] and fm_lookup.tables(ix)[1] is stored[1]
     assert all(t.flags.writeable and t.flags.c_contiguous for t in stored)  # as built: the kernels' types
+    assert all(isinstance(t, np.memmap) and t.mode == "c" for t in stored)  # mapped copy-on-write, not copied
     assert all(np.array_equal(a, b) for a, b in zip(stored, want, strict=True))
     ix.lookup["fwd"] = ix.lookup["fwd"][:-1]  # another k's table
     again = fm_lookup.tables(ix)

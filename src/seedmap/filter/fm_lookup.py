@@ -76,9 +76,10 @@ def _children(occ_tab: np.ndarray, counts: np.ndarray, table: np.ndarray, other:
 def tables(ix: FmIndex) -> tuple[np.ndarray, np.ndarray]:
     """(forward, reverse-text) tables of an FM index: the stored ones (`seedmap index` stores them), else built on
     first use, and kept in its `lookup` slot (one copy for every worker and engine of a run). Stored tables of
-    another k than this version's (a LOOKUP_MAX changed since) are built again; stored ones are copied on first
-    use (22 MB at 250 Mbp): the kernels are compiled for writable tables, as built, and a read-only memory map is
-    another numba type, compiled again (a device that searches without them copies nothing)."""
+    another k than this version's (a LOOKUP_MAX changed since) are built again. The kernels are compiled for
+    writable tables, as built, and a read-only memory map is another numba type, compiled again: a stored table is
+    mapped again copy-on-write on first use (writable, nothing written: the page cache's pages, no copy; the 22 MB
+    copy this replaced took 5-31 ms of a run on a VM, where fresh pages are slow to touch)."""
     with _lock:
         k = lookup_k(ix.n)
         rows = level_row(k, k)
@@ -87,5 +88,12 @@ def tables(ix: FmIndex) -> tuple[np.ndarray, np.ndarray]:
             ix.lookup["rev"] = build_lookup(ix.rev_occ, ix.counts, ix.n, k)
         for side in ("fwd", "rev"):
             if not ix.lookup[side].flags.writeable:
-                ix.lookup[side] = np.array(ix.lookup[side])
+                ix.lookup[side] = _writable(ix.lookup[side])
         return ix.lookup["fwd"], ix.lookup["rev"]
+
+
+def _writable(arr: np.ndarray) -> np.ndarray:
+    """A writable array of a read-only table: its file mapped again copy-on-write, else a copy."""
+    if isinstance(arr, np.memmap) and arr.filename:
+        return np.memmap(arr.filename, dtype=arr.dtype, mode="c", offset=arr.offset, shape=arr.shape)
+    return np.array(arr)
