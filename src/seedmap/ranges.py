@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def put(dst: np.ndarray, at: int, src: np.ndarray) -> None:
     """dst[at:at + src.size] = src, for kernels (the caller makes the room). A slice assignment in a kernel
     brings numba's shape check, whose error message (str, repr, unicode) took 2.5-3 s of every first

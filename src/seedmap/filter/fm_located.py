@@ -48,7 +48,7 @@ def union_rows(rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray, n: int
     return at, pos
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _expand(start: np.ndarray, off: np.ndarray, length: np.ndarray, out: np.ndarray) -> None:
     """out[off[w] + i] = start[w] + i for every range w."""
     for w in range(start.size):
@@ -121,7 +121,7 @@ def string_window(p: int, depth: int, js: int, m: int, e: int, text_starts: np.n
     put_window(diag, m, e, s, ref_starts, w, win_start, win_end, win_diag)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def located_windows(rows: np.ndarray, at: np.ndarray, n_rows: int, m: int, e: int, text_starts: np.ndarray,
                     ref_starts: np.ndarray, pos: np.ndarray, win_start: np.ndarray, win_end: np.ndarray,
                     win_diag: np.ndarray, w: int) -> int:

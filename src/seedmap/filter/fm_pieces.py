@@ -58,7 +58,7 @@ def cut_scratch(m: int, k: int) -> int:
     return 2 * (k + 1) * (m + 1) + ENDS * (MAX_PIECE + 1) if _by_count(m, k) else 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, table: np.ndarray,
            bounds: np.ndarray, scratch: np.ndarray) -> None:
     """The search's cut: cut_pieces from CUT_FROM pieces on where the equal pieces occur more than CUT_ABOVE
@@ -74,7 +74,7 @@ def pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: n
             return
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def piece_count(q: np.ndarray, a: int, b: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray,
                 table: np.ndarray) -> int:
     """Occurrences of q[a:b] in the forward index (searched leftwards: its last symbols looked up in table)."""
@@ -109,7 +109,7 @@ def _looked_up(q: np.ndarray, a: int, size: int, table: np.ndarray, kk: int) -> 
     return np.int64(table[row, 0]), np.int64(table[row, 1])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def cut_pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, table: np.ndarray,
                bounds: np.ndarray, scratch: np.ndarray) -> None:
     """bounds[0..k]: where the k pieces start (bounds[k] = m): the cut of least occurrences summed (see the

@@ -268,7 +268,7 @@ def _record(out: np.ndarray, n_out: int, js: int, depth: int, lo: int, hi: int) 
     return n_out + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, part: Part, e: int, cost0: int,
                stack: Stack, js: int, small: int, done: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
     """Last phase: walk the strings extending rows [lo0, hi0) (of the forward index: leftwards) for the
@@ -330,7 +330,7 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, part
     return n_out, total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _record_rest(stack: Stack, d: int, js: int, lo: int, hi: int, flo: int, out: np.ndarray,
                  n_out: int) -> tuple[int, int]:
     """A right walk out of budget at depth d: record what it has not walked for verification, by forward rows
@@ -351,7 +351,7 @@ def _record_rest(stack: Stack, d: int, js: int, lo: int, hi: int, flo: int, out:
     return n_out, total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, flo0: int,
                 part: Part, e: int, stack: Stack, left: Part, left_stack: Stack, js: int, small: int, done: int,
                 out: np.ndarray, n_out: int) -> tuple[int, int]:
@@ -449,7 +449,7 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
     return n_out, total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
            fwd_table: np.ndarray, rev_table: np.ndarray, small: int, out: np.ndarray,
            scratch: np.ndarray, given: bool) -> tuple[int, int]:
@@ -642,18 +642,18 @@ def memo_size(m: np.ndarray) -> np.ndarray:
     return 2 * m + 3
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _search_memo(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
                  fwd_table: np.ndarray, rev_table: np.ndarray, small: int, out: np.ndarray,
-                 memo: np.ndarray) -> tuple[int, int]:
+                 memo: np.ndarray, scratch: np.ndarray) -> tuple[int, int]:
     """search_query() that takes the query's D arrays from its memo slot (int8[memo_size(m)], or empty: none)
     when an earlier search filled it, and fills it otherwise. The D arrays do not depend on e, and the
     strata of --best search a read at e = 0, 1, 3, 5, ...: computing them took 12 % of an e = 5 search (250 Mbp
     human-like genome); searches below D_FROM_E neither use nor fill them, nor does a search that walks nowhere
     (search makes them before its first walk only: d_arrays_made). Values above e + 1 prune exactly
-    as e + 1 does, so they are kept as min(value, 127) and the memo serves e <= MEMO_E only."""
+    as e + 1 does, so they are kept as min(value, 127) and the memo serves e <= MEMO_E only. scratch: search()'s,
+    int64[scratch_size(q.size, e)] or more (allocated once per call of count_candidates, not per query)."""
     m = q.size
-    scratch = np.empty(scratch_size(m, e), dtype=np.int64)
     keep = memo.size > 0 and D_FROM_E <= e <= MEMO_E and m > e
     given = keep and memo[0] == 1
     a, b = d_arrays_span(m)
@@ -700,16 +700,22 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: 
     used = 0
     spill = np.empty((0, ROW), dtype=np.int64)
     n_spill = 0
+    m_max = e_max = 0
+    for qi in range(q_lo, q_hi):
+        m_max = max(m_max, qoff[qi + 1] - qoff[qi])
+        e_max = max(e_max, qerr[qi >> 1])
+    work = np.empty(scratch_size(m_max, e_max), dtype=np.int64)  # search()'s scratch, for every query
     for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         slot = _slot(ids, memo_at, memo, qi)
         e = qerr[qi >> 1]
-        got, cand[qi] = _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, scratch, slot)
+        got, cand[qi] = _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, scratch, slot,
+                                     work)
         n_saved[qi] = got
         found = scratch[:got]
         if got > scratch.shape[0]:  # more than scratch holds: searched again into room of its own
             found = np.empty((got, ROW), dtype=np.int64)
-            _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, found, slot)
+            _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, found, slot, work)
         if used + got <= room:
             _put_rows(pool[slab], used, found, got)
             row_at[qi] = slab * room + used
@@ -733,7 +739,7 @@ def _put_rows(dst: np.ndarray, at: int, src: np.ndarray, n: int) -> None:
             dst[at + i, c] = src[i, c]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarray, text_starts: np.ndarray,
                 fwd_occ: np.ndarray, fwd_mark: np.ndarray, fwd_ssa: np.ndarray, ref_starts: np.ndarray,
                 win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, w: int) -> int:

@@ -272,7 +272,7 @@ def lower_bounds(occ_tab: np.ndarray, counts: np.ndarray, n: int, ext: np.ndarra
         i, k, lo, hi, fresh = _bound_step(occ_tab, counts, n, ext, bound, table, kk, i, k, lo, hi, fresh)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def lower_bounds_pair(counts: np.ndarray, n: int, length: int, occ_a: np.ndarray, ext_a: np.ndarray,
                       bound_a: np.ndarray, table_a: np.ndarray, occ_b: np.ndarray, ext_b: np.ndarray,
                       bound_b: np.ndarray, table_b: np.ndarray) -> None:

@@ -146,7 +146,7 @@ def put_window(diag: int, m: int, e: int, s: int, ref_starts: np.ndarray, w: int
     win_diag[w] = diag
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def emit_windows(o: int, lo: int, hi: int, m: int, e: int, pos: np.ndarray, ref_starts: np.ndarray, w: int,
                  win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray) -> int:
     """Windows of the hits pos[lo:hi] of the read part at offset o, from slot w on (put_window),
@@ -158,7 +158,7 @@ def emit_windows(o: int, lo: int, hi: int, m: int, e: int, pos: np.ndarray, ref_
     return w
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def merge_one(starts: np.ndarray, ends: np.ndarray, diags: np.ndarray, out: np.ndarray, write: bool) -> int:
     """Merge overlapping windows (sorted by start); out rows: start, end, min diagonal, max diagonal."""
     n = 0
@@ -201,7 +201,7 @@ def merge_windows(q_first: int, q_last: int, cand_off: np.ndarray, cand_len: np.
 MERGED = 256  # the fewest queries a thread merges
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _merge(q_first: int, cand_off: np.ndarray, cand_len: np.ndarray, win_start: np.ndarray, win_end: np.ndarray,
            win_diag: np.ndarray, counts: np.ndarray, rows: np.ndarray, uq: np.ndarray, write: bool, j0: int,
            j1: int) -> None:

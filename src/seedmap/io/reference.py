@@ -62,7 +62,7 @@ def pack_codes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return packed, nmask
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def sequence_of(starts: np.ndarray, pos: int) -> int:
     """The sequence holding global position pos (starts: Reference.starts): the last s with starts[s] <= pos,
     as np.searchsorted(starts, pos, side="right") - 1, written out so that the GPU's kernels run it too (the
@@ -82,7 +82,7 @@ def sequences_of(starts: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return np.searchsorted(starts, pos, side="right") - 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def ref_code(packed: np.ndarray, nmask: np.ndarray, i: int) -> int:
     """Code of reference base i (4 for N)."""
     if (nmask[i >> 3] >> (i & 7)) & 1:
@@ -90,7 +90,7 @@ def ref_code(packed: np.ndarray, nmask: np.ndarray, i: int) -> int:
     return (packed[i >> 2] >> ((i & 3) << 1)) & 3
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def unpack_into(packed: np.ndarray, nmask: np.ndarray, start: int, out: np.ndarray) -> None:
     """out[k] = ref_code(start + k). Eight bases at a time from 8-aligned positions: two packed bytes and one
     N-mask byte, which is 0 almost everywhere (the verifiers unpack every window they read: a quarter of

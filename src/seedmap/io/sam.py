@@ -29,13 +29,13 @@ def header(ref: Reference, command_line: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _copy(buf: np.ndarray, p: int, src: np.ndarray) -> int:
     put(buf, p, src)
     return p + src.size
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _tag_int(buf: np.ndarray, p: int, a: int, b: int, value: int) -> int:
     buf[p] = 9
     buf[p + 1] = a
@@ -51,7 +51,7 @@ def _tag_int(buf: np.ndarray, p: int, a: int, b: int, value: int) -> int:
     return write_int(buf, p, value)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _cigar(buf: np.ndarray, p: int, li: int, alns: Alignments) -> int:
     for c in range(alns.cig_off[li], alns.cig_off[li] + alns.n_runs[li]):
         p = write_int(buf, p, alns.lens[c])
@@ -60,7 +60,7 @@ def _cigar(buf: np.ndarray, p: int, li: int, alns: Alignments) -> int:
     return p
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ref_pos(buf: np.ndarray, p: int, pos: int, refs: RefNames) -> int:
     """RNAME<TAB>POS of a global position."""
     s = sequence_of(refs.starts, pos)

@@ -33,7 +33,7 @@ def _mismatch(q: np.ndarray, t: np.ndarray, i: int, c: int) -> int:
     return 0 if (q[i - 1] == t[c - 1] and t[c - 1] < 4) else 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _forward(q: np.ndarray, t: np.ndarray, rev: np.ndarray, k: int, first: int, ops: np.ndarray, lens: np.ndarray,
              md: np.ndarray) -> tuple[int, int]:
     """Run-length CIGAR (ops, lens) and MD of the alignment whose operations are rev[:k], last first, from text
@@ -76,7 +76,7 @@ def _forward(q: np.ndarray, t: np.ndarray, rev: np.ndarray, k: int, first: int, 
     return runs, md_len
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _diagonal_mismatches(q: np.ndarray, t: np.ndarray, s0: int, most: int) -> int:
     """Mismatches of q against t[s0:s0 + len(q)] (N never matches), counted up to most + 1."""
     k = 0
@@ -88,7 +88,7 @@ def _diagonal_mismatches(q: np.ndarray, t: np.ndarray, s0: int, most: int) -> in
     return k
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _one_gap(q: np.ndarray, t: np.ndarray, x: int, n: int, dist: int, scratch: np.ndarray,
              rev: np.ndarray) -> tuple[int, int]:
     """align_one's alignment ending at column n when it has one gap, without the DP: (number of operations in
@@ -142,7 +142,7 @@ def _one_gap(q: np.ndarray, t: np.ndarray, x: int, n: int, dist: int, scratch: n
     return 0, 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def align_one(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int, ops: np.ndarray,
               lens: np.ndarray, md: np.ndarray, scratch: np.ndarray, rev: np.ndarray) -> tuple[int, int, int, int, int]:
     """Alignment of the read q at edit distance `dist` (the verified one) that starts at one of t's first
@@ -180,7 +180,7 @@ def align_one(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int
     return _gotoh(q, t, x, y, band, dist, ops, lens, md, scratch, rev)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _gotoh(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int, ops: np.ndarray,
            lens: np.ndarray, md: np.ndarray, scratch: np.ndarray, rev: np.ndarray) -> tuple[int, int, int, int, int]:
     """align_one's DP (its arguments and result), whatever the alignment's gaps."""
@@ -280,7 +280,7 @@ def _gotoh(q: np.ndarray, t: np.ndarray, x: int, y: int, band: int, dist: int, o
     return dist, runs, md_len, c, end
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _ungapped(q: np.ndarray, t: np.ndarray, mismatches: int, ops: np.ndarray, lens: np.ndarray,
               md: np.ndarray) -> tuple[int, int, int]:
     ops[0] = OP_M
@@ -362,22 +362,35 @@ def _align_all(qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: n
                cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
                n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, start: np.ndarray, end: np.ndarray,
                b0: int, b1: int) -> None:
-    """Blocks [b0, b1) of BLOCK locations."""
+    """Blocks [b0, b1) of BLOCK locations: scratch per block, its locations aligned by _align_block."""
     nl = loc_q.size
     for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nl, (blk + 1) * BLOCK)
         cells, span = scratch_sizes(qoff, loc_q, loc_s, loc_d, loc_lo, loc_hi, lo, hi)
-        scratch = np.empty(cells, dtype=np.int64)
-        rev = np.empty(span, dtype=np.uint8)
-        t = np.empty(span, dtype=np.uint8)
-        for k in range(lo, hi):
-            if k + AHEAD < hi:  # the reference of a location a few ahead: random lines of a large array (ragout16,
-                ahead = loc_lo[k + AHEAD]  # 48 Mbp, --best: 550 -> 410 ns a location)
-                prefetch(packed, ahead >> 2)
-                prefetch(packed, (ahead >> 2) + 31)
-                prefetch(nmask, ahead >> 3)
-            align_location(k, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, cig_off,
-                           md_off, ops, lens, md, n_runs, md_len, dist, start, end, scratch, rev, t)
+        _align_block(lo, hi, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, cig_off, md_off,
+                     ops, lens, md, n_runs, md_len, dist, start, end, np.empty(cells, dtype=np.int64),
+                     np.empty(span, dtype=np.uint8), np.empty(span, dtype=np.uint8))
+
+
+# Compiled without reference counting: in a kernel with it, each slice of an array takes an atomic increment and
+# decrement of the array's count, five a location here (1 Gbp human-like genome, e = 5, all-mapping, one thread:
+# 12 % of the samples sat on those atomic instructions, the traceback stage 1.17 -> 0.95 s with the leaf kernels
+# compiled without it too). Such a kernel allocates nothing; neither may anything it calls.
+@njit(cache=True, nogil=True, _nrt=False)
+def _align_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
+                 loc_e: np.ndarray, loc_d: np.ndarray, loc_lo: np.ndarray, loc_hi: np.ndarray, packed: np.ndarray,
+                 nmask: np.ndarray, cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
+                 md: np.ndarray, n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, start: np.ndarray,
+                 end: np.ndarray, scratch: np.ndarray, rev: np.ndarray, t: np.ndarray) -> None:
+    """Locations [lo, hi) (align_location), with scratch, rev and t as scratch_sizes gives them."""
+    for k in range(lo, hi):
+        if k + AHEAD < hi:  # the reference of a location a few ahead: random lines of a large array (ragout16,
+            ahead = loc_lo[k + AHEAD]  # 48 Mbp, --best: 550 -> 410 ns a location)
+            prefetch(packed, ahead >> 2)
+            prefetch(packed, (ahead >> 2) + 31)
+            prefetch(nmask, ahead >> 3)
+        align_location(k, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, cig_off,
+                       md_off, ops, lens, md, n_runs, md_len, dist, start, end, scratch, rev, t)
 
 
 def free_bounds(loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray,

@@ -44,7 +44,7 @@ from seedmap.verify.bulk import (
 )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def build_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray, rpeq: np.ndarray, rq: np.ndarray) -> None:
     """Match masks (bulk._build_peq's layout) of the read qcodes[a:a + m] in peq and of it reversed in
     rpeq; rq is scratch of at least m codes. rpeq's virtual rows (word 0) match nothing: the start pass
@@ -57,7 +57,7 @@ def build_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray, rpeq: np.nd
         rpeq[c] = ZERO
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def match_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray) -> None:
     """The match masks of the read qcodes[a:a + m] alone (build_masks' peq), in 8 * (words + 2) slots."""
     _build_peq(qcodes, a, m, peq)
@@ -74,7 +74,7 @@ def _column(peq: np.ndarray, pv: np.ndarray, mv: np.ndarray, nb: int, hlast: np.
     return h
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv: np.ndarray,
                      dcol: np.ndarray) -> None:
     """dcol[j] = D(m, j) for j = 0..len(t): row 0 is 0 in every column (free start in the text)."""
@@ -107,7 +107,7 @@ def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv:
         dcol[j] = score
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def every_end_hits(peq: np.ndarray, m: int, e: int, packed: np.ndarray, nmask: np.ndarray, lo: int, ja: int,
                    jb: int, pv: np.ndarray, mv: np.ndarray) -> bool:
     """Whether D(m, j) <= e for every column j in [ja, jb] of the reference read from position lo (column j
@@ -126,7 +126,7 @@ def every_end_hits(peq: np.ndarray, m: int, e: int, packed: np.ndarray, nmask: n
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def banded_distances(fb: np.ndarray, peq: np.ndarray, m: int, e: int, t: np.ndarray, dcol: np.ndarray) -> None:
     """dcol[j] = D(m, j) wherever it is <= e, and some value > e elsewhere (bulk.band_fits(m, e, len(t)) and
     len(t) >= m - e).
@@ -194,7 +194,7 @@ def banded_start(fb: np.ndarray, rpeq: np.ndarray, m: int, t: np.ndarray, j: int
     return -1  # unreachable when d = D(j)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.ndarray, mv: np.ndarray,
              fb: np.ndarray) -> int:
     """S(j) for an end j of t with D(j) = d (step 2 of the module docstring); fb: 8 words of scratch."""
@@ -228,7 +228,7 @@ def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.nda
     return -1  # unreachable when d = D(j)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def window_locations(peq: np.ndarray, rpeq: np.ndarray, m: int, e: int, t: np.ndarray, pv: np.ndarray,
                      mv: np.ndarray, dcol: np.ndarray, fb: np.ndarray, loc_start: np.ndarray, loc_end: np.ndarray,
                      loc_dist: np.ndarray) -> int:

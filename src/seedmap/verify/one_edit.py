@@ -63,7 +63,7 @@ def ref_words(m: int, n: int) -> int:
     return ((n - m + 2) >> 5) + ((m + 31) >> 5) + 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def one_edit_locations(words: np.ndarray, m: int, e: int, packed: np.ndarray, ws: int, n: int, diag: np.ndarray,
                        rw: np.ndarray, loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray) -> int:
     """window_locations' result (start, end, distance in window columns; at most len(loc_start) written; their

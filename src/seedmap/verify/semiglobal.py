@@ -91,7 +91,7 @@ def scan_hits(q: np.ndarray, t: np.ndarray, e: int, dlo: int, dhi: int, hit_end:
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def group_runs(n: int, m: int, hit_end: np.ndarray, hit_start: np.ndarray, hit_dist: np.ndarray,
                loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray) -> int:
     """Locations = runs of consecutive hit ends (D changes by at most 1 from one end to the next, so

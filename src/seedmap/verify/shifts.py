@@ -25,7 +25,7 @@ from seedmap.verify.align import OP_D, OP_I
 MAX_GAP = 2  # edits behind the best beyond which a placement weighs nothing to MAPQ (0.01^3)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _shifted_cost(q: np.ndarray, a: int, ops: np.ndarray, lens: np.ndarray, packed: np.ndarray,
                   nmask: np.ndarray, limit: int) -> int:
     """Edits of the alignment (ops, lens) of q laid from reference position a; limit + 1 once past it."""
@@ -67,7 +67,7 @@ def shifted_placements(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, l
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _shifted(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
              loc_e: np.ndarray, loc_d: np.ndarray, cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
              n_runs: np.ndarray, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray, first: np.ndarray,

@@ -73,24 +73,35 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
                     win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray,
                     loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray,
                     loc_count: np.ndarray, b0: int, b1: int) -> None:
-    """Blocks [b0, b1) of BLOCK windows."""
+    """Blocks [b0, b1) of BLOCK windows: scratch per block, its windows verified by _verify_block."""
     nw = win_q.size
     for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
         width, mmax = _scratch(qoff, win_q, win, lo, hi)
         peq, rpeq, rq, pv, mv, t, dcol, fb = _column_scratch(width, mmax)
-        cur = -1
-        for w in range(lo, hi):
-            qi = win_q[w]
-            a = qoff[qi]
-            m = qoff[qi + 1] - a
-            if qi != cur:  # a query's windows are consecutive
-                build_masks(qcodes, a, m, peq, rpeq, rq)
-                cur = qi
-            _prefetch_window(win, w, hi, packed, nmask)
-            s0, s1 = slot_off[w], slot_off[w + 1]
-            loc_count[w] = _by_columns(peq, rpeq, m, qerr[qi >> 1], win, w, packed, nmask, t, pv, mv, dcol, fb,
-                                       loc_start[s0:s1], loc_end[s0:s1], loc_dist[s0:s1])
+        _verify_block(lo, hi, qcodes, qoff, qerr, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist,
+                      loc_count, peq, rpeq, rq, pv, mv, t, dcol, fb)
+
+
+@njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts on the per-window slices (align._align_block)
+def _verify_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
+                  win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray, loc_start: np.ndarray,
+                  loc_end: np.ndarray, loc_dist: np.ndarray, loc_count: np.ndarray, peq: np.ndarray, rpeq: np.ndarray,
+                  rq: np.ndarray, pv: np.ndarray, mv: np.ndarray, t: np.ndarray, dcol: np.ndarray,
+                  fb: np.ndarray) -> None:
+    """Windows [lo, hi) of _verify_windows, with a block's scratch (_column_scratch)."""
+    cur = -1
+    for w in range(lo, hi):
+        qi = win_q[w]
+        a = qoff[qi]
+        m = qoff[qi + 1] - a
+        if qi != cur:  # a query's windows are consecutive
+            build_masks(qcodes, a, m, peq, rpeq, rq)
+            cur = qi
+        _prefetch_window(win, w, hi, packed, nmask)
+        s0, s1 = slot_off[w], slot_off[w + 1]
+        loc_count[w] = _by_columns(peq, rpeq, m, qerr[qi >> 1], win, w, packed, nmask, t, pv, mv, dcol, fb,
+                                   loc_start[s0:s1], loc_end[s0:s1], loc_dist[s0:s1])
 
 
 @njit(cache=True, nogil=True)
@@ -148,7 +159,7 @@ def _counted_run(d: int, prev: int, n: int, out: np.ndarray) -> int:
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _exact_runs(q: np.ndarray, t: np.ndarray, out: np.ndarray) -> int:
     """Runs of exact occurrences of q in t (an N never matches), each at its first diagonal in out (as many
     as fit); returns how many. Occurrences on consecutive diagonals (a homopolymer) have consecutive ends,
