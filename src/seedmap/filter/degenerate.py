@@ -20,7 +20,7 @@ def max_patterns(r: int, fe: int) -> int:
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def hamming_patterns(base: int, r: int, fe: int, out: np.ndarray, last: np.ndarray) -> int:
     """Every r-base word (2-bit codes, first base in the highest bits) within Hamming distance fe of
     `base`, each exactly once, into out[:n]; returns n (= max_patterns(r, fe)). last: scratch of the
@@ -28,13 +28,8 @@ def hamming_patterns(base: int, r: int, fe: int, out: np.ndarray, last: np.ndarr
 
     Level by level: the words with k substitutions extend those with k - 1 by one substitution right of
     their last one (last[t]), so each set of positions comes once, in increasing order, and each word
-    costs one addition. A substitution is a precomputed difference: no division, no branch."""
-    delta = np.empty((max(r, 1), 3), dtype=np.int64)
-    for p in range(r):
-        bit = 2 * (r - 1 - p)
-        old = (base >> bit) & 3
-        for j in range(3):
-            delta[p, j] = (((old + 1 + j) & 3) - old) << bit
+    costs one addition. A substitution is a difference to the base's own code at p: no division, no branch, and
+    nothing allocated (a kernel without reference counting calls this per lookup)."""
     out[0] = base
     last[0] = -1
     n = 1
@@ -43,8 +38,10 @@ def hamming_patterns(base: int, r: int, fe: int, out: np.ndarray, last: np.ndarr
         for t in range(lo, hi):
             v = out[t]
             for p in range(last[t] + 1, r):
+                bit = 2 * (r - 1 - p)
+                old = (base >> bit) & 3
                 for j in range(3):
-                    out[n] = v + delta[p, j]
+                    out[n] = v + ((((old + 1 + j) & 3) - old) << bit)
                     last[n] = p
                     n += 1
         lo, hi = hi, n

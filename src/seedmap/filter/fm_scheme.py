@@ -85,6 +85,7 @@ from seedmap.filter.fm_search import (
     occ_all,
     table_k,
 )
+from seedmap.filter.windows import SORT_FEW, sort_few
 from seedmap.filter.windows import sort_windows as _sort_windows
 
 ROW = 4  # an accepted string: piece start in the read, depth (its bases left of the piece), forward lo, hi
@@ -774,10 +775,24 @@ def fill_windows(qoff: np.ndarray, qerr: np.ndarray, q_first: int, cand_off: np.
     rows: count_candidates' pool and spills, query qi's strings from row_at[qi] on; at, pos: their rows located
     (fm_located.union_rows, locate_rows)."""
     base = cand_off[q_first]
+    _located_all(qoff, qerr, base, cand_off, text_starts, ref_starts, rows, row_at, n_saved, win_start, win_end,
+                 win_diag, at, pos, q_lo, q_hi)
+    for qi in range(q_lo, q_hi):  # the queries with more windows than sort_few sorts
+        lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
+        if hi - lo > SORT_FEW:
+            _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
+
+
+@njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts on the per-query slices (align._align_block)
+def _located_all(qoff: np.ndarray, qerr: np.ndarray, base: int, cand_off: np.ndarray, text_starts: np.ndarray,
+                 ref_starts: np.ndarray, rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray,
+                 win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, at: np.ndarray, pos: np.ndarray,
+                 q_lo: int, q_hi: int) -> None:
+    """fill_windows' windows, each query's sorted where sort_few sorts them."""
     for qi in range(q_lo, q_hi):
         m = qoff[qi + 1] - qoff[qi]
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
         a, b = row_at[qi], row_at[qi] + n_saved[qi]
         located_windows(rows[a:b], at[a:b], n_saved[qi], m, qerr[qi >> 1], text_starts, ref_starts, pos, win_start,
                         win_end, win_diag, lo)
-        _sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
+        sort_few(win_start, win_end, win_diag, lo, hi)

@@ -88,7 +88,7 @@ def _step(old: np.uint64, prev_old: np.uint64, new_prev: np.uint64, bh: np.uint6
     return new & full
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def match_group(tables: np.ndarray, masks: np.ndarray, r: int, fe: int, words: np.ndarray, g0: int, n: int,
                 l: int, anchored: bool, regs: np.ndarray) -> np.uint64:
     """Match the pattern against words[g0 : g0 + n] (n <= h, each l bases) with at most fe edits; returns

@@ -19,7 +19,7 @@ from seedmap.filter.seed_address import seed_block
 from seedmap.filter.windows import emit_windows, sort_windows
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _lookup(q: np.ndarray, o: int, length: int, m: int, e: int, care: np.ndarray, l: int, fe: int,
             seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, pos: np.ndarray, ref_starts: np.ndarray,
             write: bool, w: int, win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray,

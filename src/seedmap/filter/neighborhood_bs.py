@@ -31,7 +31,7 @@ def _lower_bound(arr: np.ndarray, lo: int, hi: int, value: int) -> int:
     return lo
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def lookup_key(q: np.ndarray, o: int, length: int, care: np.ndarray) -> tuple[int, int, int]:
     """seed_key of window q[o:o+length], with r = -1 when the window holds an N anywhere: N never matches,
     so this window cannot be the exact one."""
@@ -41,7 +41,7 @@ def lookup_key(q: np.ndarray, o: int, length: int, care: np.ndarray) -> tuple[in
     return seed_key(q, o, length, care)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def word_at(q: np.ndarray, o: int, r: int) -> int:
     """The r bases q[o:o+r] as one word, 2 bits a base, the first in the highest bits."""
     w = 0
@@ -101,7 +101,7 @@ def to_positions(out: np.ndarray, n: int, nb_pos: np.ndarray) -> None:
         out[i, 1] = nb_pos[out[i, 1]]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _window_ranges(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: int,
                    seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, out: np.ndarray,
                    scratch: np.ndarray) -> int:

@@ -28,7 +28,7 @@ from seedmap.filter.neighborhood_bs import (
 )
 from seedmap.filter.neighborhood_ph import SCRATCH_PH, window_ranges_ph
 from seedmap.filter.plan import plan_offset, plan_shape, window_plan
-from seedmap.filter.windows import emit_windows, sort_windows
+from seedmap.filter.windows import SORT_FEW, emit_windows, sort_few, sort_windows
 from seedmap.index.perfect_hash import Tables
 from seedmap.intrinsics import prefetch
 
@@ -42,7 +42,7 @@ RECALLED = -2  # a lookup row (r) whose position range an earlier round found
 UNKEPT = -3  # a lookup row that found several ranges (fe > 0): not kept
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _lookup(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: int, seed_start: np.ndarray,
             nbs: np.ndarray, nb_pos: np.ndarray, ph: tuple | None, out: np.ndarray, scratch: np.ndarray) -> int:
     """The window's position ranges by perfect hash, or by binary search when ph is None (a branch
@@ -75,6 +75,15 @@ def _chunk_lookups(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q0: i
         if m > e:
             total += plan_shape(m, e, lmax, windows, step)[1]
     rows = np.empty((total, 7), dtype=np.int64)
+    _fill_lookups(qcodes, qoff, qerr, q0, q1, care, lmax, windows, step, seed_start, ids, known, rows)
+    return rows
+
+
+@njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts on the per-query slices (align._align_block)
+def _fill_lookups(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q0: int, q1: int, care: np.ndarray,
+                  lmax: int, windows: int, step: int, seed_start: np.ndarray, ids: np.ndarray, known: np.ndarray,
+                  rows: np.ndarray) -> None:
+    """_chunk_lookups' rows, written into rows."""
     span = care[care.size - 1] + 1
     t = 0
     for qi in range(q0, q1):
@@ -98,7 +107,6 @@ def _chunk_lookups(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q0: i
             if r >= 0 and not recalled:
                 prefetch(seed_start, a0)
             t += 1
-    return rows
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -116,7 +124,7 @@ def _recall(kept: np.ndarray, o: int, length: int, row: np.ndarray) -> bool:
     return False
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _keep(rows: np.ndarray, ids: np.ndarray, known: np.ndarray) -> None:
     """Each query's lookups of this chunk (rows after the searches: (a0, a1) its position range, empty when none)
     into its row of `known`, where they fit and each found one range at most."""
@@ -141,7 +149,7 @@ def _keep(rows: np.ndarray, ids: np.ndarray, known: np.ndarray) -> None:
         t = u
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _open_blocks(rows: np.ndarray, seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray,
                  ph: tuple | None) -> None:
     """Replace each lookup's seed_start indexes by its seed block [b0, b1) and prefetch where its search
@@ -162,7 +170,7 @@ def _open_blocks(rows: np.ndarray, seed_start: np.ndarray, nbs: np.ndarray, nb_p
             prefetch(nb_pos, b0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _narrow_blocks(rows: np.ndarray, l: int, nbs: np.ndarray, nb_pos: np.ndarray) -> None:
     """With fe = 0 (one pattern a lookup): narrow each opened lookup's block to the neighborhoods that match,
     so that _search finds them again in cache, and prefetch where their positions start and end in nb_pos:
@@ -212,7 +220,6 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
     known: the memo of the batch's strata rounds (ids[q]: query q's row of known, KNOWN_COLUMNS wide), whose
     lookups are taken from it and kept in it; ids empty: none."""
     cap = max_patterns(l, fe)
-    room = saved.shape[1]
     lmax = care[care.size - 1] + 1 + l
     for q0 in range(q_lo, q_hi, CHUNK):
         q1 = min(q_hi, q0 + CHUNK)
@@ -222,32 +229,44 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, car
         _open_blocks(rows, seed_start, nbs, nb_pos, ph)
         if ph is None and fe == 0:
             _narrow_blocks(rows, l, nbs, nb_pos)
-        n_saved[q0:q1] = 0  # ranges found so far; -1 at the end where they did not fit
-        for t in range(rows.shape[0]):
-            qi = rows[t, 0]
-            if rows[t, 3] == RECALLED:
-                ranges[0, 0] = rows[t, 4]
-                ranges[0, 1] = rows[t, 5]
-                n = 1 if rows[t, 5] > rows[t, 4] else 0
-            else:
-                n = _search(qcodes, qoff, rows, t, care, l, fe, seed_start, nbs, nb_pos, ph, ranges, scratch)
-                rows[t, 4] = ranges[0, 0] if n == 1 else 0  # (the range, for the memo)
-                rows[t, 5] = ranges[0, 1] if n == 1 else 0
-                if n > 1:
-                    rows[t, 3] = UNKEPT
-            for i in range(n):
-                counts[qi] += ranges[i, 1] - ranges[i, 0]
-                k = n_saved[qi]
-                if k < room:
-                    saved[qi, k, 0] = rows[t, 1]
-                    saved[qi, k, 1] = ranges[i, 0]
-                    saved[qi, k, 2] = ranges[i, 1]
-                n_saved[qi] = k + 1
-        for qi in range(q0, q1):
-            if n_saved[qi] > room:
-                n_saved[qi] = -1
+        _count_chunk(qcodes, qoff, rows, care, l, fe, seed_start, nbs, nb_pos, ph, saved, n_saved, counts, q0, q1,
+                     ranges, scratch)
         if ids.size:
             _keep(rows, ids, known)
+
+
+@njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts per lookup (align._align_block)
+def _count_chunk(qcodes: np.ndarray, qoff: np.ndarray, rows: np.ndarray, care: np.ndarray, l: int, fe: int,
+                 seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, ph: tuple | None, saved: np.ndarray,
+                 n_saved: np.ndarray, counts: np.ndarray, q0: int, q1: int, ranges: np.ndarray,
+                 scratch: np.ndarray) -> None:
+    """count_candidates' searches of a chunk's opened lookups (rows), with its ranges and scratch."""
+    room = saved.shape[1]
+    for qi in range(q0, q1):
+        n_saved[qi] = 0  # ranges found so far; -1 at the end where they did not fit
+    for t in range(rows.shape[0]):
+        qi = rows[t, 0]
+        if rows[t, 3] == RECALLED:
+            ranges[0, 0] = rows[t, 4]
+            ranges[0, 1] = rows[t, 5]
+            n = 1 if rows[t, 5] > rows[t, 4] else 0
+        else:
+            n = _search(qcodes, qoff, rows, t, care, l, fe, seed_start, nbs, nb_pos, ph, ranges, scratch)
+            rows[t, 4] = ranges[0, 0] if n == 1 else 0  # (the range, for the memo)
+            rows[t, 5] = ranges[0, 1] if n == 1 else 0
+            if n > 1:
+                rows[t, 3] = UNKEPT
+        for i in range(n):
+            counts[qi] += ranges[i, 1] - ranges[i, 0]
+            k = n_saved[qi]
+            if k < room:
+                saved[qi, k, 0] = rows[t, 1]
+                saved[qi, k, 1] = ranges[i, 0]
+                saved[qi, k, 2] = ranges[i, 1]
+            n_saved[qi] = k + 1
+    for qi in range(q0, q1):
+        if n_saved[qi] > room:
+            n_saved[qi] = -1
 
 
 @njit(cache=True, nogil=True)
@@ -264,26 +283,43 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
         ranges = np.empty((cap, 2), dtype=np.int64)
         scratch = new_scratch(ph, cap)
         q1 = min(q_hi, q0 + CHUNK)
-        for qi in range(q0, q1):  # where the saved ranges' positions are: one sweep of misses, as in count
-            for k in range(max(n_saved[qi], 0)):
-                prefetch(pos, saved[qi, k, 1])
-        for qi in range(q0, q1):
-            q = qcodes[qoff[qi]:qoff[qi + 1]]
-            m = q.size
+        _emit_saved(qoff, qerr, base, cand_off, pos, ref_starts, saved, n_saved, win_start, win_end, win_diag, q0, q1)
+        for qi in range(q0, q1):  # queries whose ranges were not saved, and those with more windows than sort_few sorts
+            m = qoff[qi + 1] - qoff[qi]
             e = qerr[qi >> 1]
             if m <= e:
                 continue
-            w = cand_off[qi] - base
-            if n_saved[qi] >= 0:
-                for k in range(n_saved[qi]):
-                    w = emit_windows(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w,
-                                     win_start, win_end, win_diag)
-            else:
+            lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
+            if n_saved[qi] < 0:
+                q = qcodes[qoff[qi]:qoff[qi + 1]]
+                w = lo
                 length, offsets = window_plan(m, e, care[care.size - 1] + 1 + l, windows, step)
                 for o in offsets:
                     n = _lookup(q, o, length, care, l, fe, seed_start, nbs, nb_pos, ph, ranges, scratch)
                     for i in range(n):
                         w = emit_windows(o, ranges[i, 0], ranges[i, 1], m, e, pos, ref_starts, w, win_start, win_end,
                                          win_diag)
-            lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
-            sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
+            if n_saved[qi] < 0 or hi - lo > SORT_FEW:
+                sort_windows(win_start[lo:hi], win_end[lo:hi], win_diag[lo:hi])
+
+
+@njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts per query (align._align_block)
+def _emit_saved(qoff: np.ndarray, qerr: np.ndarray, base: int, cand_off: np.ndarray, pos: np.ndarray,
+                ref_starts: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, win_start: np.ndarray,
+                win_end: np.ndarray, win_diag: np.ndarray, q0: int, q1: int) -> None:
+    """fill_windows' windows of the queries [q0, q1) whose ranges were saved, each query's sorted where sort_few
+    sorts them."""
+    for qi in range(q0, q1):  # where the saved ranges' positions are: one sweep of misses, as in count
+        for k in range(max(n_saved[qi], 0)):
+            prefetch(pos, saved[qi, k, 1])
+    for qi in range(q0, q1):
+        m = qoff[qi + 1] - qoff[qi]
+        e = qerr[qi >> 1]
+        if m <= e or n_saved[qi] < 0:
+            continue
+        lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
+        w = lo
+        for k in range(n_saved[qi]):
+            w = emit_windows(saved[qi, k, 0], saved[qi, k, 1], saved[qi, k, 2], m, e, pos, ref_starts, w, win_start,
+                             win_end, win_diag)
+        sort_few(win_start, win_end, win_diag, lo, hi)

@@ -24,7 +24,7 @@ from seedmap.index.perfect_hash import Tables, find_many
 SCRATCH_PH = 5  # scratch words per pattern: the pattern, its rank, its 3 vertices
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def window_ranges_ph(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: int, seed_start: np.ndarray,
                      nbs: np.ndarray, nb_pos: np.ndarray, hashes: Tables, out: np.ndarray, scratch: np.ndarray) -> int:
     """Position ranges [out[i, 0], out[i, 1]) in `pos` matching window q[o:o+length]; returns the count.

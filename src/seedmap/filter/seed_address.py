@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def seed_key(q: np.ndarray, o: int, length: int, care: np.ndarray) -> tuple[int, int, int]:
     """(a0, a1, r): the lookup q[o:o+length]'s seed block is [seed_start[a0], seed_start[a1]) and its
     neighborhood length is r (r = -1: the seed holds an N, which never matches). A lookup shorter than the
@@ -26,7 +26,7 @@ def seed_key(q: np.ndarray, o: int, length: int, care: np.ndarray) -> tuple[int,
     return a << shift, (a + 1) << shift, max(length - span, 0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def seed_block(q: np.ndarray, o: int, length: int, care: np.ndarray, seed_start: np.ndarray) -> tuple[int, int, int]:
     """(first, last) unique neighborhoods of the lookup q[o:o+length]'s seed, and its neighborhood length r
     (-1: the seed holds an N, which never matches); see seed_key."""

@@ -18,6 +18,7 @@ ONE = np.uint64(1)
 # Windows from which a radix sort beats numpy's argsort (1,000 windows: 31 -> 16 ns each, 100,000: 127 -> 31), and the
 # merge sort that replaced it (about as fast below: 255 windows 53-59 ns each, the radix sort at 256 29-32).
 RADIX_FROM = 256
+SORT_FEW = 32  # windows sorted by insertion (sort_few); more by a merge sort, from RADIX_FROM by a radix sort
 DIGIT = 11  # bits a radix pass sorts: its 2,048 counters stay in L1
 
 
@@ -108,6 +109,27 @@ def _radix_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
         wd[i] = diags[j]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def sort_few(ws: np.ndarray, we: np.ndarray, wd: np.ndarray, lo: int, hi: int) -> bool:
+    """Windows [lo, hi) sorted by start in place (insertion sort) when there are at most SORT_FEW of them; False,
+    leaving them as they are, when there are more (sort_windows sorts them). No slice and nothing allocated: a
+    kernel without reference counting may call it."""
+    if hi - lo > SORT_FEW:
+        return False
+    for i in range(lo + 1, hi):
+        a, b, c = ws[i], we[i], wd[i]
+        j = i - 1
+        while j >= lo and ws[j] > a:
+            ws[j + 1] = ws[j]
+            we[j + 1] = we[j]
+            wd[j + 1] = wd[j]
+            j -= 1
+        ws[j + 1] = a
+        we[j + 1] = b
+        wd[j + 1] = c
+    return True
+
+
 @njit(cache=True, nogil=True)
 def sort_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
     """Sort by start (insertion sort for the usual handful, a merge sort for some, a radix sort for a repeat's
@@ -116,25 +138,14 @@ def sort_windows(ws: np.ndarray, we: np.ndarray, wd: np.ndarray) -> None:
     if n >= RADIX_FROM:
         _radix_windows(ws, we, wd)
         return
-    if n > 32:
-        order = stable_argsort(ws)
-        a, b, c = ws.copy(), we.copy(), wd.copy()
-        for i in range(n):
-            ws[i] = a[order[i]]
-            we[i] = b[order[i]]
-            wd[i] = c[order[i]]
+    if sort_few(ws, we, wd, 0, n):
         return
-    for i in range(1, n):
-        a, b, c = ws[i], we[i], wd[i]
-        j = i - 1
-        while j >= 0 and ws[j] > a:
-            ws[j + 1] = ws[j]
-            we[j + 1] = we[j]
-            wd[j + 1] = wd[j]
-            j -= 1
-        ws[j + 1] = a
-        we[j + 1] = b
-        wd[j + 1] = c
+    order = stable_argsort(ws)
+    a, b, c = ws.copy(), we.copy(), wd.copy()
+    for i in range(n):
+        ws[i] = a[order[i]]
+        we[i] = b[order[i]]
+        wd[i] = c[order[i]]
 
 
 @njit(cache=True, nogil=True, inline="always")

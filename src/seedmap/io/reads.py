@@ -50,7 +50,7 @@ class ReadBatch:
         return qcodes, qoff
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _fill_queries(codes: np.ndarray, offsets: np.ndarray, qoff: np.ndarray, qcodes: np.ndarray) -> None:
     for r in range(offsets.size - 1):
         a, b = offsets[r], offsets[r + 1]

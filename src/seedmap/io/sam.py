@@ -84,11 +84,10 @@ def _format(rec_t: tuple, read_t: tuple, aln_t: tuple, ref_t: tuple, secondary_s
     """format_records' kernel. It takes the NamedTuples as plain tuples and names their fields again here:
     numba's dispatcher types a NamedTuple of arrays about 1 µs slower than a plain tuple, per call."""
     recs, reads, alns, refs = Records(*rec_t), Reads(*read_t), Alignments(*aln_t), RefNames(*ref_t)
-    rec_read, rec_loc, rec_flag, rec_mapq, rec_nh = recs.read, recs.loc, recs.flag, recs.mapq, recs.nh
-    mate_loc, mate_mapq, tlen = recs.mate_loc, recs.mate_mapq, recs.tlen
-    names, name_off, codes, offsets, quals = reads.names, reads.name_off, reads.codes, reads.offsets, reads.quals
-    loc_s, loc_d, n_runs, md_off, md, md_len = alns.start, alns.dist, alns.n_runs, alns.md_off, alns.md, alns.md_len
-    ref_starts, ref_names, ref_name_off = refs.starts, refs.names, refs.name_off
+    rec_read, rec_loc, mate_loc = recs.read, recs.loc, recs.mate_loc
+    name_off, offsets = reads.name_off, reads.offsets
+    loc_s, n_runs, md_len = alns.start, alns.n_runs, alns.md_len
+    ref_starts, ref_name_off = refs.starts, refs.name_off
     # Upper bound of the output size, then one pass writing it.
     size = 0
     for k in range(rec_read.size):
@@ -104,6 +103,17 @@ def _format(rec_t: tuple, read_t: tuple, aln_t: tuple, ref_t: tuple, secondary_s
             s = sequence_of(ref_starts, loc_s[mi])
             size += 2 * (ref_name_off[s + 1] - ref_name_off[s]) + 11 * n_runs[mi] + 80
     buf = np.empty(size, dtype=np.uint8)
+    return buf[:_write(recs, reads, alns, refs, secondary_seq, buf)]
+
+
+@njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts on the per-record slices (align._align_block)
+def _write(recs: Records, reads: Reads, alns: Alignments, refs: RefNames, secondary_seq: bool, buf: np.ndarray) -> int:
+    """_format's records written into buf (large enough); returns the bytes written."""
+    rec_read, rec_loc, rec_flag, rec_mapq, rec_nh = recs.read, recs.loc, recs.flag, recs.mapq, recs.nh
+    mate_loc, mate_mapq, tlen = recs.mate_loc, recs.mate_mapq, recs.tlen
+    names, name_off, codes, offsets, quals = reads.names, reads.name_off, reads.codes, reads.offsets, reads.quals
+    loc_s, loc_d, md_off, md, md_len = alns.start, alns.dist, alns.md_off, alns.md, alns.md_len
+    ref_starts, ref_names, ref_name_off = refs.starts, refs.names, refs.name_off
     p = 0
     hi = 0
     for k in range(rec_read.size):
@@ -194,4 +204,4 @@ def _format(rec_t: tuple, read_t: tuple, aln_t: tuple, ref_t: tuple, secondary_s
             p = _tag_int(buf, p, 77, 81, mate_mapq[k])  # MQ
         buf[p] = 10
         p += 1
-    return buf[:p]
+    return p

@@ -21,16 +21,12 @@ from seedmap.spread import spread
 from seedmap.verify.bitvector import every_end_hits, match_masks
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def _joined(qcodes: np.ndarray, a: int, m: int, e: int, end_a: int, end_b: int, seq_lo: int, packed: np.ndarray,
-            nmask: np.ndarray) -> bool:
+            nmask: np.ndarray, peq: np.ndarray, pv: np.ndarray, mv: np.ndarray) -> bool:
     """Whether every end in [end_a, end_b] (global, end_a < end_b, one sequence) is a hit within e edits for
-    the read qcodes[a:a + m]."""
+    the read qcodes[a:a + m]. Scratch: peq of 8 * (nw + 2) words, pv and mv of nw, nw = (m + 63) // 64 or more."""
     lo = max(seq_lo, end_a - m - e)  # every alignment of cost <= e ending at end_a or later starts here or later
-    nw = (m + 63) >> 6
-    peq = np.empty(8 * (nw + 2), dtype=np.uint64)
-    pv = np.empty(nw, dtype=np.uint64)
-    mv = np.empty(nw, dtype=np.uint64)
     match_masks(qcodes, a, m, peq)
     return every_end_hits(peq, m, e, packed, nmask, lo, end_a - lo, end_b - lo, pv, mv)
 
@@ -48,8 +44,16 @@ def joined_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: n
 def _joined_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_end: np.ndarray,
                  pair_a: np.ndarray, seq_lo: np.ndarray, packed: np.ndarray, nmask: np.ndarray, out: np.ndarray,
                  k0: int, k1: int) -> None:
+    m_max = 0
+    for k in range(k0, k1):
+        qi = loc_q[pair_a[k]]
+        m_max = max(m_max, qoff[qi + 1] - qoff[qi])
+    nw = (m_max + 63) >> 6
+    peq = np.empty(8 * (nw + 2), dtype=np.uint64)  # the scratch of every pair's _joined (not allocated per pair)
+    pv = np.empty(nw, dtype=np.uint64)
+    mv = np.empty(nw, dtype=np.uint64)
     for k in range(k0, k1):
         i = pair_a[k]
         qi = loc_q[i]
         out[k] = _joined(qcodes, qoff[qi], qoff[qi + 1] - qoff[qi], qerr[qi >> 1], loc_end[i], loc_end[i + 1],
-                         seq_lo[k], packed, nmask)
+                         seq_lo[k], packed, nmask, peq, pv, mv)

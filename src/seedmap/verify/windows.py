@@ -119,33 +119,44 @@ def _one_edit_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, wi
         diag = np.empty(3 * (width + 3), dtype=np.int64)
         rw = np.empty(ref_words(1, width + mmax), dtype=np.uint64)  # (enough for every m <= mmax)
         peq, rpeq, rq, pv, mv, t, dcol, fb = _column_scratch(width, mmax)
-        packed_for = -1  # the query in words (read_ok: it has no N)
-        masks_for = -1  # the query in peq, rpeq
-        read_ok = False
-        for w in range(lo, hi):
-            qi = win_q[w]
-            a = qoff[qi]
-            m = qoff[qi + 1] - a
-            e = qerr[qi >> 1]
-            if qi != packed_for:
-                read_ok = pack_read(qcodes[a:a + m], words)
-                packed_for = qi
-            _prefetch_window(win, w, hi, packed, nmask)
-            ws, we = win[w, 0], win[w, 1]
-            s0, s1 = slot_off[w], slot_off[w + 1]
-            if read_ok and ws >= 1 and we > ws and no_n(nmask, ws, we):
-                k = one_edit_locations(words, m, e, packed, ws, we - ws, diag, rw, loc_start[s0:s1], loc_end[s0:s1],
-                                       loc_dist[s0:s1])
-                for i in range(min(k, s1 - s0)):
-                    loc_start[s0 + i] += ws
-                    loc_end[s0 + i] += ws
-            else:
-                if qi != masks_for:
-                    build_masks(qcodes, a, m, peq, rpeq, rq)
-                    masks_for = qi
-                k = _by_columns(peq, rpeq, m, e, win, w, packed, nmask, t, pv, mv, dcol, fb, loc_start[s0:s1],
-                                loc_end[s0:s1], loc_dist[s0:s1])
-            loc_count[w] = k
+        _one_edit_block(lo, hi, qcodes, qoff, qerr, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist,
+                        loc_count, words, diag, rw, peq, rpeq, rq, pv, mv, t, dcol, fb)
+
+
+@njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts on the per-window slices (align._align_block)
+def _one_edit_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
+                    win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray, loc_start: np.ndarray,
+                    loc_end: np.ndarray, loc_dist: np.ndarray, loc_count: np.ndarray, words: np.ndarray,
+                    diag: np.ndarray, rw: np.ndarray, peq: np.ndarray, rpeq: np.ndarray, rq: np.ndarray,
+                    pv: np.ndarray, mv: np.ndarray, t: np.ndarray, dcol: np.ndarray, fb: np.ndarray) -> None:
+    """Windows [lo, hi) of _one_edit_windows, with a block's scratch."""
+    packed_for = -1  # the query in words (read_ok: it has no N)
+    masks_for = -1  # the query in peq, rpeq
+    read_ok = False
+    for w in range(lo, hi):
+        qi = win_q[w]
+        a = qoff[qi]
+        m = qoff[qi + 1] - a
+        e = qerr[qi >> 1]
+        if qi != packed_for:
+            read_ok = pack_read(qcodes[a:a + m], words)
+            packed_for = qi
+        _prefetch_window(win, w, hi, packed, nmask)
+        ws, we = win[w, 0], win[w, 1]
+        s0, s1 = slot_off[w], slot_off[w + 1]
+        if read_ok and ws >= 1 and we > ws and no_n(nmask, ws, we):
+            k = one_edit_locations(words, m, e, packed, ws, we - ws, diag, rw, loc_start[s0:s1], loc_end[s0:s1],
+                                   loc_dist[s0:s1])
+            for i in range(min(k, s1 - s0)):
+                loc_start[s0 + i] += ws
+                loc_end[s0 + i] += ws
+        else:
+            if qi != masks_for:
+                build_masks(qcodes, a, m, peq, rpeq, rq)
+                masks_for = qi
+            k = _by_columns(peq, rpeq, m, e, win, w, packed, nmask, t, pv, mv, dcol, fb, loc_start[s0:s1],
+                            loc_end[s0:s1], loc_dist[s0:s1])
+        loc_count[w] = k
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -214,35 +225,43 @@ def _exact_windows(qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win:
     for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
         width, mmax = _scratch(qoff, win_q, win, lo, hi)
-        t = np.empty(width, dtype=np.uint8)
-        words = np.empty((mmax + 31) >> 5, dtype=np.uint64)
-        cur = -1
-        read_ok = False
-        for w in range(lo, hi):
-            qi = win_q[w]
-            q = qcodes[qoff[qi]:qoff[qi + 1]]
-            m = q.size
-            if qi != cur:
-                read_ok = pack_read(q, words)
-                cur = qi
-            _prefetch_window(win, w, hi, packed, nmask)
-            d_lo, d_hi = max(win[w, 2], win[w, 0]), min(win[w, 3], win[w, 1] - m)
-            if d_hi < d_lo or not read_ok:  # (a read N never matches)
-                loc_count[w] = 0
-                continue
-            s0, s1 = slot_off[w], slot_off[w + 1]
-            if no_n(nmask, d_lo, d_hi + m):  # (else: compared base by base)
-                k = _packed_runs(words, m, packed, d_lo, d_hi, loc_start[s0:s1])
-            else:
-                wt = t[:d_hi - d_lo + m]
-                unpack_into(packed, nmask, d_lo, wt)
-                k = _exact_runs(q, wt, loc_start[s0:s1])
-                for i in range(min(k, s1 - s0)):
-                    loc_start[s0 + i] += d_lo
+        _exact_block(lo, hi, qcodes, qoff, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist, loc_count,
+                     np.empty(width, dtype=np.uint8), np.empty((mmax + 31) >> 5, dtype=np.uint64))
+
+
+@njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts on the per-window slices (align._align_block)
+def _exact_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, win_q: np.ndarray, win: np.ndarray,
+                 packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray, loc_start: np.ndarray,
+                 loc_end: np.ndarray, loc_dist: np.ndarray, loc_count: np.ndarray, t: np.ndarray,
+                 words: np.ndarray) -> None:
+    """Windows [lo, hi) of _exact_windows, with a block's scratch."""
+    cur = -1
+    read_ok = False
+    for w in range(lo, hi):
+        qi = win_q[w]
+        q = qcodes[qoff[qi]:qoff[qi + 1]]
+        m = q.size
+        if qi != cur:
+            read_ok = pack_read(q, words)
+            cur = qi
+        _prefetch_window(win, w, hi, packed, nmask)
+        d_lo, d_hi = max(win[w, 2], win[w, 0]), min(win[w, 3], win[w, 1] - m)
+        if d_hi < d_lo or not read_ok:  # (a read N never matches)
+            loc_count[w] = 0
+            continue
+        s0, s1 = slot_off[w], slot_off[w + 1]
+        if no_n(nmask, d_lo, d_hi + m):  # (else: compared base by base)
+            k = _packed_runs(words, m, packed, d_lo, d_hi, loc_start[s0:s1])
+        else:
+            wt = t[:d_hi - d_lo + m]
+            unpack_into(packed, nmask, d_lo, wt)
+            k = _exact_runs(q, wt, loc_start[s0:s1])
             for i in range(min(k, s1 - s0)):
-                loc_end[s0 + i] = loc_start[s0 + i] + m
-                loc_dist[s0 + i] = 0
-            loc_count[w] = k
+                loc_start[s0 + i] += d_lo
+        for i in range(min(k, s1 - s0)):
+            loc_end[s0 + i] = loc_start[s0 + i] + m
+            loc_dist[s0 + i] = 0
+        loc_count[w] = k
 
 
 def _run_exact(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
