@@ -21,26 +21,44 @@ def popcount(typingctx: object, x: types.Type) -> tuple:
     return types.uint64(types.uint64), codegen
 
 
+def _prefetch_at(context: object, builder: ir.IRBuilder, arrty: types.Array, arr: ir.Value, idx: list) -> None:
+    """llvm.prefetch of the element at idx (one index per dimension)."""
+    ary = context.make_array(arrty)(context, builder, arr)
+    ptr = cgutils.get_item_pointer(context, builder, arrty, ary, idx, wraparound=False, boundscheck=False)
+    i8p = ir.IntType(8).as_pointer()  # one declaration serves arrays of every element type
+    i32 = ir.IntType(32)
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                        "llvm.prefetch.p0")
+    builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])  # read, keep in all levels, data
+
+
 @intrinsic
 def prefetch(typingctx: object, arr: types.Type, idx: types.Type) -> tuple:
     """Hint the cache to load arr[idx] (llvm.prefetch: no effect on results, never faults, so idx need not
     be in bounds). Lookups into a large index are cache misses one after another; asking for the lines of
     a group of lookups first lets the memory system fetch them together."""
-    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+    if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(idx, types.Integer):
         return None
 
     def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> object:
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]], wraparound=False,
-                                       boundscheck=False)
-        i8p = ir.IntType(8).as_pointer()  # one declaration serves arrays of every element type
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-                                            "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])  # read, keep in all levels, data
+        _prefetch_at(context, builder, sig.args[0], args[0], [args[1]])
         return context.get_dummy_value()
 
     return types.none(arr, idx), codegen
+
+
+@intrinsic
+def prefetch_row(typingctx: object, arr: types.Type, row: types.Type) -> tuple:
+    """prefetch() of arr[row, 0] of a 2-D array (the first line of a row: an occurrence-table block is one)."""
+    if not isinstance(arr, types.Array) or arr.ndim != 2 or not isinstance(row, types.Integer):
+        return None
+
+    def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> object:
+        r = context.cast(builder, args[1], sig.args[1], types.intp)
+        _prefetch_at(context, builder, sig.args[0], args[0], [r, context.get_constant(types.intp, 0)])
+        return context.get_dummy_value()
+
+    return types.none(arr, row), codegen
 
 
 def _zero_count(name: str, doc: str) -> object:

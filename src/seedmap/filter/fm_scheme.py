@@ -62,6 +62,10 @@ Hardware that hides a page walk behind a prefetch may gain where this VM did not
 into one region at the table's end (119 pages of 4 kB instead of 7,600) found the same strings and gained
 nothing (all 40,000 queries, four rounds, ratios 0.98-1.10): their samples most likely wait on the block's page
 walk too.
+
+Session 52, on a Zen 5 VM, without the machine: a walk prefetches each child's blocks as soon as it knows their
+rows (the one child of a one-row node while its column is computed). 250 Mbp --best, -t 2, 4 rounds: 0.967x wall,
+0.949x candidates CPU, the same records.
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ from seedmap.filter.fm_search import (
     lower_bounds_pair,
     occ,
     occ_all,
+    prefetch_occ,
     table_k,
 )
 from seedmap.filter.windows import SORT_FEW, sort_few
@@ -144,6 +149,7 @@ MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 # search + locate + bulk verification with and without them: e = 1 1.58 s / 0.68 s, e = 2 2.33 / 1.90,
 # e = 3 5.5 / 6.4, e = 4 13.1 / 18.4, e = 5 13.4 / 13.4. Below D_FROM_E the bounds are zero.
 D_FROM_E = 3
+EXACT = 6  # words of a piece's exact search (_exact_pieces)
 KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children; of the left walk: (lo, hi)
 
 
@@ -190,8 +196,8 @@ def scratch_size(m: int, e: int) -> int:
     """int64 words of search()'s scratch for a query of length m (its band columns, stacks and children)."""
     dim = m + e + 1
     k = e + 1
-    return (2 * m + 4 * (m + 1) + 2 * (m + 2) + 2 * dim * (2 * e + 1) + 8 * dim + 2 * KIDS * dim + 2 + k + 1 + m
-            + cut_scratch(m, k))
+    return (2 * m + 4 * (m + 1) + 2 * (m + 2) + 2 * dim * (2 * e + 1) + 8 * dim + 2 * KIDS * dim + 2 + EXACT * k + k
+            + 1 + m + cut_scratch(m, k))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -306,12 +312,16 @@ def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, part
             s_c[d] = 5
             nlo = counts[c] + occ(occ_tab, c, lo)
             nhi = nlo + 1
+            prefetch_occ(occ_tab, nlo)  # its block, read next, while its column is computed
         else:
             k = KIDS * d
             if c == 0:  # every child's rows from two reads of the blocks (five extends read them ten times)
                 below_lo, below_hi = occ_all(occ_tab, lo), occ_all(occ_tab, s_hi[d])
                 for x in range(5):
                     kids[k + 2 * x], kids[k + 2 * x + 1] = counts[x] + below_lo[x], counts[x] + below_hi[x]
+                    if below_lo[x] < below_hi[x]:  # the children's blocks, read when they are entered
+                        prefetch_occ(occ_tab, kids[k + 2 * x])
+                        prefetch_occ(occ_tab, kids[k + 2 * x + 1])
             s_c[d] = c + 1
             nlo, nhi = kids[k + 2 * c], kids[k + 2 * c + 1]
             if nlo >= nhi:
@@ -405,6 +415,7 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
                 kids[k + 3 * x] = counts[x] + occ(rev_occ, x, lo)
                 kids[k + 3 * x + 1] = kids[k + 3 * x] + 1
                 kids[k + 3 * x + 2] = s_flo[d]
+                prefetch_occ(rev_occ, kids[k + 3 * x])  # its block, read next, while its column is computed
                 c = x
                 s_c[d] = 5  # after this child: done
             else:
@@ -414,6 +425,9 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
                     a, b = counts[x] + below_lo[x], counts[x] + below_hi[x]
                     kids[k + 3 * x], kids[k + 3 * x + 1] = a, b
                     before -= b - a
+                    if a < b:  # the children's blocks, read when they are entered
+                        prefetch_occ(rev_occ, a)
+                        prefetch_occ(rev_occ, b)
                 for x in range(5):
                     kids[k + 3 * x + 2] = before
                     before += kids[k + 3 * x + 1] - kids[k + 3 * x]
@@ -448,6 +462,93 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
         d = nd
         s_lo[d], s_hi[d], s_flo[d], s_c[d], s_acc[d] = nlo, nhi, nflo, -1, acc
     return n_out, total
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray,
+                  rev_occ: np.ndarray, fwd_table: np.ndarray, rev_table: np.ndarray, kk: int, small: int,
+                  ex: np.ndarray) -> None:
+    """Every piece's exact search (k > 1), a base of each in turn: ex[EXACT * j:] = (lo, hi) of the reverse-text
+    index, (flo, fhi) of the forward one, and where the part handed on to verification starts in the read (-1:
+    none). The searches are independent, and each extend waits on an occurrence-table miss: taken in turn, with the
+    blocks of each piece's next extend prefetched, the misses of different pieces overlap. 250 Mbp human-like genome,
+    --best, -t 2, benchmarks/ab.py, 4 rounds, the same records: in turn alone 0.995x wall; with the prefetches 0.929x
+    wall, 0.898x the candidates stage's CPU (the search's own code had 23 % of the samples, half of them on one such
+    load).
+
+    A piece long enough to be handed on part way (STOP_AT + REST_MIN: 28 bases or more, most of e <= 2's at 100 bp)
+    is searched from both ends: its far end drops most pieces that do not occur exactly before their rows cost a
+    locate (searched first to last alone, e = 1 gave 10 % more candidates). A shorter one is searched first to last
+    in the reverse-text index, the forward rows kept in step (extend_right): one index's occurrence rows a base
+    instead of both. Count pass, 5,000 reads, six alternating runs, median ratios at e = 2, 3, 5: 250 Mbp human-like
+    genome 0.95, 0.96, 0.96; 1 Gbp 0.95, 0.93, 1.01; benchmarks/ab.py --best, 20,000 reads, -t 2, four rounds:
+    250 Mbp 1.00x wall, 1 Gbp 0.96x; the same strings and records. ex[EXACT * j + 5]: the piece's next base (its
+    length once its search is over)."""
+    busy = 0
+    for j in range(k):
+        js, je = bounds[j], bounds[j + 1]
+        length = je - js
+        lo, hi, flo, fhi = 0, n, 0, n
+        t0 = 0
+        if length >= STOP_AT + REST_MIN:
+            if kk and length >= kk:  # the piece's first kk symbols each way, looked up
+                rkey, fkey = key_rightwards(q, js, kk), key_leftwards(q, je - kk, kk)
+                if rkey >= 0 and fkey >= 0:
+                    lo, hi = np.int64(rev_table[rkey, 0]), np.int64(rev_table[rkey, 1])
+                    flo, fhi = np.int64(fwd_table[fkey, 0]), np.int64(fwd_table[fkey, 1])
+                    t0 = kk if lo < hi else length
+        elif kk and length >= kk:
+            rkey, fkey = key_rightwards(q, js, kk), key_leftwards(q, js, kk)
+            if rkey >= 0:
+                lo, hi = np.int64(rev_table[rkey, 0]), np.int64(rev_table[rkey, 1])
+                flo = np.int64(fwd_table[fkey, 0])
+                t0 = kk if lo < hi else length
+        x = EXACT * j
+        ex[x], ex[x + 1], ex[x + 2], ex[x + 3], ex[x + 4], ex[x + 5] = lo, hi, flo, fhi, -1, t0
+        busy += t0 < length
+    while busy:
+        for j in range(k):
+            x = EXACT * j
+            js, je = bounds[j], bounds[j + 1]
+            length = je - js
+            t = ex[x + 5]
+            if t >= length:
+                continue
+            lo, hi, flo, fhi = ex[x], ex[x + 1], ex[x + 2], ex[x + 3]
+            over = False
+            if length >= STOP_AT + REST_MIN:  # piece j in both indexes (reverse text: first to last)
+                if _handed_on(t, length, fhi - flo, small):
+                    ex[x + 4] = je - t
+                    over = True
+                else:
+                    c = q[js + t]
+                    if c > 3:
+                        hi = lo
+                        over = True
+                    else:
+                        lo, hi = extend(rev_occ, counts, lo, hi, c)
+                        if lo >= hi:
+                            over = True
+                        else:
+                            flo, fhi = extend(fwd_occ, counts, flo, fhi, q[je - 1 - t])
+            else:
+                c = q[js + t]
+                if c > 3:
+                    hi = lo
+                    over = True
+                else:
+                    lo, hi, flo = extend_right(rev_occ, counts, lo, hi, flo, c)
+                    over = lo >= hi
+            ex[x], ex[x + 1], ex[x + 2], ex[x + 3] = lo, hi, flo, fhi
+            t = length if over else t + 1
+            ex[x + 5] = t
+            busy -= t >= length
+            if t < length:  # the rows the piece's next extend reads, asked for while the other pieces take theirs
+                prefetch_occ(rev_occ, lo)
+                prefetch_occ(rev_occ, hi)
+                if length >= STOP_AT + REST_MIN:
+                    prefetch_occ(fwd_occ, flo)
+                    prefetch_occ(fwd_occ, fhi)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -496,6 +597,8 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     at += 2 * KIDS * dim
     work = scratch[at:at + 2]  # the step's walk: nodes so far, and its limit
     at += 2
+    ex = scratch[at:at + EXACT * k]  # each piece's exact search (_exact_pieces)
+    at += EXACT * k
     bounds, piece = scratch[at:at + k + 1], scratch[at + k + 1:at + k + 1 + m]  # the pieces, each base's piece
     pieces(q, m, k, n, counts, fwd_occ, fwd_table, bounds, scratch[at + k + 1 + m:])
     for j in range(k):
@@ -526,6 +629,8 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     none = s0[:0]
     left_stack = Stack(s0, s1, s2, none, none, left_kids, work)
     right_stack = Stack(s3, s4, s6, s5, s7, kids, work)
+    if k > 1:
+        _exact_pieces(q, bounds, k, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, kk, small, ex)
     n_out = 0
     total = 0
     for j in range(k):
@@ -552,50 +657,9 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
                 if flo >= fhi:
                     break
             hi = max(fhi - flo, 0)  # only the row count of the reverse index's rows is used from here
-        else:
-            t0 = 0
-            # A piece long enough to be handed on part way (STOP_AT: 28 bases or more, most of e <= 2's at 100 bp) is
-            # searched from both ends: its far end drops most pieces that do not occur exactly before their rows cost a
-            # locate (searched first to last alone, e = 1 gave 10 % more candidates). A shorter one is searched first to
-            # last in the reverse-text index, the forward rows kept in step (extend_right): one index's occurrence rows
-            # a base instead of both. Count pass, 5,000 reads, six alternating runs, median ratios at e = 2, 3, 5:
-            # 250 Mbp human-like genome 0.95, 0.96, 0.96; 1 Gbp 0.95, 0.93, 1.01; benchmarks/ab.py --best, 20,000 reads,
-            # -t 2, four rounds: 250 Mbp 1.00x wall, 1 Gbp 0.96x; the same strings and records.
-            if je - js >= STOP_AT + REST_MIN:
-                if kk and je - js >= kk:  # the piece's first kk symbols each way, looked up
-                    rkey, fkey = key_rightwards(q, js, kk), key_leftwards(q, je - kk, kk)
-                    if rkey >= 0 and fkey >= 0:
-                        lo, hi = np.int64(rev_table[rkey, 0]), np.int64(rev_table[rkey, 1])
-                        flo, fhi = np.int64(fwd_table[fkey, 0]), np.int64(fwd_table[fkey, 1])
-                        t0 = kk if lo < hi else je - js
-                for t in range(t0, je - js):  # piece j in both indexes (reverse text: first to last)
-                    if _handed_on(t, je - js, fhi - flo, small):
-                        handed = je - t
-                        break
-                    c = q[js + t]
-                    if c > 3:
-                        hi = lo
-                        break
-                    lo, hi = extend(rev_occ, counts, lo, hi, c)
-                    if lo >= hi:
-                        break
-                    c = q[je - 1 - t]
-                    flo, fhi = extend(fwd_occ, counts, flo, fhi, c)
-            else:
-                if kk and je - js >= kk:
-                    rkey, fkey = key_rightwards(q, js, kk), key_leftwards(q, js, kk)
-                    if rkey >= 0:
-                        lo, hi = np.int64(rev_table[rkey, 0]), np.int64(rev_table[rkey, 1])
-                        flo = np.int64(fwd_table[fkey, 0])
-                        t0 = kk if lo < hi else je - js
-                for t in range(t0, je - js):
-                    c = q[js + t]
-                    if c > 3:
-                        hi = lo
-                        break
-                    lo, hi, flo = extend_right(rev_occ, counts, lo, hi, flo, c)
-                    if lo >= hi:
-                        break
+        else:  # searched before the steps, every piece at once (_exact_pieces)
+            x = EXACT * j
+            lo, hi, flo, fhi, handed = ex[x], ex[x + 1], ex[x + 2], ex[x + 3], ex[x + 4]
         if handed >= 0:
             if flo < fhi:
                 n_out = _record(out, n_out, handed, 0, flo, fhi)

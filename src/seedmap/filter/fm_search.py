@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.index.fm import BLOCK_SHIFT, COUNTS_AT, SUPER_SHIFT
+from seedmap.intrinsics import prefetch_row
 
 M1 = np.uint64(0x5555555555555555)
 M2 = np.uint64(0x3333333333333333)
@@ -98,6 +99,15 @@ def occ_all(occ_tab: np.ndarray, i: int) -> tuple[int, int, int, int, int]:
             np.int64(occ_tab[s, 3] + ((w0 >> np.uint64(48)) & mask)) + popcount(~a0 & ~b0 & c0 & m0)
             + popcount(~a1 & ~b1 & c1 & m1),
             np.int64(occ_tab[s, 4] + (w1 & mask)) + popcount(a0 & ~b0 & c0 & m0) + popcount(a1 & ~b1 & c1 & m1))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefetch_occ(occ_tab: np.ndarray, i: int) -> None:
+    """Ask for what occ(occ_tab, ., i) reads, row i's block and its superblock's row, while other work goes on
+    (no effect on results). A search's extends wait on such misses one after another; asked for early, the misses
+    of independent searches overlap. The CUDA twins take a stand-in that does nothing (backends/cuda/fm_kernels.py)."""
+    prefetch_row(occ_tab, block_row(i))
+    prefetch_row(occ_tab, super_row(i))
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -16,14 +16,16 @@ from types import SimpleNamespace
 from numba import cuda
 
 
-def device_twins(*functions: object) -> SimpleNamespace:
+def device_twins(*functions: object, stand_ins: dict | None = None) -> SimpleNamespace:
     """Device versions of the given @njit functions, by name; inside them, a call of any of the given
-    functions goes to its device version (so every function one of them calls must be given too)."""
+    functions goes to its device version (so every function one of them calls must be given too).
+    stand_ins: {given function: Python function} compiled in its place (a CPU cache hint has no device spelling)."""
     originals = {id(f): f for f in functions}
+    instead = {id(f): py for f, py in (stand_ins or {}).items()}
     made: dict[int, object] = {}
     scopes: list[dict] = []
     for f in functions:
-        py = f.py_func
+        py = instead.get(id(f), f.py_func)
         # Only the globals the code names (numba reads them at compile time; the simulator scans them at every
         # call), the twins filled in below once all exist.
         scope = {name: py.__globals__[name] for name in py.__code__.co_names if name in py.__globals__}
