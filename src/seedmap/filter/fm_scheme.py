@@ -515,28 +515,21 @@ def _exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, n: int, counts: np.
             if t >= length:
                 continue
             lo, hi, flo, fhi = ex[x], ex[x + 1], ex[x + 2], ex[x + 3]
-            over = False
-            if length >= STOP_AT + REST_MIN:  # piece j in both indexes (reverse text: first to last)
-                if _handed_on(t, length, fhi - flo, small):
-                    ex[x + 4] = je - t
-                    over = True
-                else:
-                    c = q[js + t]
-                    if c > 3:
-                        hi = lo
-                        over = True
-                    else:
-                        lo, hi = extend(rev_occ, counts, lo, hi, c)
-                        if lo >= hi:
-                            over = True
-                        else:
-                            flo, fhi = extend(fwd_occ, counts, flo, fhi, q[je - 1 - t])
+            both = length >= STOP_AT + REST_MIN  # piece j in both indexes (reverse text: first to last)
+            if both and _handed_on(t, length, fhi - flo, small):
+                ex[x + 4] = je - t
+                over = True
             else:
                 c = q[js + t]
-                if c > 3:
+                if c > 3:  # an N matches nothing exactly
                     hi = lo
                     over = True
-                else:
+                elif both:
+                    lo, hi = extend(rev_occ, counts, lo, hi, c)
+                    over = lo >= hi
+                    if not over:
+                        flo, fhi = extend(fwd_occ, counts, flo, fhi, q[je - 1 - t])
+                else:  # the reverse-text index alone, the forward rows kept in step
                     lo, hi, flo = extend_right(rev_occ, counts, lo, hi, flo, c)
                     over = lo >= hi
             ex[x], ex[x + 1], ex[x + 2], ex[x + 3] = lo, hi, flo, fhi
@@ -546,7 +539,7 @@ def _exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, n: int, counts: np.
             if t < length:  # the rows the piece's next extend reads, asked for while the other pieces take theirs
                 prefetch_occ(rev_occ, lo)
                 prefetch_occ(rev_occ, hi)
-                if length >= STOP_AT + REST_MIN:
+                if both:
                     prefetch_occ(fwd_occ, flo)
                     prefetch_occ(fwd_occ, fhi)
 
