@@ -334,7 +334,8 @@ def test_walks_over_budget_verify_what_they_did_not_walk(rng, e):
         handed = rows[(rows[:, 0] > e) & (rows[:, 1] == 0)]
         bounds = np.empty(e + 2, dtype=np.int64)
         fm_pieces.pieces(read, read.size, e + 1, ix.n, ix.counts, ix.fwd_occ, fwd, bounds,
-                         np.empty(fm_pieces.cut_scratch(read.size, e + 1), dtype=np.int64))
+                         np.empty(fm_pieces.cut_scratch(read.size, e + 1), dtype=np.int64),
+                         np.empty(3 * (e + 1), dtype=np.int64))
         for js in np.unique(handed[:, 0]):
             j = int(np.flatnonzero(bounds == js)[0])
             plo, phi = backward_search(ix.fwd_occ, ix.counts, ix.n, read[js:bounds[j + 1]])

@@ -123,9 +123,11 @@ def test_the_cut_is_weighed_only_for_frequent_pieces(rng):
         total = sum(fm_pieces.piece_count(q, equal[j], equal[j + 1], ix.n, ix.counts, ix.fwd_occ, fwd)
                     for j in range(k))
         assert (total > fm_pieces.CUT_ABOVE) == cut
-        bounds = np.empty(k + 1, dtype=np.int64)
+        bounds = np.array(equal, dtype=np.int64)  # the counts in step (the pieces' searches in turn) are the same
+        assert fm_pieces._counts_total(q, k, ix.n, ix.counts, ix.fwd_occ, fwd, bounds,
+                                       np.empty(3 * k, dtype=np.int64)) == total
         fm_pieces.pieces(q, m, k, ix.n, ix.counts, ix.fwd_occ, fwd, bounds,
-                         np.empty(fm_pieces.cut_scratch(m, k), dtype=np.int64))
+                         np.empty(fm_pieces.cut_scratch(m, k), dtype=np.int64), np.empty(3 * k, dtype=np.int64))
         assert (bounds.tolist() != equal) == cut
 
 

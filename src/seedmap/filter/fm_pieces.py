@@ -26,14 +26,16 @@ the read's end): half the ends, so half the backward searches, for cuts a little
 genome, e = 5, 5,000 reads, count pass on one thread: the cut 0.36-0.40 -> 0.23-0.27 s, the walks' nodes 2.7 %
 more, candidates 1.9 % more, the pass 8-10 % faster; a grid of 3 or 4: cut 0.18 s but 13 % more candidates).
 And the searches of ENDS ends go in step (_count_ends), so that their waits for memory overlap (the cut 10 %
-faster)."""
+faster). Session 52: the equal pieces' counts, which decide whether to weigh the cut at all, are searched in step
+too, each asking for its next blocks (_counts_total; 250 Mbp, --best, -t 2, two sets of 4 rounds: 0.953x and
+0.962x wall, the same records); prefetching in _count_ends gained nothing (1.000x)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from seedmap.filter.fm_search import extend, key_leftwards, level_row, table_k
+from seedmap.filter.fm_search import extend, key_leftwards, level_row, prefetch_occ, table_k
 
 MAX_PIECE = 48  # longest piece the cut considers (48 bases of a repeat occur about as often as longer ones)
 # Fewer pieces (e < 5) are left equal: counting costs about as much as the whole search then (2,000 reads of the
@@ -60,18 +62,52 @@ def cut_scratch(m: int, k: int) -> int:
 
 @njit(cache=True, nogil=True, _nrt=False)
 def pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, table: np.ndarray,
-           bounds: np.ndarray, scratch: np.ndarray) -> None:
+           bounds: np.ndarray, scratch: np.ndarray, lanes: np.ndarray) -> None:
     """The search's cut: cut_pieces from CUT_FROM pieces on where the equal pieces occur more than CUT_ABOVE
-    times in all, else equal pieces. table: the forward index's k-mer table (fm_lookup.py)."""
+    times in all, else equal pieces. table: the forward index's k-mer table (fm_lookup.py); lanes: 3 k words of
+    scratch (_counts_total)."""
     equal_pieces(m, k, bounds)
-    if k < CUT_FROM:
-        return
+    if k >= CUT_FROM and _counts_total(q, k, n, counts, fwd_occ, table, bounds, lanes) > CUT_ABOVE:
+        cut_pieces(q, m, k, n, counts, fwd_occ, table, bounds, scratch)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _counts_total(q: np.ndarray, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, table: np.ndarray,
+                  bounds: np.ndarray, lanes: np.ndarray) -> int:
+    """piece_count of every piece summed: the pieces' backward searches a base of each in turn, each asking for its
+    next blocks while the others take theirs (fm_scheme._exact_pieces). lanes[3 j:]: piece j's rows and next base."""
+    kk = table_k(table)
+    busy = 0
+    for j in range(k):
+        a, b = bounds[j], bounds[j + 1]
+        lo, hi, i = 0, n, b - 1
+        if kk and b - a >= kk:  # (none where they hold an N: then the piece does not occur either)
+            lo, hi = _looked_up(q, b - kk, kk, table, kk)
+            i = b - 1 - kk
+        lanes[3 * j], lanes[3 * j + 1], lanes[3 * j + 2] = lo, hi, i
+        busy += i >= a and lo < hi
+    while busy:
+        for j in range(k):
+            lo, hi, i = lanes[3 * j], lanes[3 * j + 1], lanes[3 * j + 2]
+            a = bounds[j]
+            if i < a or lo >= hi:
+                continue
+            c = q[i]
+            if c > 3:  # an N matches nothing exactly
+                hi = lo
+            else:
+                lo, hi = extend(fwd_occ, counts, lo, hi, c)
+            i -= 1
+            lanes[3 * j], lanes[3 * j + 1], lanes[3 * j + 2] = lo, hi, i
+            if i < a or lo >= hi:
+                busy -= 1
+            else:
+                prefetch_occ(fwd_occ, lo)
+                prefetch_occ(fwd_occ, hi)
     total = 0
     for j in range(k):
-        total += piece_count(q, bounds[j], bounds[j + 1], n, counts, fwd_occ, table)
-        if total > CUT_ABOVE:
-            cut_pieces(q, m, k, n, counts, fwd_occ, table, bounds, scratch)
-            return
+        total += max(lanes[3 * j + 1] - lanes[3 * j], 0)
+    return total
 
 
 @njit(cache=True, nogil=True, _nrt=False)

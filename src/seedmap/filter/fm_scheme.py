@@ -593,7 +593,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     ex = scratch[at:at + EXACT * k]  # each piece's exact search (_exact_pieces)
     at += EXACT * k
     bounds, piece = scratch[at:at + k + 1], scratch[at + k + 1:at + k + 1 + m]  # the pieces, each base's piece
-    pieces(q, m, k, n, counts, fwd_occ, fwd_table, bounds, scratch[at + k + 1 + m:])
+    pieces(q, m, k, n, counts, fwd_occ, fwd_table, bounds, scratch[at + k + 1 + m:], ex)  # (ex: free until the steps)
     for j in range(k):
         for i in range(bounds[j], bounds[j + 1]):
             piece[i] = j

@@ -35,7 +35,7 @@ _dev = device_twins(fm_search.popcount, fm_search.rank, fm_search.block_row, fm_
                     fm_pieces.piece_count, fm_pieces._looked_up, fm_scheme._at, fm_scheme._column,
                     fm_scheme._first_column, fm_scheme._handed_on, fm_scheme._exact_pieces,
                     fm_scheme._last_cell, fm_scheme._record, fm_scheme._record_rest, fm_pieces._by_count,
-                    fm_pieces.cut_pieces, fm_pieces._count_ends,
+                    fm_pieces.cut_pieces, fm_pieces._count_ends, fm_pieces._counts_total,
                     fm_pieces.equal_pieces, fm_pieces.pieces, fm_scheme._left_walk, fm_scheme._right_walk,
                     fm_scheme.search, fm_located.sequence_of, fm_located.put_window, fm_located.string_window,
                     fm_scheme.row_windows, fm_search.prefetch_occ,
