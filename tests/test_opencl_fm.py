@@ -35,6 +35,7 @@ from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter import fm_pieces
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, count_candidates, no_memo
+from seedmap.filter.fm_search import backward_search
 from seedmap.index import fm
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
@@ -57,14 +58,13 @@ def genome(kind: str, rng: np.random.Generator) -> list[np.ndarray]:
 def cut_reads(ix: fm.FmIndex, args: tuple) -> int:
     """Queries whose equal pieces occur more than fm_pieces.CUT_ABOVE times in all: those the search cuts."""
     qcodes, qoff, qerr = args
-    fwd, _ = tables(ix)
     cut = 0
     for qi in range(qoff.size - 1):
         q, k = qcodes[qoff[qi]:qoff[qi + 1]], int(qerr[qi >> 1]) + 1
         if k >= fm_pieces.CUT_FROM:
             ends = [j * q.size // k for j in range(k + 1)]
-            cut += sum(fm_pieces.piece_count(q, ends[j], ends[j + 1], ix.n, ix.counts, ix.fwd_occ, fwd)
-                       for j in range(k)) > fm_pieces.CUT_ABOVE
+            rows = [backward_search(ix.fwd_occ, ix.counts, ix.n, q[ends[j]:ends[j + 1]]) for j in range(k)]
+            cut += sum(hi - lo for lo, hi in rows) > fm_pieces.CUT_ABOVE
     return cut
 
 

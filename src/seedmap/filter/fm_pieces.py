@@ -11,8 +11,8 @@ piece ending there, and it stops once the count is at most 1 (longer pieces occu
 a unique piece costs about the same whatever its length). The k-mer table's levels (fm_lookup.py) give the
 counts up to its k bases, so each search starts there. Cheap, but not free: about 100 such searches for a
 100 bp read. 250 Mbp human-like genome, e = 5, the count pass sampled by perf (one thread): before the lookups
-the cut took 23 % of it (piece_count 5 %), the lower bounds 13 %, the walks 43 %; the lookups made the pass
-about 7 % faster with the same cuts, and left the cut at 22 % (piece_count 6 %, lower bounds 16 %, walks
+the cut took 23 % of it (the equal pieces' counts 5 %), the lower bounds 13 %, the walks 43 %; the lookups made the pass
+about 7 % faster with the same cuts, and left the cut at 22 % (those counts 6 %, lower bounds 16 %, walks
 52 %), most of it waiting for memory: the table rows (a quarter of its samples) and the occ rows of the
 longer pieces (a third); the dynamic programme itself is 3 %. Prefetching the next ends' table rows gained
 nothing measurable. So the cut is weighed only where the equal
@@ -74,8 +74,9 @@ def pieces(q: np.ndarray, m: int, k: int, n: int, counts: np.ndarray, fwd_occ: n
 @njit(cache=True, nogil=True, _nrt=False)
 def _counts_total(q: np.ndarray, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, table: np.ndarray,
                   bounds: np.ndarray, lanes: np.ndarray) -> int:
-    """piece_count of every piece summed: the pieces' backward searches a base of each in turn, each asking for its
-    next blocks while the others take theirs (fm_scheme._exact_pieces). lanes[3 j:]: piece j's rows and next base."""
+    """The pieces' occurrences in the forward index, summed: their backward searches (each from its last kk symbols
+    looked up in table) a base of each in turn, each asking for its next blocks while the others take theirs
+    (fm_scheme._exact_pieces). lanes[3 j:]: piece j's rows and next base."""
     kk = table_k(table)
     busy = 0
     for j in range(k):
@@ -108,25 +109,6 @@ def _counts_total(q: np.ndarray, k: int, n: int, counts: np.ndarray, fwd_occ: np
     for j in range(k):
         total += max(lanes[3 * j + 1] - lanes[3 * j], 0)
     return total
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def piece_count(q: np.ndarray, a: int, b: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray,
-                table: np.ndarray) -> int:
-    """Occurrences of q[a:b] in the forward index (searched leftwards: its last symbols looked up in table)."""
-    lo, hi = 0, n
-    i = b - 1
-    kk = table_k(table)
-    if kk and b - a >= kk:  # (none where they hold an N: then q[a:b] does not occur either)
-        lo, hi = _looked_up(q, b - kk, kk, table, kk)
-        i = b - 1 - kk
-    while i >= a and lo < hi:
-        c = q[i]
-        if c > 3:  # an N matches nothing exactly
-            return 0
-        lo, hi = extend(fwd_occ, counts, lo, hi, c)
-        i -= 1
-    return max(hi - lo, 0)
 
 
 @njit(cache=True, nogil=True)

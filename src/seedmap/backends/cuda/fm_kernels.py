@@ -32,7 +32,7 @@ _dev = device_twins(fm_search.popcount, fm_search.rank, fm_search.block_row, fm_
                     fm_search.bwt_symbol, fm_search.lf_unless_marked, fm_search.sampled_position, fm_search.locate_four,
                     fm_search.table_k, fm_search.level_row, fm_search.key_leftwards, fm_search.key_rightwards,
                     fm_search._bound_step, fm_search.lower_bounds_pair,
-                    fm_pieces.piece_count, fm_pieces._looked_up, fm_scheme._at, fm_scheme._column,
+                    fm_pieces._looked_up, fm_scheme._at, fm_scheme._column,
                     fm_scheme._first_column, fm_scheme._handed_on, fm_scheme._exact_pieces,
                     fm_scheme._last_cell, fm_scheme._record, fm_scheme._record_rest, fm_pieces._by_count,
                     fm_pieces.cut_pieces, fm_pieces._count_ends, fm_pieces._counts_total,
