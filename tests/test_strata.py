@@ -179,12 +179,12 @@ def test_default_best_mapq_is_all_mappings(rng):
 @pytest.mark.parametrize("settles", [True, False])
 def test_round_0_is_tried_on_a_sample(rng, monkeypatch, kind, settles):
     """A batch searches its first ROUND0_SAMPLE reads at e = 0; the rest too only where enough of those were
-    settled there (else they start at e = 1). The records are all-mapping's either way."""
+    settled there (the engine's round0_min; else they start at e = 1). The records are all-mapping's either way."""
     monkeypatch.setattr(strata, "ROUND0_SAMPLE", 8)
-    monkeypatch.setattr(strata, "ROUND0_MIN", 0.0 if settles else 1.01)
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
     engine = engine_of(kind, ref)
+    engine.round0_min = 0.0 if settles else 1.01
     at_0 = []
     search = engine.candidate_windows
 

@@ -76,6 +76,7 @@ class DeviceEngine:
     def __init__(self, engine: Engine, verify_windows: VerifyWindows, align_locations: AlignLocations) -> None:
         self.engine = engine
         self.max_window = engine.max_window
+        self.round0_min = engine.round0_min
         self.locator = verify_windows
         self.aligner = align_locations
 

@@ -154,9 +154,12 @@ class Engine(Protocol):
     (verify/windows.verify). align_locations:
     their CIGAR and MD (verify/align.align). max_window and guarantee: what the window plans promise
     (pipeline/guarantee.py); bulk_verifying_all: the warm-up's switch (CandidateEngine.bulk_verifying_all).
+    round0_min: the share of a sample of reads that an exact search (round 0 of pipeline/strata.py) must
+    settle before --best runs it on the rest of a batch; the cost of an e = 0 search against an e = 1 one.
     """
 
     max_window: int
+    round0_min: float
 
     def guarantee(self, m: int, e: int) -> str: ...
 
@@ -186,6 +189,11 @@ class CandidateEngine:
 
     max_window: int
     bulk_min = 0
+    # A seed engine's e = 0 search costs about two thirds of its e = 1 one (one window, the index's longest,
+    # against two): ragout16 (16 related bacterial genomes), 200,000 reads, -t 1, candidates + verification
+    # per read 1.19 / 1.74 us (neighborhood), 3.71 / 5.56 us (kmer). Round 0 there settles half the reads,
+    # and running it cost 1.06x (neighborhood) and 1.08x (kmer) the --best wall time.
+    round0_min = 0.7
 
     def guarantee(self, m: int, e: int) -> str:
         """What the engine guarantees for reads of length m > e with up to e edits: the k-mer and FM

@@ -106,6 +106,7 @@ class SegmentedEngine(CandidateEngine):
         arrays = [list(part.index.arrays().values()) for part in parts]
         self.gate = SegmentGate(arrays, release=drops_pages(arrays))
         self.max_window = parts[0].max_window
+        self.round0_min = parts[0].round0_min
 
     def guarantee(self, m: int, e: int) -> str:
         return self.parts[0].guarantee(m, e)

@@ -24,8 +24,10 @@ to an all-mapping result, which is how the two are tested equal.
 
 Round 0 pays only where many reads have tied exact locations (those it settles; a read with a unique exact
 location needs round 1 anyway, one with none learns nothing): a batch tries it on its first ROUND0_SAMPLE reads and
-runs it for the rest only if at least ROUND0_MIN of those were settled; otherwise the rest start at round 1. The
-records do not depend on it (a read's locations up to its `need` are the same whichever rounds found them).
+runs it for the rest only if at least the engine's round0_min of those were settled (what an e = 0 search costs
+against an e = 1 one: a quarter for the FM engine, over two thirds for the seed engines); otherwise the rest start
+at round 1. The records do not depend on it (a read's locations up to its `need` are the same whichever rounds
+found them).
 """
 
 from __future__ import annotations
@@ -40,10 +42,9 @@ from seedmap.ranges import gather_ranges
 from seedmap.records import tied_best
 from seedmap.verify.runs import joined_runs
 
-ROUND0_SAMPLE = 128
 # A read settled by round 0 costs an e = 0 search instead of an e = 1 one; every other read pays both. 250 Mbp
 # human-like genome: 73 of 20,000 reads settled (0.4 %); ragout16 (16 related bacterial genomes): about half.
-ROUND0_MIN = 0.25
+ROUND0_SAMPLE = 128
 
 
 def query_ids(reads: np.ndarray) -> np.ndarray:
@@ -169,7 +170,7 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         need[known] = np.minimum(qerr[known], stop[known] + extra[known])
         if trial:  # round 0 again, for the rest of the batch, where it settled enough of the sample
             trial = False
-            if np.count_nonzero(searched[open_] >= need[open_]) >= ROUND0_MIN * open_.size:
+            if np.count_nonzero(searched[open_] >= need[open_]) >= engine.round0_min * open_.size:
                 continue
         k = next_round(k)
     q, s, e, d, partial = cols

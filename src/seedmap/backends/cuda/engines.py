@@ -86,6 +86,7 @@ class CudaNeighborhoodEngine:
         # The workers' CPU engine, one for all (a ph filter's tables are built once).
         self.cpu = share.get(index, "cpu engine", lambda: make_cpu_engine(
             index, ref_starts, EngineOptions(windows=windows, step=step, fe=fe, filter=filter_name)))
+        self.round0_min = self.cpu.round0_min
         # The device kernels are the bs and ph filters over contiguous seeds; anything else filters on the
         # CPU (same hits either way).
         self.on_gpu = filters_on_gpu(index, fe, filter_name)  # cpu_stages says so, once per run

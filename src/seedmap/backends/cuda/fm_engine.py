@@ -11,7 +11,7 @@ from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import sync
 from seedmap.engines.base import DEVICE_CANDIDATE_CAP, CandidateEngine, QueryMemo, in_chunks, no_windows
-from seedmap.engines.fm import ANY_WINDOW, DEFAULT_VERIFY_BELOW, SAVED_ROWS
+from seedmap.engines.fm import ANY_WINDOW, DEFAULT_VERIFY_BELOW, SAVED_ROWS, FmEngine
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, scratch_size
 from seedmap.index.fm import FmIndex
@@ -24,6 +24,8 @@ SCRATCH_BYTES = 512 << 20
 class CudaFmEngine(CandidateEngine):
     """Candidates of an FM index (or of one genome segment's: ref_starts are then its sequences' starts)
     found on the current device; the index copied there once per device (`share`)."""
+
+    round0_min = FmEngine.round0_min
 
     def __init__(self, index: FmIndex, ref_starts: np.ndarray, stream: object = 0, share: DeviceShare | None = None,
                  verify_below: int = DEFAULT_VERIFY_BELOW, candidate_cap: int = DEVICE_CANDIDATE_CAP,
