@@ -39,7 +39,7 @@ from seedmap.io.reference import Reference, sequences_of
 from seedmap.options import MapOptions
 from seedmap.order import lex_order
 from seedmap.ranges import gather_ranges
-from seedmap.records import tied_best
+from seedmap.records import best_and_ties
 from seedmap.verify.runs import joined_runs
 
 # A read settled by round 0 costs an e = 0 search instead of an e = 1 one; every other read pays both. 250 Mbp
@@ -107,10 +107,7 @@ def _to_merge(n_reads: int, q: np.ndarray, d: np.ndarray, partial: np.ndarray, o
         return partial
     if not tie_rule or not partial.any():
         return np.zeros(partial.size, dtype=np.bool_)
-    read = q >> 1
-    best = np.full(n_reads, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(best, read, d.astype(np.int64))
-    return partial & tied_best(n_reads, read, d, best)[read]
+    return partial & (best_and_ties(n_reads, q >> 1, d)[1] > 1)[q >> 1]
 
 
 def next_round(k: int) -> int:
@@ -125,7 +122,9 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
     n_reads = qerr.size
     need = qerr.copy()
     searched = np.where(searchable, -1, need)  # reads not searched at all count as done
-    cols = [np.zeros(0, dtype=np.int64)] * 3 + [np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.bool_)]
+    none = np.zeros(0, dtype=np.int64)
+    rounds = [(none, none, none, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.bool_))]  # each round's locations
+    last = np.full(n_reads, -1, dtype=np.int64)  # the round whose locations a read keeps: the last it was open in
     k = min(opts.extra_strata)
     memo = QueryMemo(qoff)  # what the engine may reuse from a read's earlier rounds
     tie_rule = opts.extra_strata[0] != opts.extra_strata[1]
@@ -155,25 +154,23 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
             q, s, e, d = _whole_runs(qcodes, qoff, qerr, (q, s, e, d), merge, ref)
             partial = np.concatenate([partial[~merge], np.zeros(q.size - int(np.count_nonzero(~merge)), np.bool_)])
             clock.lap("runs")
-        # This round's locations replace the open reads' earlier ones.
-        was_open = np.zeros(n_reads, dtype=np.bool_)
-        was_open[open_] = True
-        old = ~was_open[cols[0] >> 1]
-        cols = [np.concatenate([a[old], b]) for a, b in zip(cols, (q, s, e, d, partial), strict=True)]
-        read = cols[0] >> 1
-        best = np.full(n_reads, np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(best, read, cols[3].astype(np.int64))
-        best[best == np.iinfo(np.int64).max] = -1
-        stop = best if opts.best_only else _nth_dist(read, cols[3], n_reads, opts.max_hits)
+        # This round's locations (query, start, end, dist, partial) replace the open reads' earlier ones (a
+        # search with more edits finds them all again), so only the open reads' strata can change.
+        last[open_] = len(rounds)
+        rounds.append((q, s, e, d, partial))
+        read = q >> 1
+        best, at_best = best_and_ties(n_reads, read, d)
+        stop = best if opts.best_only else _nth_dist(read, d, n_reads, opts.max_hits)
         known = (stop >= 0) & searchable
-        extra = np.where(tied_best(n_reads, read, cols[3], best), *opts.extra_strata[::-1])
+        extra = np.where(at_best > 1, *opts.extra_strata[::-1])
         need[known] = np.minimum(qerr[known], stop[known] + extra[known])
         if trial:  # round 0 again, for the rest of the batch, where it settled enough of the sample
             trial = False
             if np.count_nonzero(searched[open_] >= need[open_]) >= engine.round0_min * open_.size:
                 continue
         k = next_round(k)
-    q, s, e, d, partial = cols
+    kept = [[a[last[loc[0] >> 1] == i] for a in loc] for i, loc in enumerate(rounds)]
+    q, s, e, d, partial = (np.concatenate(col) for col in zip(*kept, strict=True))
     if partial.any():
         q, s, e, d = _whole_runs(qcodes, qoff, qerr, (q, s, e, d), partial, ref)
         clock.lap("runs")
