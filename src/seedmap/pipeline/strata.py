@@ -35,12 +35,12 @@ from __future__ import annotations
 import numpy as np
 
 from seedmap.engines.base import Engine, QueryMemo
-from seedmap.io.reference import Reference, sequences_of
+from seedmap.io.reference import Reference
 from seedmap.options import MapOptions
 from seedmap.order import lex_order
 from seedmap.ranges import gather_ranges
 from seedmap.records import best_and_ties
-from seedmap.verify.runs import joined_runs
+from seedmap.verify.runs import run_heads
 
 # A read settled by round 0 costs an e = 0 search instead of an e = 1 one; every other read pays both. 250 Mbp
 # human-like genome: 73 of 20,000 reads settled (0.4 %); ragout16 (16 related bacterial genomes): about half.
@@ -55,35 +55,6 @@ def query_ids(reads: np.ndarray) -> np.ndarray:
 def subset_queries(qcodes: np.ndarray, qoff: np.ndarray, reads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes and offsets of the queries (both strands) of the given reads, in that order."""
     return gather_ranges(qcodes, qoff, query_ids(reads))
-
-
-def _widen(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray, s: np.ndarray, e: np.ndarray,
-           d: np.ndarray, ref: Reference) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Locations found with fewer edits than the read's e, joined into the runs at e they lie in; each
-    run keeps the best of its parts (distance, span closest to the read length, leftmost end)."""
-    order = lex_order(q, e)
-    q, s, e, d = q[order], s[order], e[order], d[order]
-    seq = sequences_of(ref.starts, e - 1)
-    pair_a = np.flatnonzero((q[1:] == q[:-1]) & (seq[1:] == seq[:-1]))
-    joined = np.zeros(q.size, dtype=np.bool_)  # joined[i]: location i is in the run of location i - 1
-    out = np.empty(pair_a.size, dtype=np.bool_)  # (called when empty too: the warm-up compiles it)
-    joined_runs(qcodes, qoff, qerr, q, e, pair_a, ref.starts[seq[pair_a]], ref.packed, ref.nmask, out)
-    joined[pair_a + 1] = out
-    if not joined.any():
-        return q, s, e, d
-    run = np.cumsum(~joined) - 1
-    span_gap = np.abs(e - s - (qoff[q + 1] - qoff[q]))
-    best = lex_order(run, d, span_gap)  # stable: a run's ties keep their order, by end
-    best = best[np.r_[True, run[best][1:] != run[best][:-1]]]
-    return q[best], s[best], e[best], d[best]
-
-
-def _whole_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc: tuple[np.ndarray, ...],
-                partial: np.ndarray, ref: Reference) -> tuple[np.ndarray, ...]:
-    """Locations (query, start, end, dist) with those found with fewer edits than e (`partial`) joined
-    into the runs at e; the others as they are (unsorted)."""
-    joined = _widen(qcodes, qoff, qerr, *(a[partial] for a in loc), ref)
-    return tuple(np.concatenate([a[~partial], b]) for a, b in zip(loc, joined, strict=True))
 
 
 def _nth_dist(read: np.ndarray, dist: np.ndarray, n_reads: int, n: int) -> np.ndarray:
@@ -151,8 +122,8 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         searched[open_] = round_e
         merge = _to_merge(n_reads, q, d, partial, opts, tie_rule)
         if merge.any():
-            q, s, e, d = _whole_runs(qcodes, qoff, qerr, (q, s, e, d), merge, ref)
-            partial = np.concatenate([partial[~merge], np.zeros(q.size - int(np.count_nonzero(~merge)), np.bool_)])
+            keep = run_heads(qcodes, qoff, qerr, q, s, e, d, merge, ref.starts, ref.packed, ref.nmask)
+            q, s, e, d, partial = q[keep], s[keep], e[keep], d[keep], (partial & ~merge)[keep]
             clock.lap("runs")
         # This round's locations (query, start, end, dist, partial) replace the open reads' earlier ones (a
         # search with more edits finds them all again), so only the open reads' strata can change.
@@ -171,10 +142,10 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         k = next_round(k)
     kept = [[a[last[loc[0] >> 1] == i] for a in loc] for i, loc in enumerate(rounds)]
     q, s, e, d, partial = (np.concatenate(col) for col in zip(*kept, strict=True))
+    keep = d <= need[q >> 1]
     if partial.any():
-        q, s, e, d = _whole_runs(qcodes, qoff, qerr, (q, s, e, d), partial, ref)
+        keep &= run_heads(qcodes, qoff, qerr, q, s, e, d, partial, ref.starts, ref.packed, ref.nmask)
         clock.lap("runs")
-    inside = d <= need[q >> 1]
-    q, s, e, d = q[inside], s[inside], e[inside], d[inside]
+    q, s, e, d = q[keep], s[keep], e[keep], d[keep]
     order = lex_order(q, s)
     return q[order], s[order], e[order], d[order]

@@ -17,14 +17,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seedmap.spread import spread
+from seedmap.io.reference import sequence_of
 from seedmap.verify.bitvector import every_end_hits, match_masks
 
-SUFFIX = 64  # bases of a read _joined tries first: one word
+SUFFIX = 64  # bases of a read joined tries first: one word
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _joined(qcodes: np.ndarray, a: int, m: int, e: int, end_a: int, end_b: int, seq_lo: int, packed: np.ndarray,
+def joined(qcodes: np.ndarray, a: int, m: int, e: int, end_a: int, end_b: int, seq_lo: int, packed: np.ndarray,
             nmask: np.ndarray, peq: np.ndarray, pv: np.ndarray, mv: np.ndarray) -> bool:
     """Whether every end in [end_a, end_b] (global, end_a < end_b, one sequence) is a hit within e edits for
     the read qcodes[a:a + m]. Scratch: peq of 8 * (nw + 2) words, pv and mv of nw, nw = (m + 63) // 64 or more.
@@ -43,29 +43,78 @@ def _joined(qcodes: np.ndarray, a: int, m: int, e: int, end_a: int, end_b: int, 
     return every_end_hits(peq, m, e, packed, nmask, lo, end_a - lo, end_b - lo, pv, mv)
 
 
-def joined_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_end: np.ndarray,
-                pair_a: np.ndarray, seq_lo: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
-                out: np.ndarray) -> None:
-    """out[k]: whether locations pair_a[k] and pair_a[k] + 1 (one query, one sequence, ends increasing)
-    lie in one run at the edits qerr of their read."""
-    spread(pair_a.size, lambda k0, k1: _joined_runs(qcodes, qoff, qerr, loc_q, loc_end, pair_a, seq_lo, packed, nmask,
-                                                     out, k0, k1), grain=64)
+def run_heads(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray, s: np.ndarray, e: np.ndarray,
+              d: np.ndarray, partial: np.ndarray, starts: np.ndarray, packed: np.ndarray,
+              nmask: np.ndarray) -> np.ndarray:
+    """Which locations (query, start, end, dist; any order) stand for their runs at the read's e (qerr): every
+    one not `partial` (found with the read's e: a run at e already), and of the partial ones (found with fewer
+    edits) one per run at e they join into: the best of its parts (distance, span closest to the read length,
+    leftmost end). starts: Reference.starts. One kernel for the whole job: the numpy sorts, gathers and
+    searches around a pair kernel took as long as its pairs (ragout16, --best, 1,000,000 reads, -t 1)."""
+    return _run_heads(qcodes, qoff, qerr, q, s, e, d, partial, starts, packed, nmask)
 
 
 @njit(cache=True, nogil=True)
-def _joined_runs(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_end: np.ndarray,
-                 pair_a: np.ndarray, seq_lo: np.ndarray, packed: np.ndarray, nmask: np.ndarray, out: np.ndarray,
-                 k0: int, k1: int) -> None:
+def _run_heads(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray, s: np.ndarray, e: np.ndarray,
+               d: np.ndarray, partial: np.ndarray, starts: np.ndarray, packed: np.ndarray,
+               nmask: np.ndarray) -> np.ndarray:
+    """run_heads' scratch and its partial locations grouped by query (a counting sort); _heads does the rest."""
+    nq = qoff.size - 1
+    first = np.zeros(nq + 1, dtype=np.int64)
+    for i in range(q.size):
+        if partial[i]:
+            first[q[i] + 1] += 1
     m_max = 0
-    for k in range(k0, k1):
-        qi = loc_q[pair_a[k]]
-        m_max = max(m_max, qoff[qi + 1] - qoff[qi])
+    for qi in range(nq):
+        if first[qi + 1]:
+            m_max = max(m_max, qoff[qi + 1] - qoff[qi])
+        first[qi + 1] += first[qi]
+    order = np.empty(first[nq], dtype=np.int64)
+    at = first.copy()
+    for i in range(q.size):
+        if partial[i]:
+            order[at[q[i]]] = i
+            at[q[i]] += 1
+    keep = np.empty(q.size, dtype=np.bool_)
+    for i in range(q.size):
+        keep[i] = not partial[i]
     nw = (m_max + 63) >> 6
-    peq = np.empty(8 * (nw + 2), dtype=np.uint64)  # the scratch of every pair's _joined (not allocated per pair)
+    peq = np.empty(8 * (nw + 2), dtype=np.uint64)  # joined's scratch, once for every pair
     pv = np.empty(nw, dtype=np.uint64)
     mv = np.empty(nw, dtype=np.uint64)
-    for k in range(k0, k1):
-        i = pair_a[k]
-        qi = loc_q[i]
-        out[k] = _joined(qcodes, qoff[qi], qoff[qi + 1] - qoff[qi], qerr[qi >> 1], loc_end[i], loc_end[i + 1],
-                         seq_lo[k], packed, nmask, peq, pv, mv)
+    _heads(qcodes, qoff, qerr, s, e, d, first, order, starts, packed, nmask, peq, pv, mv, keep)
+    return keep
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _heads(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, s: np.ndarray, e: np.ndarray, d: np.ndarray,
+           first: np.ndarray, order: np.ndarray, starts: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+           peq: np.ndarray, pv: np.ndarray, mv: np.ndarray, keep: np.ndarray) -> None:
+    """Each query's partial locations (order[first[qi]:first[qi + 1]]) sorted by end (a few, nearly sorted:
+    insertion sort), neighbours on one sequence joined where every end between them is a hit, and each run's
+    best part kept."""
+    for qi in range(first.size - 1):
+        lo, hi = first[qi], first[qi + 1]
+        for t in range(lo + 1, hi):
+            x = order[t]
+            u = t
+            while u > lo and e[order[u - 1]] > e[x]:
+                order[u] = order[u - 1]
+                u -= 1
+            order[u] = x
+        m = qoff[qi + 1] - qoff[qi]
+        best = -1
+        for t in range(lo, hi):
+            b = order[t]
+            if best >= 0:
+                a = order[t - 1]
+                seq = sequence_of(starts, e[a] - 1)
+                if seq == sequence_of(starts, e[b] - 1) and joined(qcodes, qoff[qi], m, qerr[qi >> 1], e[a], e[b],
+                                                                    starts[seq], packed, nmask, peq, pv, mv):
+                    if d[b] < d[best] or (d[b] == d[best] and abs(e[b] - s[b] - m) < abs(e[best] - s[best] - m)):
+                        best = b
+                    continue
+                keep[best] = True
+            best = b
+        if best >= 0:
+            keep[best] = True
