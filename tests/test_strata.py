@@ -200,6 +200,35 @@ def test_round_0_is_tried_on_a_sample(rng, monkeypatch, kind, settles):
     assert at_0 == ([8, 32] if settles else [8])
 
 
+@pytest.mark.parametrize("kind", ["neighborhood", "fm"])
+@pytest.mark.parametrize("genome", ["repetitive", "tandem"])
+def test_done_reads_searched_again(rng, monkeypatch, kind, genome):
+    """Where only a few reads of a batch are done (RESEARCH), a round searches them again with the rest, each at
+    the stratum it needs, instead of copying the others' queries: the records stay all-mapping's, for every
+    kind of stop and strata."""
+    monkeypatch.setattr(strata, "ROUND0_SAMPLE", 8)
+    monkeypatch.setattr(strata, "RESEARCH", 1)  # any number of done reads is few enough
+    seqs = repetitive_genome(rng) if genome == "repetitive" else tandem_genome(rng)
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    engine = engine_of(kind, ref)
+    engine.round0_min = 1.01  # the trial's settled reads are done, the rest start at e = 1
+    sizes = []
+    search = engine.candidate_windows
+
+    def logged(qcodes, qoff, qerr, memo=None):
+        sizes.append(qerr.size)
+        return search(qcodes, qoff, qerr, memo)
+
+    engine.candidate_windows = logged
+    reads = sample_reads(rng, seqs, 40, (30, 90), 4)
+    for opts in (MapOptions(errors=4, best_only=True), MapOptions(errors=4, best_only=True, strata=1),
+                 MapOptions(errors=4, max_hits=2)):
+        sizes.clear()
+        early, full = both_ways(ref, engine, reads, opts)
+        assert early == full, opts
+        assert sizes[1] == 40  # the round after the trial: every read
+
+
 def test_subset_queries():
     codes = np.arange(20, dtype=np.uint8)
     off = np.array([0, 3, 6, 10, 14, 17, 20])

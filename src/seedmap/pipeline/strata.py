@@ -45,6 +45,10 @@ from seedmap.verify.runs import run_heads
 # A read settled by round 0 costs an e = 0 search instead of an e = 1 one; every other read pays both. 250 Mbp
 # human-like genome: 73 of 20,000 reads settled (0.4 %); ragout16 (16 related bacterial genomes): about half.
 ROUND0_SAMPLE = 128
+# A round searches the reads that are done again, each at the stratum it needs (the same locations), when they are
+# at most 1/RESEARCH of the batch: copying the open reads' queries costs about a twentieth of a search (ragout16,
+# --best, neighborhood: the copy after a trial that settled too few was 3 % of the workers' time).
+RESEARCH = 32
 
 
 def query_ids(reads: np.ndarray) -> np.ndarray:
@@ -106,6 +110,9 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
             open_ = open_[:ROUND0_SAMPLE]
         if open_.size == 0:
             break
+        done = n_reads - open_.size
+        if 0 < done and done * RESEARCH <= n_reads and not trial and searchable.all():
+            open_ = np.arange(n_reads)  # the few done (a trial's sample) searched again: cheaper than the copy below
         round_e = np.minimum(k, need[open_])
         if open_.size == n_reads:  # every read open (the first round): its queries as they are, no copy
             sub_codes, sub_off = qcodes, qoff
