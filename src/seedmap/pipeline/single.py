@@ -53,7 +53,7 @@ def prepare(opts: RunOptions, loaded: tuple[Reference, object, Engine] | None = 
     and the warnings for plans that lose sensitivity (a run's own: they warn once per read length)."""
     ref, ix, engine = loaded if loaded is not None else load_engine(opts)
     o = opts.engine
-    warn = GuaranteeWarnings(opts.map, engine.max_window, o.windows, o.step, o.fe, getattr(engine, "guarantee", None))
+    warn = GuaranteeWarnings(opts.map, engine.max_window, o.windows, o.step, o.fe, engine.guarantee)
     fmt = SamFormatter(ref, opts.read_group, bam=bam_records(opts.output), secondary_seq=opts.secondary_seq)
     return Setup(ref, ix, engine, fmt, warn)
 
