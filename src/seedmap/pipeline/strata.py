@@ -73,16 +73,15 @@ def _nth_dist(read: np.ndarray, dist: np.ndarray, n_reads: int, n: int) -> np.nd
     return out
 
 
-def _to_merge(n_reads: int, q: np.ndarray, d: np.ndarray, partial: np.ndarray, opts: MapOptions,
-              tie_rule: bool) -> np.ndarray:
+def _to_merge(q: np.ndarray, partial: np.ndarray, at_best: np.ndarray, opts: MapOptions, tie_rule: bool) -> np.ndarray:
     """Which of a round's locations found with fewer edits than e must be joined into whole runs now: all of
-    them for -n (it counts locations), those of reads with several at their best distance where a tie
-    decides the strata (parts of one run are one location); none otherwise (joined at the end)."""
+    them for -n (it counts locations), those of reads with several at their best distance (at_best, per read)
+    where a tie decides the strata (parts of one run are one location); none otherwise (joined at the end)."""
     if opts.max_hits > 0 and not opts.best_only:
         return partial
     if not tie_rule or not partial.any():
         return np.zeros(partial.size, dtype=np.bool_)
-    return partial & (best_and_ties(n_reads, q >> 1, d)[1] > 1)[q >> 1]
+    return partial & (at_best > 1)[q >> 1]
 
 
 def next_round(k: int) -> int:
@@ -127,17 +126,18 @@ def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, se
         q = 2 * open_[q >> 1] + (q & 1)  # back to the batch's query numbers
         clock.lap("verify")
         searched[open_] = round_e
-        merge = _to_merge(n_reads, q, d, partial, opts, tie_rule)
+        best, at_best = best_and_ties(n_reads, q >> 1, d)
+        merge = _to_merge(q, partial, at_best, opts, tie_rule)
         if merge.any():
             keep = run_heads(qcodes, qoff, qerr, q, s, e, d, merge, ref.starts, ref.packed, ref.nmask)
             q, s, e, d, partial = q[keep], s[keep], e[keep], d[keep], (partial & ~merge)[keep]
+            best, at_best = best_and_ties(n_reads, q >> 1, d)  # (joined parts count once)
             clock.lap("runs")
         # This round's locations (query, start, end, dist, partial) replace the open reads' earlier ones (a
         # search with more edits finds them all again), so only the open reads' strata can change.
         last[open_] = len(rounds)
         rounds.append((q, s, e, d, partial))
         read = q >> 1
-        best, at_best = best_and_ties(n_reads, read, d)
         stop = best if opts.best_only else _nth_dist(read, d, n_reads, opts.max_hits)
         known = (stop >= 0) & searchable
         extra = np.where(at_best > 1, *opts.extra_strata[::-1])
