@@ -203,3 +203,49 @@ def test_one_edit_windows_equal_the_oracle(seed, m, copies, n_rate):
     got = windows.verify(np.concatenate(reads), qoff, qerr, np.array(win_q), np.array(win, dtype=np.int64),
                          ref.packed, ref.nmask)
     assert [tuple(int(x) for x in row) for row in zip(*got, strict=True)] == sorted(want)
+
+
+@given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([3, 4, 5, 31, 32, 33, 64, 65, 100, 129]),
+       copies=st.integers(0, 6), n_rate=st.sampled_from([0.0, 0.0, 0.01]))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_two_edit_windows_equal_the_oracle(seed, m, copies, n_rate):
+    """verify.windows with reads searched at e = 2 (verify/two_edit.py on the packed read and reference) beside
+    reads at 0 to 3 in one call (the others' kernels per window): copies of the read with 1-3 edits of every kind
+    (two gaps in a row: the three-diagonal cases), homopolymer and periodic reads, windows of candidate size and
+    wider, at base 0 or 1 or holding an N (the columns' path): the oracle's locations of every window."""
+    rng = np.random.default_rng(seed)
+    kind = rng.integers(3)
+    if kind == 0:
+        q = np.full(m, int(rng.integers(4)), dtype=np.uint8)
+    elif kind == 1:
+        q = np.tile(rng.integers(0, 4, int(rng.integers(1, 4))).astype(np.uint8), m)[:m]
+    else:
+        q = rng.integers(0, 4, m).astype(np.uint8)
+    parts = [rng.integers(0, 4, int(rng.integers(0, 12))).astype(np.uint8)]
+    for _ in range(copies):
+        parts.append(q if rng.random() < 0.3 else mutate_acgt(rng, q, int(rng.integers(1, 4))))
+        parts.append(rng.integers(0, 4, int(rng.integers(0, 4))).astype(np.uint8))
+    parts.append(rng.integers(0, 4, m + 40).astype(np.uint8))
+    t = np.concatenate(parts)
+    t[rng.random(t.size) < n_rate] = 4
+    reads = [q, q[::-1].copy(), mutate_acgt(rng, q, 2), mutate_acgt(rng, q, 1)]
+    if n_rate:
+        reads[1][int(rng.integers(0, m))] = 4
+    qerr = np.array([2, int(rng.integers(0, 4))], dtype=np.int64)
+    ref = Reference.from_codes(["w"], [t])
+    win_q, win, want = [], [], []
+    for qi, read in enumerate(reads):
+        e = int(qerr[qi >> 1])
+        if read.size <= e:
+            continue
+        for ws, we in _windows_of(rng, t.size, read.size, 4):
+            win_q.append(qi)
+            win.append((ws, we, ws, we))
+            want += [(qi, s + ws, en + ws, d) for s, en, d in window_locations(read, t[ws:we], e)]
+    if not win_q:
+        return
+    qoff = np.zeros(len(reads) + 1, dtype=np.int64)
+    qoff[1:] = np.cumsum([r.size for r in reads])
+    got = windows.verify(np.concatenate(reads), qoff, qerr, np.array(win_q), np.array(win, dtype=np.int64),
+                         ref.packed, ref.nmask)
+    assert [tuple(int(x) for x in row) for row in zip(*got, strict=True)] == sorted(want)

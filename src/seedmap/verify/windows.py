@@ -15,8 +15,9 @@ from seedmap.ranges import expand_ranges
 from seedmap.spread import spread
 from seedmap.verify.bitvector import build_masks, window_locations
 from seedmap.verify.bulk import ALL, ONE, no_n
-from seedmap.verify.one_edit import one_edit_locations, ref_words
+from seedmap.verify.one_edit import one_edit_locations
 from seedmap.verify.packed import pack_read, ref_word
+from seedmap.verify.two_edit import ref_words2, two_edit_locations
 
 BLOCK = 64  # windows per block: scratch buffers are allocated once per block
 AHEAD = 4  # windows ahead whose reference is prefetched
@@ -105,31 +106,35 @@ def _verify_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: 
 
 
 @njit(cache=True, nogil=True)
-def _one_edit_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
+def _few_edit_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
                       win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray,
                       loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray,
                       loc_count: np.ndarray, b0: int, b1: int) -> None:
-    """e <= 1 (_verify_windows' arguments and results): one_edit.py on the packed read and reference; a window
-    with an N in it or its read, or at the reference's first base, by _verify_windows' columns."""
+    """_verify_windows' arguments and results, a window of a read searched with e <= 2 by one_edit.py (e <= 1) or
+    two_edit.py on the packed read and reference; a window with an N in it or its read, near the reference's first
+    base, or of a read searched with more edits, by _verify_windows' columns."""
     nw = win_q.size
     for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
         width, mmax = _scratch(qoff, win_q, win, lo, hi)
         words = np.empty((mmax + 31) >> 5, dtype=np.uint64)
         diag = np.empty(3 * (width + 3), dtype=np.int64)
-        rw = np.empty(ref_words(1, width + mmax), dtype=np.uint64)  # (enough for every m <= mmax)
+        facts = np.empty((width + 5, 5), dtype=np.int64)
+        masks = np.empty((width + 5, (mmax + 31) >> 5), dtype=np.uint64)
+        rw = np.empty(ref_words2(1, width + mmax), dtype=np.uint64)  # (enough for every m <= mmax, and one_edit's)
         peq, rpeq, rq, pv, mv, t, dcol, fb = _column_scratch(width, mmax)
-        _one_edit_block(lo, hi, qcodes, qoff, qerr, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist,
-                        loc_count, words, diag, rw, peq, rpeq, rq, pv, mv, t, dcol, fb)
+        _few_edit_block(lo, hi, qcodes, qoff, qerr, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist,
+                        loc_count, words, diag, facts, masks, rw, peq, rpeq, rq, pv, mv, t, dcol, fb)
 
 
 @njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts on the per-window slices (align._align_block)
-def _one_edit_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
+def _few_edit_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
                     win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray, loc_start: np.ndarray,
                     loc_end: np.ndarray, loc_dist: np.ndarray, loc_count: np.ndarray, words: np.ndarray,
-                    diag: np.ndarray, rw: np.ndarray, peq: np.ndarray, rpeq: np.ndarray, rq: np.ndarray,
-                    pv: np.ndarray, mv: np.ndarray, t: np.ndarray, dcol: np.ndarray, fb: np.ndarray) -> None:
-    """Windows [lo, hi) of _one_edit_windows, with a block's scratch."""
+                    diag: np.ndarray, facts: np.ndarray, masks: np.ndarray, rw: np.ndarray, peq: np.ndarray,
+                    rpeq: np.ndarray, rq: np.ndarray, pv: np.ndarray, mv: np.ndarray, t: np.ndarray, dcol: np.ndarray,
+                    fb: np.ndarray) -> None:
+    """Windows [lo, hi) of _few_edit_windows, with a block's scratch."""
     packed_for = -1  # the query in words (read_ok: it has no N)
     masks_for = -1  # the query in peq, rpeq
     read_ok = False
@@ -138,15 +143,19 @@ def _one_edit_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, qerr
         a = qoff[qi]
         m = qoff[qi + 1] - a
         e = qerr[qi >> 1]
-        if qi != packed_for:
+        if qi != packed_for and e <= 2:
             read_ok = pack_read(qcodes[a:a + m], words)
             packed_for = qi
         _prefetch_window(win, w, hi, packed, nmask)
         ws, we = win[w, 0], win[w, 1]
         s0, s1 = slot_off[w], slot_off[w + 1]
-        if read_ok and ws >= 1 and we > ws and no_n(nmask, ws, we):
-            k = one_edit_locations(words, m, e, packed, ws, we - ws, diag, rw, loc_start[s0:s1], loc_end[s0:s1],
-                                   loc_dist[s0:s1])
+        if e <= 2 and read_ok and ws >= max(e, 1) and we > ws and no_n(nmask, ws, we):
+            if e <= 1:
+                k = one_edit_locations(words, m, e, packed, ws, we - ws, diag, rw, loc_start[s0:s1], loc_end[s0:s1],
+                                       loc_dist[s0:s1])
+            else:
+                k = two_edit_locations(words, m, e, packed, ws, we - ws, facts, masks, rw, loc_start[s0:s1],
+                                       loc_end[s0:s1], loc_dist[s0:s1])
             for i in range(min(k, s1 - s0)):
                 loc_start[s0 + i] += ws
                 loc_end[s0 + i] += ws
@@ -272,10 +281,10 @@ def _run_exact(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np
     return out
 
 
-def _run_one_edit(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
-                  packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
-    """_run at e <= 1."""
-    return _spread_blocks(_one_edit_windows, qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
+def _run_few_edits(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
+                   packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
+    """_run where reads are searched with e <= 2 (the others' windows by its columns)."""
+    return _spread_blocks(_few_edit_windows, qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
 
 
 def _blocks(n: int) -> int:
@@ -318,13 +327,16 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
     each location lies in one window. Each window keeps up to SLOTS locations; the few windows that have
     more (repeats) are verified again with room for all of them: nothing is lost. `run` verifies windows
     into their slots (_run's arguments and results): this CPU kernel, or a GPU's twin; in --best's rounds at
-    e = 0 and e <= 1 the packed comparisons of _exact_windows and _one_edit_windows on the CPU (a few hundred
-    ns a window: less than a device's transfer of it).
+    e = 0 and e <= 1 the packed comparisons of _exact_windows and _few_edit_windows on the CPU (a few hundred
+    ns a window: less than a device's transfer of it), and on the CPU (run left as it is) those of
+    _few_edit_windows for the reads searched with e = 2 (-e 2, --best's round at 2 edits).
     """
     if qerr.size and qerr.max() == 0:
         run = _run_exact
     elif qerr.size and qerr.max() == 1:
-        run = _run_one_edit
+        run = _run_few_edits
+    elif qerr.size and run is _run and qerr.min() <= 2:
+        run = _run_few_edits
     cap = np.full(win_q.size, SLOTS, dtype=np.int64)
     slot_off, loc_start, loc_end, loc_dist, count = run(qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
     over = np.flatnonzero(count > cap)
