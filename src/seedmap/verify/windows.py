@@ -1,5 +1,6 @@
 """Verification of merged candidate windows on the CPU, blocks of them spread over threads (bitvector.py per
-window): the locations of each window's alignments. A device backend has its twin (backends/cuda/locations.py)."""
+window, or the packed comparisons of one_edit.py and two_edit.py for reads searched with e <= 2): the locations of
+each window's alignments. A device backend has its twin (backends/cuda/locations.py)."""
 
 from __future__ import annotations
 
@@ -74,67 +75,43 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
                     win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray,
                     loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray,
                     loc_count: np.ndarray, b0: int, b1: int) -> None:
-    """Blocks [b0, b1) of BLOCK windows: scratch per block, its windows verified by _verify_block."""
+    """Blocks [b0, b1) of BLOCK windows, scratch per block. A window of a read searched with e <= 2 is verified on the
+    packed read and reference by one_edit.py (e <= 1) or two_edit.py (a few hundred ns a window against a thousand
+    by columns); the others, and a window with an N in it or its read or at the reference's first bases, by
+    window_locations' bit-vector columns on the unpacked window (_by_columns)."""
     nw = win_q.size
     for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
         width, mmax = _scratch(qoff, win_q, win, lo, hi)
+        few = _few_edit_width(qoff, qerr, win_q, win, lo, hi)  # (the packed kernels' scratch: none for e >= 3)
+        words = np.empty((mmax + 31) >> 5, dtype=np.uint64)
+        diag = np.empty(3 * (few + 3), dtype=np.int64)
+        facts = np.empty((few + 5, 5), dtype=np.int64)
+        masks = np.empty((few + 5, (mmax + 31) >> 5), dtype=np.uint64)
+        rw = np.empty(ref_words2(1, few + mmax), dtype=np.uint64)  # (enough for every m <= mmax, and one_edit's)
         peq, rpeq, rq, pv, mv, t, dcol, fb = _column_scratch(width, mmax)
         _verify_block(lo, hi, qcodes, qoff, qerr, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist,
-                      loc_count, peq, rpeq, rq, pv, mv, t, dcol, fb)
+                        loc_count, words, diag, facts, masks, rw, peq, rpeq, rq, pv, mv, t, dcol, fb)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _few_edit_width(qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray, lo: int, hi: int) -> int:
+    """The widest window of windows [lo, hi) whose read is searched with e <= 2 (0 if none)."""
+    width = 0
+    for w in range(lo, hi):
+        if qerr[win_q[w] >> 1] <= 2:
+            width = max(width, win[w, 1] - win[w, 0])
+    return width
 
 
 @njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts on the per-window slices (align._align_block)
 def _verify_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
                   win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray, loc_start: np.ndarray,
-                  loc_end: np.ndarray, loc_dist: np.ndarray, loc_count: np.ndarray, peq: np.ndarray, rpeq: np.ndarray,
-                  rq: np.ndarray, pv: np.ndarray, mv: np.ndarray, t: np.ndarray, dcol: np.ndarray,
+                  loc_end: np.ndarray, loc_dist: np.ndarray, loc_count: np.ndarray, words: np.ndarray,
+                  diag: np.ndarray, facts: np.ndarray, masks: np.ndarray, rw: np.ndarray, peq: np.ndarray,
+                  rpeq: np.ndarray, rq: np.ndarray, pv: np.ndarray, mv: np.ndarray, t: np.ndarray, dcol: np.ndarray,
                   fb: np.ndarray) -> None:
-    """Windows [lo, hi) of _verify_windows, with a block's scratch (_column_scratch)."""
-    cur = -1
-    for w in range(lo, hi):
-        qi = win_q[w]
-        a = qoff[qi]
-        m = qoff[qi + 1] - a
-        if qi != cur:  # a query's windows are consecutive
-            build_masks(qcodes, a, m, peq, rpeq, rq)
-            cur = qi
-        _prefetch_window(win, w, hi, packed, nmask)
-        s0, s1 = slot_off[w], slot_off[w + 1]
-        loc_count[w] = _by_columns(peq, rpeq, m, qerr[qi >> 1], win, w, packed, nmask, t, pv, mv, dcol, fb,
-                                   loc_start[s0:s1], loc_end[s0:s1], loc_dist[s0:s1])
-
-
-@njit(cache=True, nogil=True)
-def _few_edit_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
-                      win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray,
-                      loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray,
-                      loc_count: np.ndarray, b0: int, b1: int) -> None:
-    """_verify_windows' arguments and results, a window of a read searched with e <= 2 by one_edit.py (e <= 1) or
-    two_edit.py on the packed read and reference; a window with an N in it or its read, near the reference's first
-    base, or of a read searched with more edits, by _verify_windows' columns."""
-    nw = win_q.size
-    for blk in range(b0, b1):
-        lo, hi = blk * BLOCK, min(nw, (blk + 1) * BLOCK)
-        width, mmax = _scratch(qoff, win_q, win, lo, hi)
-        words = np.empty((mmax + 31) >> 5, dtype=np.uint64)
-        diag = np.empty(3 * (width + 3), dtype=np.int64)
-        facts = np.empty((width + 5, 5), dtype=np.int64)
-        masks = np.empty((width + 5, (mmax + 31) >> 5), dtype=np.uint64)
-        rw = np.empty(ref_words2(1, width + mmax), dtype=np.uint64)  # (enough for every m <= mmax, and one_edit's)
-        peq, rpeq, rq, pv, mv, t, dcol, fb = _column_scratch(width, mmax)
-        _few_edit_block(lo, hi, qcodes, qoff, qerr, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist,
-                        loc_count, words, diag, facts, masks, rw, peq, rpeq, rq, pv, mv, t, dcol, fb)
-
-
-@njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts on the per-window slices (align._align_block)
-def _few_edit_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
-                    win: np.ndarray, packed: np.ndarray, nmask: np.ndarray, slot_off: np.ndarray, loc_start: np.ndarray,
-                    loc_end: np.ndarray, loc_dist: np.ndarray, loc_count: np.ndarray, words: np.ndarray,
-                    diag: np.ndarray, facts: np.ndarray, masks: np.ndarray, rw: np.ndarray, peq: np.ndarray,
-                    rpeq: np.ndarray, rq: np.ndarray, pv: np.ndarray, mv: np.ndarray, t: np.ndarray, dcol: np.ndarray,
-                    fb: np.ndarray) -> None:
-    """Windows [lo, hi) of _few_edit_windows, with a block's scratch."""
+    """Windows [lo, hi) of _verify_windows, with a block's scratch."""
     packed_for = -1  # the query in words (read_ok: it has no N)
     masks_for = -1  # the query in peq, rpeq
     read_ok = False
@@ -281,12 +258,6 @@ def _run_exact(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np
     return out
 
 
-def _run_few_edits(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray, win: np.ndarray,
-                   packed: np.ndarray, nmask: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, ...]:
-    """_run where reads are searched with e <= 2 (the others' windows by its columns)."""
-    return _spread_blocks(_few_edit_windows, qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
-
-
 def _blocks(n: int) -> int:
     return (n + BLOCK - 1) // BLOCK
 
@@ -327,16 +298,13 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
     each location lies in one window. Each window keeps up to SLOTS locations; the few windows that have
     more (repeats) are verified again with room for all of them: nothing is lost. `run` verifies windows
     into their slots (_run's arguments and results): this CPU kernel, or a GPU's twin; in --best's rounds at
-    e = 0 and e <= 1 the packed comparisons of _exact_windows and _few_edit_windows on the CPU (a few hundred
-    ns a window: less than a device's transfer of it), and on the CPU (run left as it is) those of
-    _few_edit_windows for the reads searched with e = 2 (-e 2, --best's round at 2 edits).
+    e = 0 and e <= 1 the packed comparisons of _exact_windows and _verify_windows on the CPU (a few hundred
+    ns a window: less than a device's transfer of it).
     """
     if qerr.size and qerr.max() == 0:
         run = _run_exact
     elif qerr.size and qerr.max() == 1:
-        run = _run_few_edits
-    elif qerr.size and run is _run and qerr.min() <= 2:
-        run = _run_few_edits
+        run = _run
     cap = np.full(win_q.size, SLOTS, dtype=np.int64)
     slot_off, loc_start, loc_end, loc_dist, count = run(qcodes, qoff, qerr, win_q, win, packed, nmask, cap)
     over = np.flatnonzero(count > cap)
