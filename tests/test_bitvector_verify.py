@@ -158,6 +158,51 @@ def _windows_of(rng: np.random.Generator, size: int, m: int, count: int) -> list
     return out
 
 
+def _copies_of_a_read(rng: np.random.Generator, m: int, copies: int, exact: float, most: int,
+                      n_rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """A read of m bases (a homopolymer, periodic or random) and a reference of `copies` copies of it, each exact
+    with probability `exact`, else with 1 to `most` edits, some back to back (runs), then m + 40 random bases; Ns at
+    n_rate."""
+    kind = rng.integers(3)
+    if kind == 0:
+        q = np.full(m, int(rng.integers(4)), dtype=np.uint8)
+    elif kind == 1:
+        q = np.tile(rng.integers(0, 4, int(rng.integers(1, 4))).astype(np.uint8), m)[:m]
+    else:
+        q = rng.integers(0, 4, m).astype(np.uint8)
+    parts = [rng.integers(0, 4, int(rng.integers(0, 12))).astype(np.uint8)]
+    for _ in range(copies):
+        parts.append(q if rng.random() < exact else mutate_acgt(rng, q, int(rng.integers(1, most + 1))))
+        parts.append(rng.integers(0, 4, int(rng.integers(0, 4))).astype(np.uint8))
+    parts.append(rng.integers(0, 4, m + 40).astype(np.uint8))
+    t = np.concatenate(parts)
+    t[rng.random(t.size) < n_rate] = 4
+    return q, t
+
+
+def _windows_equal_the_oracle(rng: np.random.Generator, reads: list[np.ndarray], qerr: np.ndarray,
+                              t: np.ndarray) -> None:
+    """verify.windows on up to 4 windows a read of t (_windows_of; query i searched with qerr[i // 2]) gives the
+    oracle's locations of every window."""
+    ref = Reference.from_codes(["w"], [t])
+    win_q, win, want = [], [], []
+    for qi, read in enumerate(reads):
+        e = int(qerr[qi >> 1])
+        if read.size <= e:
+            continue
+        for ws, we in _windows_of(rng, t.size, read.size, 4):
+            win_q.append(qi)
+            win.append((ws, we, ws, we))
+            want += [(qi, s + ws, en + ws, d) for s, en, d in window_locations(read, t[ws:we], e)]
+    if not win_q:
+        return
+    qoff = np.zeros(len(reads) + 1, dtype=np.int64)
+    qoff[1:] = np.cumsum([r.size for r in reads])
+    got = windows.verify(np.concatenate(reads), qoff, qerr, np.array(win_q), np.array(win, dtype=np.int64),
+                         ref.packed, ref.nmask)
+    assert [tuple(int(x) for x in row) for row in zip(*got, strict=True)] == sorted(want)
+
+
 @given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([2, 3, 5, 31, 32, 33, 64, 100, 129]),
        copies=st.integers(0, 6), n_rate=st.sampled_from([0.0, 0.0, 0.01]))
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -167,42 +212,12 @@ def test_one_edit_windows_equal_the_oracle(seed, m, copies, n_rate):
     run), windows of candidate size and wider, one at base 0 or holding an N (the columns' path), reads
     searched at e = 1 and e = 0 in one call: the oracle's locations of every window, slots overflowing too."""
     rng = np.random.default_rng(seed)
-    kind = rng.integers(3)
-    if kind == 0:
-        q = np.full(m, int(rng.integers(4)), dtype=np.uint8)
-    elif kind == 1:
-        q = np.tile(rng.integers(0, 4, int(rng.integers(1, 4))).astype(np.uint8), m)[:m]
-    else:
-        q = rng.integers(0, 4, m).astype(np.uint8)
-    parts = [rng.integers(0, 4, int(rng.integers(0, 12))).astype(np.uint8)]
-    for _ in range(copies):
-        parts.append(q if rng.random() < 0.4 else mutate_acgt(rng, q, int(rng.integers(1, 3))))
-        parts.append(rng.integers(0, 4, int(rng.integers(0, 4))).astype(np.uint8))
-    parts.append(rng.integers(0, 4, m + 40).astype(np.uint8))
-    t = np.concatenate(parts)
-    t[rng.random(t.size) < n_rate] = 4
+    q, t = _copies_of_a_read(rng, m, copies, 0.4, 2, n_rate)
     other = mutate_acgt(rng, q, 1)[:m] if m > 2 else q.copy()
     reads = [q, q[::-1].copy(), other, other[::-1].copy()]
     if n_rate:
         reads[1][int(rng.integers(0, m))] = 4
-    qerr = np.array([1, int(rng.integers(0, 2))], dtype=np.int64)
-    ref = Reference.from_codes(["w"], [t])
-    win_q, win, want = [], [], []
-    for qi, read in enumerate(reads):
-        e = int(qerr[qi >> 1])
-        if read.size <= e:
-            continue
-        for ws, we in _windows_of(rng, t.size, read.size, 4):
-            win_q.append(qi)
-            win.append((ws, we, ws, we))
-            want += [(qi, s + ws, en + ws, d) for s, en, d in window_locations(read, t[ws:we], e)]
-    if not win_q:
-        return
-    qoff = np.zeros(len(reads) + 1, dtype=np.int64)
-    qoff[1:] = np.cumsum([r.size for r in reads])
-    got = windows.verify(np.concatenate(reads), qoff, qerr, np.array(win_q), np.array(win, dtype=np.int64),
-                         ref.packed, ref.nmask)
-    assert [tuple(int(x) for x in row) for row in zip(*got, strict=True)] == sorted(want)
+    _windows_equal_the_oracle(rng, reads, np.array([1, int(rng.integers(0, 2))], dtype=np.int64), t)
 
 
 @given(seed=st.integers(0, 2**32 - 1), m=st.sampled_from([3, 4, 5, 31, 32, 33, 64, 65, 100, 129]),
@@ -212,40 +227,11 @@ def test_two_edit_windows_equal_the_oracle(seed, m, copies, n_rate):
     """verify.windows with reads searched at e = 2 (verify/two_edit.py on the packed read and reference) beside
     reads at 0 to 3 in one call (the others' kernels per window): copies of the read with 1-3 edits of every kind
     (two gaps in a row: the three-diagonal cases), homopolymer and periodic reads, windows of candidate size and
-    wider, at base 0 or 1 or holding an N (the columns' path): the oracle's locations of every window."""
+    wider, at base 0 or 1 or holding an N (the columns' path): the oracle's locations of every window. Each cost
+    case of two_edit switched off in turn made this fail."""
     rng = np.random.default_rng(seed)
-    kind = rng.integers(3)
-    if kind == 0:
-        q = np.full(m, int(rng.integers(4)), dtype=np.uint8)
-    elif kind == 1:
-        q = np.tile(rng.integers(0, 4, int(rng.integers(1, 4))).astype(np.uint8), m)[:m]
-    else:
-        q = rng.integers(0, 4, m).astype(np.uint8)
-    parts = [rng.integers(0, 4, int(rng.integers(0, 12))).astype(np.uint8)]
-    for _ in range(copies):
-        parts.append(q if rng.random() < 0.3 else mutate_acgt(rng, q, int(rng.integers(1, 4))))
-        parts.append(rng.integers(0, 4, int(rng.integers(0, 4))).astype(np.uint8))
-    parts.append(rng.integers(0, 4, m + 40).astype(np.uint8))
-    t = np.concatenate(parts)
-    t[rng.random(t.size) < n_rate] = 4
+    q, t = _copies_of_a_read(rng, m, copies, 0.3, 3, n_rate)
     reads = [q, q[::-1].copy(), mutate_acgt(rng, q, 2), mutate_acgt(rng, q, 1)]
     if n_rate:
         reads[1][int(rng.integers(0, m))] = 4
-    qerr = np.array([2, int(rng.integers(0, 4))], dtype=np.int64)
-    ref = Reference.from_codes(["w"], [t])
-    win_q, win, want = [], [], []
-    for qi, read in enumerate(reads):
-        e = int(qerr[qi >> 1])
-        if read.size <= e:
-            continue
-        for ws, we in _windows_of(rng, t.size, read.size, 4):
-            win_q.append(qi)
-            win.append((ws, we, ws, we))
-            want += [(qi, s + ws, en + ws, d) for s, en, d in window_locations(read, t[ws:we], e)]
-    if not win_q:
-        return
-    qoff = np.zeros(len(reads) + 1, dtype=np.int64)
-    qoff[1:] = np.cumsum([r.size for r in reads])
-    got = windows.verify(np.concatenate(reads), qoff, qerr, np.array(win_q), np.array(win, dtype=np.int64),
-                         ref.packed, ref.nmask)
-    assert [tuple(int(x) for x in row) for row in zip(*got, strict=True)] == sorted(want)
+    _windows_equal_the_oracle(rng, reads, np.array([2, int(rng.integers(0, 4))], dtype=np.int64), t)

@@ -63,6 +63,25 @@ def ref_words(m: int, n: int) -> int:
     return ((n - m + 2) >> 5) + ((m + 31) >> 5) + 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def next_end(d: int, s: int, j: int, m: int, e: int, run_least: int, best_s: int, best_j: int, k: int,
+             loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray) -> tuple[int, int, int, int]:
+    """End j (distance d, start s) after ends j - 1, j - 2, ...: the run so far (its least distance, -1 outside a
+    run, and its best end and start: least distance, then span closest to m, then leftmost) and the locations k
+    written so far (at most len(loc_start)); j one past the window closes the last run (d > e)."""
+    if d <= e:
+        if run_least < 0 or d < run_least or (d == run_least and abs(j - s - m) < abs(best_j - best_s - m)):
+            run_least, best_s, best_j = d, s, j
+    elif run_least >= 0:  # the run ended at j - 1
+        if k < loc_start.size:
+            loc_start[k] = best_s
+            loc_end[k] = best_j
+            loc_dist[k] = run_least
+        k += 1
+        run_least = -1
+    return run_least, best_s, best_j, k
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def one_edit_locations(words: np.ndarray, m: int, e: int, packed: np.ndarray, ws: int, n: int, diag: np.ndarray,
                        rw: np.ndarray, loc_start: np.ndarray, loc_end: np.ndarray, loc_dist: np.ndarray) -> int:
@@ -82,7 +101,6 @@ def one_edit_locations(words: np.ndarray, m: int, e: int, packed: np.ndarray, ws
         lcp[i] = first
         lcs[i] = m - 1 - last
         ham[i] = count
-    cap = loc_start.size
     k = 0
     run_least = -1  # the current run's least distance, -1 outside a run
     best_s, best_j = 0, 0
@@ -104,14 +122,6 @@ def one_edit_locations(words: np.ndarray, m: int, e: int, packed: np.ndarray, ws
                 s = j - m + 1
             else:
                 s = j - m - 1
-        if d <= e:
-            if run_least < 0 or d < run_least or (d == run_least and abs(j - s - m) < abs(best_j - best_s - m)):
-                run_least, best_s, best_j = d, s, j
-        elif run_least >= 0:  # the run ended at j - 1
-            if k < cap:
-                loc_start[k] = best_s
-                loc_end[k] = best_j
-                loc_dist[k] = run_least
-            k += 1
-            run_least = -1
+        run_least, best_s, best_j, k = next_end(d, s, j, m, e, run_least, best_s, best_j, k, loc_start, loc_end,
+                                                loc_dist)
     return k

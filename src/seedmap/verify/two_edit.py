@@ -25,9 +25,9 @@ from numba import njit
 
 from seedmap.intrinsics import leading_zeros, popcount, trailing_zeros
 from seedmap.verify.bulk import ALL, ONE
+from seedmap.verify.one_edit import ODD, next_end
 from seedmap.verify.packed import ref_word
 
-ODD = np.uint64(0x5555555555555555)  # the low bit of every base's two
 F1, F2, L1, L2, H = range(5)  # the columns of a diagonal's row of facts
 
 
@@ -157,7 +157,6 @@ def two_edit_locations(words: np.ndarray, m: int, e: int, packed: np.ndarray, ws
         rw[k] = ref_word(packed, ws - 2 + (k << 5))
     for i in range(nd):
         _facts(words, m, rw, i, masks, facts)
-    cap = loc_start.size
     k = 0
     run_least = -1  # the current run's least distance, -1 outside a run
     best_s, best_j = 0, 0
@@ -171,14 +170,6 @@ def two_edit_locations(words: np.ndarray, m: int, e: int, packed: np.ndarray, ws
                     c = _cost(facts, masks, m, e, st, delta)
                     if c < d:
                         d, s = c, st
-        if d <= e:
-            if run_least < 0 or d < run_least or (d == run_least and abs(j - s - m) < abs(best_j - best_s - m)):
-                run_least, best_s, best_j = d, s, j
-        elif run_least >= 0:  # the run ended at j - 1
-            if k < cap:
-                loc_start[k] = best_s
-                loc_end[k] = best_j
-                loc_dist[k] = run_least
-            k += 1
-            run_least = -1
+        run_least, best_s, best_j, k = next_end(d, s, j, m, e, run_least, best_s, best_j, k, loc_start, loc_end,
+                                                loc_dist)
     return k
