@@ -16,6 +16,11 @@ The outer parts are taken as long as they reach (i up to F1 or F2 of s, k from L
 leaves the least middle part to check. D(j) is the least cost over the spans and S(j), the largest start reaching it,
 the least delta that does. A diagonal's bases outside [s, j) are read (the window's neighbours) but never decide: the
 parts of an alignment lie inside it, and a mismatch outside them only bounds i or k where the span bounds it anyway.
+
+-e 2 on ragout16 (16 bacterial genomes, 1,000,000 reads, -t 2): the verify stage 2.22 -> 1.36 CPU s against
+window_locations' bit-vector columns. The same method for e = 3 (up to three gaps: F1-F3, L1-L3, every way of
+spreading the mismatches over the parts, two middle parts meeting) found the same locations but made some thirty
+checks an end: verify 4.0 s against the columns' 2.4 s at -e 3, and 2.0 s at -e 2. So e = 3 stays with the columns.
 """
 
 from __future__ import annotations

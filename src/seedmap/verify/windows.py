@@ -91,7 +91,7 @@ def _verify_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_
         rw = np.empty(ref_words2(1, few + mmax), dtype=np.uint64)  # (enough for every m <= mmax, and one_edit's)
         peq, rpeq, rq, pv, mv, t, dcol, fb = _column_scratch(width, mmax)
         _verify_block(lo, hi, qcodes, qoff, qerr, win_q, win, packed, nmask, slot_off, loc_start, loc_end, loc_dist,
-                        loc_count, words, diag, facts, masks, rw, peq, rpeq, rq, pv, mv, t, dcol, fb)
+                      loc_count, words, diag, facts, masks, rw, peq, rpeq, rq, pv, mv, t, dcol, fb)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -298,8 +298,9 @@ def verify(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.nda
     each location lies in one window. Each window keeps up to SLOTS locations; the few windows that have
     more (repeats) are verified again with room for all of them: nothing is lost. `run` verifies windows
     into their slots (_run's arguments and results): this CPU kernel, or a GPU's twin; in --best's rounds at
-    e = 0 and e <= 1 the packed comparisons of _exact_windows and _verify_windows on the CPU (a few hundred
-    ns a window: less than a device's transfer of it).
+    e = 0 and e <= 1 the packed comparisons of _exact_windows and _verify_windows on the CPU even with a GPU's
+    (a few hundred ns a window: less than a device's transfer of it). On the CPU, _verify_windows also compares
+    packed the windows of reads searched with e = 2 (two_edit.py); a GPU verifies those itself.
     """
     if qerr.size and qerr.max() == 0:
         run = _run_exact
