@@ -16,7 +16,8 @@ seedmap --best is also compared record for record with the all-mapping SAM filte
 engine's, and a --best run's speed is given against its own engine's all-mapping (other tools': the first
 engine's). Every tool gets the same thread count. One more row, the first engine's all-mapping at -e 1, is the
 floor of any --best run: a read whose best location is unique needs the stratum after it searched for its MAPQ,
-so --best searches every read with at least 1 edit (its completeness is that of an e = 1 search).
+so --best searches every read with at least 1 edit but those tied at 0 (the row's completeness is that of an e = 1
+search).
 
     python benchmarks/best.py --reads 1000000 -t 2       # needs bwa bowtie2 seqan-apps ragout-examples
 """
