@@ -43,22 +43,16 @@ def joined(qcodes: np.ndarray, a: int, m: int, e: int, end_a: int, end_b: int, s
     return every_end_hits(peq, m, e, packed, nmask, lo, end_a - lo, end_b - lo, pv, mv)
 
 
+@njit(cache=True, nogil=True)
 def run_heads(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray, s: np.ndarray, e: np.ndarray,
               d: np.ndarray, partial: np.ndarray, starts: np.ndarray, packed: np.ndarray,
               nmask: np.ndarray) -> np.ndarray:
     """Which locations (query, start, end, dist; any order) stand for their runs at the read's e (qerr): every
     one not `partial` (found with the read's e: a run at e already), and of the partial ones (found with fewer
     edits) one per run at e they join into: the best of its parts (distance, span closest to the read length,
-    leftmost end). starts: Reference.starts. One kernel for the whole job: the numpy sorts, gathers and
-    searches around a pair kernel took as long as its pairs (ragout16, --best, 1,000,000 reads, -t 1)."""
-    return _run_heads(qcodes, qoff, qerr, q, s, e, d, partial, starts, packed, nmask)
-
-
-@njit(cache=True, nogil=True)
-def _run_heads(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q: np.ndarray, s: np.ndarray, e: np.ndarray,
-               d: np.ndarray, partial: np.ndarray, starts: np.ndarray, packed: np.ndarray,
-               nmask: np.ndarray) -> np.ndarray:
-    """run_heads' scratch and its partial locations grouped by query (a counting sort); _heads does the rest."""
+    leftmost end). starts: Reference.starts. One kernel for the whole job (the numpy sorts, gathers and searches
+    around a pair kernel took as long as its pairs: ragout16, --best, 1,000,000 reads, -t 1): here the scratch and
+    the partial locations grouped by query (a counting sort); _heads does the rest."""
     nq = qoff.size - 1
     first = np.zeros(nq + 1, dtype=np.int64)
     for i in range(q.size):
