@@ -19,6 +19,7 @@ from seedmap.io.reads import make_batch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
 from seedmap.options import PairOptions
+from seedmap.paired import rescue as rescue_module
 from seedmap.paired.insert_size import InsertModel
 from seedmap.pipeline import MapOptions, SamFormatter
 from seedmap.pipeline.pair_stages import map_pair_batch
@@ -228,10 +229,12 @@ def test_pysam_reads_pairs(rng, tmp_path):
             assert mate.is_proper_pair and r.template_length == -mate.template_length != 0
 
 
+@pytest.mark.parametrize("best_only", [False, True])
 @pytest.mark.parametrize("subs", [2, 3, 4])
-def test_unpaired_penalty(rng, subs):
+def test_unpaired_penalty(rng, subs, best_only):
     """Mate 2 has an exact copy far away and a copy with `subs` substitutions at the proper distance:
-    the proper pair wins while it costs at most the penalty (3) more than the best single locations."""
+    the proper pair wins while it costs at most the penalty (3) more than the best single locations. --best
+    searches mate 2 only near its best (0 edits): the proper copy is found near mate 1 (pair_strata.py)."""
     e, m = 5, 60
     g = random_genome(rng, 6000)
     ref = Reference.from_codes(["g"], [g])
@@ -241,12 +244,12 @@ def test_unpaired_penalty(rng, subs):
         copy[k] = (copy[k] + 1) % 4
     g[1100:1100 + m] = copy
     ref = Reference.from_codes(["g"], [g])
-    recs = run_pairs(ref, [(g[1000:1000 + m], b)], e, PairOptions(unpaired_penalty=3))
+    recs = run_pairs(ref, [(g[1000:1000 + m], b)], e, PairOptions(unpaired_penalty=3), best_only=best_only)
     prim = {int(f[1]) & 192: f for f in recs if not int(f[1]) & 256}
     proper = subs <= 3
     assert bool(int(prim[128][1]) & 2) == proper == bool(int(prim[64][1]) & 2)
     assert int(prim[128][3]) == (1101 if proper else 4501)
-    assert len(recs) == 3  # mate 2's other copy is a secondary
+    assert len(recs) == (2 if best_only and not proper else 3)  # mate 2's other copy: a secondary (--best: at 0)
 
 
 def test_insert_size_estimate_and_parse(rng):
@@ -301,10 +304,10 @@ def test_proper_insert_boundaries():
     assert kernel(100, 150, 0, False, 50, 100, 0, True, 1, 1, 500) == 100
 
 
-@pytest.mark.parametrize("opts", [{"best_only": True}, {"max_hits": 2}, {"best_only": True, "max_hits": 1}])
+@pytest.mark.parametrize("opts", [{"max_hits": 2}, {"best_only": True, "max_hits": 1}])
 def test_best_and_n_for_pairs(rng, opts):
-    """Paired --best / -n keep the full search (README): each mate's records are its primary location, then
-    its other locations of its best stratum (--best), at most N in all (-n), in the all-mapping order."""
+    """Paired -n keeps the full search: each mate's records are its primary location, then its other locations
+    (of its best stratum with --best), at most N in all, in the all-mapping order."""
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
     pairs = simulate_pairs(rng, seqs, 60, 50, "fr", 4)
@@ -331,3 +334,54 @@ def test_best_and_n_for_pairs(rng, opts):
         assert got[0][4] == recs[0][4]  # the primary's MAPQ does not depend on the cut
         dropped += len(recs) - len(got)
     assert dropped > 0
+
+
+def paralogs(rng: np.random.Generator, copies: int = 10, size: int = 260) -> list[np.ndarray]:
+    """Copies of one segment, each with 0-4 substitutions, apart by more than a fragment: a mate's best copy is
+    often not its origin, so its proper pair lies a few strata beyond the best single locations."""
+    seg = random_genome(rng, size)
+    parts = [random_genome(rng, 400)]
+    for _ in range(copies):
+        copy = seg.copy()
+        for k in rng.integers(0, size, int(rng.integers(0, 5))):
+            copy[k] = (copy[k] + rng.integers(1, 4)) % 4
+        parts += [copy, random_genome(rng, int(rng.integers(300, 500)))]
+    return [np.concatenate(parts)]
+
+
+@pytest.mark.parametrize("penalty", [1, 3])
+@pytest.mark.parametrize("genome", ["random", "repetitive", "paralogs"])
+def test_best_pairs_choose_as_all_mapping(rng, monkeypatch, genome, penalty):
+    """Paired --best searches each mate only as deep as its pair needs (pair_strata.py), yet chooses the primary
+    pair the all-mapping search chooses (locations, proper flag), and writes the records of a search to e filtered
+    alike (--no-early-stop); each mate's records are its primary, then its other locations at its best distance.
+    Exact while every read has at most MAX_ANCHORS locations without a partner: here it is raised to all."""
+    monkeypatch.setattr(rescue_module, "MAX_ANCHORS", 1 << 20)
+    e, m = 3, 50
+    seqs = {"repetitive": repetitive_genome, "paralogs": paralogs}.get(
+        genome, lambda rng: [random_genome(rng, 3000), random_genome(rng, 900)])(rng)
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    pairs = simulate_pairs(rng, seqs, 80, m, "fr", e + 1)
+    popts = PairOptions(rescue_edits=0, unpaired_penalty=penalty)
+    full = run_pairs(ref, pairs, e, popts)
+    best = run_pairs(ref, pairs, e, popts, best_only=True)
+    assert best == run_pairs(ref, pairs, e, popts, best_only=True, early_stop=False)
+
+    def mates(recs: list[list[str]]) -> dict:
+        out: dict = {}
+        for f in recs:
+            out.setdefault((f[0], int(f[1]) & 192), []).append(f)
+        return out
+
+    full_m, best_m = mates(full), mates(best)
+    assert full_m.keys() == best_m.keys()
+    proper = 0
+    for key, recs in full_m.items():
+        got = best_m[key]
+        assert [int(f[1]) & ~256 for f in got[:1]] == [int(recs[0][1])]  # flags: proper, strands, mate unmapped
+        assert got[0][2:4] + got[0][6:9] == recs[0][2:4] + recs[0][6:9], key  # the pair: places, TLEN
+        proper += int(recs[0][1]) & 2 > 0
+        nm = [int(tags(f).get("NM", -1)) for f in recs]
+        want = {tuple(f[1:4]) for i, f in enumerate(recs) if i == 0 or nm[i] == min(nm)}
+        assert {tuple(f[1:4]) for f in got} == want, key
+    assert proper > 20

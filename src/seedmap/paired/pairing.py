@@ -12,6 +12,8 @@ insert bound of a mate-1 location are found by binary search, so a pair costs O(
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -44,39 +46,89 @@ def proper_insert(sa: int, ea: int, ra: int, rev_a: bool, sb: int, eb: int, rb: 
     return ins if ok else -1
 
 
-def choose_pairs(off: np.ndarray, ls: np.ndarray, le: np.ndarray, ld: np.ndarray, lrev: np.ndarray,
-                 lref: np.ndarray, se_best: np.ndarray, edits: np.ndarray, orient: int, lo: int, hi: int,
-                 mean: float, penalty: int, ratio: float, unseen: float, chosen: np.ndarray, proper: np.ndarray,
-                 mapq: np.ndarray, partner_w: np.ndarray) -> None:
-    """Per pair p (reads 2p, 2p + 1; read r's locations are off[r]:off[r + 1], sorted by start):
-    chosen[r] = the primary location of r or -1, proper[p], mapq[r]. partner_w: scratch, one per
-    location (each pair touches only its own)."""
-    spread(off.size // 2, lambda p0, p1: _choose_pairs(off, ls, le, ld, lrev, lref, se_best, edits, orient, lo, hi,
-                                                       mean, penalty, ratio, unseen, chosen, proper, mapq, partner_w,
-                                                       p0, p1), grain=64)
+class MateLocations(NamedTuple):
+    """Every location of a pair batch's reads (2p, 2p + 1: the mates of pair p), read r's at off[r]:off[r + 1]
+    sorted by start: start, end (exclusive), dist, rev (reverse strand), ref_id (its sequence)."""
+
+    off: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    dist: np.ndarray
+    rev: np.ndarray
+    ref_id: np.ndarray
+
+
+class Library(NamedTuple):
+    """The library's orientation (ORIENTATIONS), the proper fragment lengths lo..hi and their mean."""
+
+    orient: int
+    lo: int
+    hi: int
+    mean: float
+
+
+class PairWeights(NamedTuple):
+    """The weights of the pairs' posterior (mapq.py): one more edit costs `ratio`, an improper pair `penalty`
+    edits, an origin beyond the edits searched weighs `unseen`."""
+
+    penalty: int
+    ratio: float
+    unseen: float
+
+
+class PairChoice(NamedTuple):
+    """Per read: chosen (its primary location, -1: none) and mapq; per pair: proper, and delta, the edits of its
+    best proper pair beyond its mates' best single locations (-1: no proper pair); per location: partnered,
+    whether it forms a proper pair with any location of its mate."""
+
+    chosen: np.ndarray
+    proper: np.ndarray
+    mapq: np.ndarray
+    delta: np.ndarray
+    partnered: np.ndarray
+
+
+def choose_pairs(loc: MateLocations, se_best: np.ndarray, edits: np.ndarray, lib: Library, w: PairWeights,
+                 unseen_pair: np.ndarray) -> PairChoice:
+    """Per pair p (reads 2p, 2p + 1): its primary locations, proper flag, MAPQ (module notes). se_best: per read,
+    its best single location (-1: none); edits: per read, the edits searched; unseen_pair: per pair, the weight
+    of proper pairs its search cannot have seen (a stratified search's, else 0)."""
+    n = loc.off.size - 1
+    out = PairChoice(np.empty(n, dtype=np.int64), np.empty(n // 2, dtype=np.bool_), np.empty(n, dtype=np.int64),
+                     np.empty(n // 2, dtype=np.int64), np.empty(loc.start.size, dtype=np.bool_))
+    partner_w = np.empty(loc.start.size, dtype=np.float64)  # scratch, one per location (a pair touches its own)
+    spread(n // 2, lambda p0, p1: _choose_pairs(loc, se_best, edits, lib, w, unseen_pair, out, partner_w, p0, p1),
+           grain=64)
+    return out
 
 
 @njit(cache=True, nogil=True)
-def _choose_pairs(off: np.ndarray, ls: np.ndarray, le: np.ndarray, ld: np.ndarray, lrev: np.ndarray,
-                  lref: np.ndarray, se_best: np.ndarray, edits: np.ndarray, orient: int, lo: int, hi: int,
-                  mean: float, penalty: int, ratio: float, unseen: float, chosen: np.ndarray, proper: np.ndarray,
-                  mapq: np.ndarray, partner_w: np.ndarray, p0: int, p1: int) -> None:
+def _choose_pairs(loc: MateLocations, se_best: np.ndarray, edits: np.ndarray, lib: Library, w: PairWeights,
+                  unseen_pair: np.ndarray, out: PairChoice, partner_w: np.ndarray, p0: int, p1: int) -> None:
     """choose_pairs of pairs [p0, p1)."""
+    off, ls, le, ld, lrev, lref = loc
+    ratio, penalty = w.ratio, w.penalty
+    chosen, mapq = out.chosen, out.mapq
     ru = ratio ** penalty
     for p in range(p0, p1):
         a, b = 2 * p, 2 * p + 1
         a0, a1, b0, b1 = off[a], off[a + 1], off[b], off[b + 1]
         chosen[a] = se_best[a]
         chosen[b] = se_best[b]
-        proper[p] = False
+        out.proper[p] = False
+        out.delta[p] = -1
+        for i in range(a0, a1):
+            out.partnered[i] = False
+        for j in range(b0, b1):
+            out.partnered[j] = False
         if a0 == a1 and b0 == b1:
             mapq[a] = 0
             mapq[b] = 0
             continue
         ba = ld[se_best[a]] if a1 > a0 else 0
         bb = ld[se_best[b]] if b1 > b0 else 0
-        sa_w = unseen * ratio ** (edits[a] + 1 - ba)
-        sb_w = unseen * ratio ** (edits[b] + 1 - bb)
+        sa_w = w.unseen * ratio ** (edits[a] + 1 - ba)
+        sb_w = w.unseen * ratio ** (edits[b] + 1 - bb)
         for i in range(a0, a1):
             sa_w += ratio ** (ld[i] - ba)
             partner_w[i] = 0.0
@@ -87,25 +139,31 @@ def _choose_pairs(off: np.ndarray, ls: np.ndarray, le: np.ndarray, ld: np.ndarra
         proper_w = 0.0
         bi, bj, bdelta, bdev = -1, -1, 0, 0.0
         for i in range(a0, a1):
-            j = b0 + np.searchsorted(ls[b0:b1], ls[i] - hi)
-            while j < b1 and ls[j] <= ls[i] + hi:
-                ins = proper_insert(ls[i], le[i], lref[i], lrev[i], ls[j], le[j], lref[j], lrev[j], orient, lo, hi)
+            j = b0 + np.searchsorted(ls[b0:b1], ls[i] - lib.hi)
+            while j < b1 and ls[j] <= ls[i] + lib.hi:
+                ins = proper_insert(ls[i], le[i], lref[i], lrev[i], ls[j], le[j], lref[j], lrev[j], lib.orient,
+                                    lib.lo, lib.hi)
                 if ins >= 0:
                     wi = ratio ** (ld[i] - ba)
                     wj = ratio ** (ld[j] - bb)
                     proper_w += wi * wj
                     partner_w[i] += wj
                     partner_w[j] += wi
+                    out.partnered[i] = True
+                    out.partnered[j] = True
                     delta = ld[i] - ba + ld[j] - bb
-                    dev = abs(ins - mean)
+                    dev = abs(ins - lib.mean)
                     if bi < 0 or delta < bdelta or (delta == bdelta and dev < bdev):
                         bi, bj, bdelta, bdev = i, j, delta, dev
                 j += 1
+        if bi >= 0:
+            out.delta[p] = bdelta
         if bi >= 0 and bdelta <= penalty:
             chosen[a] = bi
             chosen[b] = bj
-            proper[p] = True
-        z = ru * sa_w * sb_w + (1.0 - ru) * proper_w
+            out.proper[p] = True
+        # An unseen proper pair competes with every seen one (it may hold either mate's chosen location or not).
+        z = ru * sa_w * sb_w + (1.0 - ru) * proper_w + unseen_pair[p]
         mapq[a] = _mate_mapq(chosen[a], a0, a1, ba, sb_w, ld, partner_w, ratio, ru, z)
         mapq[b] = _mate_mapq(chosen[b], b0, b1, bb, sa_w, ld, partner_w, ratio, ru, z)
 

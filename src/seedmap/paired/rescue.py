@@ -1,11 +1,17 @@
-"""Mate rescue: a mate without locations is searched, with more edits, where its mate implies.
+"""Mate rescue and the search near the partner: a mate is looked for only in the window its mate's location implies.
 
-The search within e is fully sensitive, so a mate without locations has none within e anywhere. Rescue
+Rescue: the search within e is fully sensitive, so a mate without locations has none within e anywhere. Rescue
 (as in bwa) looks for it with `--rescue-edits` (default 10% of its length) only in the window a best
 location of its mate implies: the other strand for fr/rf (the same for ff), within the insert bound
-`hi` of the anchor. Each (anchor, mate) task runs the semi-global verifier over the window and keeps
-the best location that forms a proper pair (fewest edits, then insert closest to the mean, then
-leftmost). Rescued locations have more than e edits; they are reported like any other location.
+`hi` of the anchor. Rescued locations have more than e edits; they are reported like any other location.
+
+Near the partner (paired --best, pipeline/pair_strata.py): a stratified search finds each mate's locations only
+up to a few strata, so a location of one mate may pair with a location of the other that has more edits than
+that mate's strata hold. Each location that pairs with none found is an anchor: its mate is looked for within e
+in its window, which finds every such partner without a search of the genome.
+
+Each (anchor, edits) task runs the semi-global verifier over the window and keeps the best location that forms a
+proper pair (fewest edits, then insert closest to the mean, then leftmost).
 """
 
 from __future__ import annotations
@@ -15,27 +21,29 @@ from numba import njit
 
 from seedmap.io.reference import unpack_into
 from seedmap.order import lex_order
-from seedmap.paired.pairing import proper_insert
+from seedmap.paired.pairing import Library, MateLocations, proper_insert
 from seedmap.spread import spread
 from seedmap.verify.semiglobal import group_runs, scan_hits
 
-MAX_ANCHORS = 8  # best-stratum locations of the mapped mate tried per pair
+MAX_ANCHORS = 8  # locations of a read whose mate is looked for near them
 
 
 @njit(cache=True, nogil=True)
-def _rescue(task_anchor: np.ndarray, task_read: np.ndarray, qcodes: np.ndarray, qoff: np.ndarray,
-            rescue_qerr: np.ndarray, ls: np.ndarray, le: np.ndarray, lrev: np.ndarray, lref: np.ndarray,
-            ref_starts: np.ndarray, packed: np.ndarray, nmask: np.ndarray, orient: int, lo: int, hi: int,
-            mean: float, out_q: np.ndarray, out_s: np.ndarray, out_e: np.ndarray, out_d: np.ndarray, k0: int,
+def _rescue(task_anchor: np.ndarray, task_edits: np.ndarray, qcodes: np.ndarray, qoff: np.ndarray,
+            read: np.ndarray, loc: MateLocations, ref_starts: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+            lib: Library, out_q: np.ndarray, out_s: np.ndarray, out_e: np.ndarray, out_d: np.ndarray, k0: int,
             k1: int) -> None:
-    """Tasks [k0, k1)."""
+    """Tasks [k0, k1): the mate of the read of location task_anchor[k], within task_edits[k] edits."""
+    ls, le, lrev, lref = loc.start, loc.end, loc.rev, loc.ref_id
+    orient, lo, hi = lib.orient, lib.lo, lib.hi
     for k in range(k0, k1):
         out_q[k] = -1
-        c, t = task_anchor[k], task_read[k]
+        c = task_anchor[k]
+        t = read[c] ^ 1
         rev = lrev[c] if orient == 2 else not lrev[c]
         qi = 2 * t + (1 if rev else 0)
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        edits = rescue_qerr[t]
+        edits = task_edits[k]
         if q.size <= edits:
             continue
         w0 = max(ref_starts[lref[c]], le[c] - hi)
@@ -61,43 +69,55 @@ def _rescue(task_anchor: np.ndarray, task_read: np.ndarray, qcodes: np.ndarray, 
                 ins = proper_insert(s, e, lref[c], rev, ls[c], le[c], lref[c], lrev[c], orient, lo, hi)
             if ins < 0:
                 continue
-            dev = abs(ins - mean)
+            dev = abs(ins - lib.mean)
             if out_q[k] < 0 or g_d[i] < best_d or (g_d[i] == best_d and dev < best_dev):
                 out_q[k], out_s[k], out_e[k], out_d[k] = qi, s, e, g_d[i]
                 best_d, best_dev = g_d[i], dev
 
 
-def rescue(read: np.ndarray, start: np.ndarray, end: np.ndarray, dist: np.ndarray, rev: np.ndarray,
-           ref_id: np.ndarray, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray, qcodes: np.ndarray,
-           qoff: np.ndarray, ref_starts: np.ndarray, packed: np.ndarray, nmask: np.ndarray, orient: int,
-           bounds: tuple[int, int], mean: float) -> tuple[np.ndarray, ...]:
-    """Rescued locations (query, start, end, dist) of mates without locations, unique, sorted.
-    The location arrays hold every location of the batch (read = query >> 1)."""
-    count = np.bincount(read, minlength=n_reads)
-    missing = (count == 0) & (rescue_qerr > qerr)
-    partner_mapped = count[np.arange(n_reads) ^ 1] > 0
-    target = missing & partner_mapped
-    if not target.any():
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, np.zeros(0, dtype=np.int32)
-    best = np.full(n_reads, np.iinfo(np.int64).max)
-    np.minimum.at(best, read, dist.astype(np.int64))
-    anchor_ok = target[read ^ 1] & (dist == best[read])
-    anchors = np.flatnonzero(anchor_ok)
-    anchors = anchors[lex_order(read[anchors], start[anchors])]
+def _first_per_read(anchors: np.ndarray, read: np.ndarray, *keys: np.ndarray) -> np.ndarray:
+    """The first MAX_ANCHORS of each read's anchors in the order of keys (most significant first)."""
+    anchors = anchors[lex_order(read[anchors], *(k[anchors] for k in keys))]
     a_read = read[anchors]
     first = np.r_[True, a_read[1:] != a_read[:-1]]
     rank = np.arange(a_read.size) - np.maximum.accumulate(np.where(first, np.arange(a_read.size), 0))
-    anchors = anchors[rank < MAX_ANCHORS]
+    return anchors[rank < MAX_ANCHORS]
+
+
+def unlocated_anchors(read: np.ndarray, start: np.ndarray, dist: np.ndarray, n_reads: int, qerr: np.ndarray,
+                      rescue_qerr: np.ndarray) -> np.ndarray:
+    """Rescue of mates without locations: the best-stratum locations of their mates (the leftmost MAX_ANCHORS)."""
+    count = np.bincount(read, minlength=n_reads)
+    missing = (count == 0) & (rescue_qerr > qerr)
+    target = missing & (count[np.arange(n_reads) ^ 1] > 0)
+    if not target.any():
+        return np.zeros(0, dtype=np.int64)
+    best = np.full(n_reads, np.iinfo(np.int64).max)
+    np.minimum.at(best, read, dist.astype(np.int64))
+    return _first_per_read(np.flatnonzero(target[read ^ 1] & (dist == best[read])), read, start)
+
+
+def unpartnered_anchors(read: np.ndarray, start: np.ndarray, dist: np.ndarray, partnered: np.ndarray,
+                        n_reads: int) -> np.ndarray:
+    """Search near the partner, for a stratified search: the locations that pair with no location found of their
+    read's mate, where that mate has some (the fewest edits first, then the leftmost; MAX_ANCHORS a read). The
+    mate's locations beyond its searched strata that pair with these are found by verifying the insert window."""
+    count = np.bincount(read, minlength=n_reads)
+    return _first_per_read(np.flatnonzero(~partnered & (count[read ^ 1] > 0)), read, dist, start)
+
+
+def rescue(anchors: np.ndarray, edits: np.ndarray, read: np.ndarray, loc: MateLocations, qcodes: np.ndarray,
+           qoff: np.ndarray, ref_starts: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
+           lib: Library) -> tuple[np.ndarray, ...]:
+    """Locations (query, start, end, dist) of the mates of the anchors' reads, each the best within edits[k] that
+    forms a proper pair with anchor k, unique, sorted. loc: every location of the batch (read: of each)."""
     n = anchors.size
     out_q = np.empty(n, dtype=np.int64)
     out_s = np.empty(n, dtype=np.int64)
     out_e = np.empty(n, dtype=np.int64)
     out_d = np.empty(n, dtype=np.int32)
-    lo, hi = bounds
-    mates = read[anchors] ^ 1
-    spread(n, lambda k0, k1: _rescue(anchors, mates, qcodes, qoff, rescue_qerr, start, end, rev, ref_id, ref_starts,
-                                     packed, nmask, orient, lo, hi, mean, out_q, out_s, out_e, out_d, k0, k1), grain=16)
+    spread(n, lambda k0, k1: _rescue(anchors, edits, qcodes, qoff, read, loc, ref_starts, packed, nmask, lib, out_q,
+                                     out_s, out_e, out_d, k0, k1), grain=16)
     ok = out_q >= 0
     q, s, e, d = out_q[ok], out_s[ok], out_e[ok], out_d[ok]
     order = lex_order(q, s)

@@ -89,70 +89,109 @@ def next_round(k: int) -> int:
     return k + 1 if k < 1 else k + 2
 
 
+class StrataSearch:
+    """The rounds of a stratified search over one batch's queries, resumable: search() runs rounds until no read
+    is open; raise_extra() lets a caller (the pairs' search, pipeline/pair_strata.py) ask for more strata of some
+    reads, and search() again runs the rounds they now need; locations() joins what the rounds found."""
+
+    def __init__(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, searchable: np.ndarray,
+                 engine: Engine, ref: Reference, opts: MapOptions, clock: object) -> None:
+        self.qcodes, self.qoff, self.qerr, self.searchable = qcodes, qoff, qerr, searchable
+        self.engine, self.ref, self.opts, self.clock = engine, ref, opts, clock
+        n_reads = qerr.size
+        self.need = qerr.copy()
+        self.searched = np.where(searchable, -1, self.need)  # reads not searched at all count as done
+        self.best = np.full(n_reads, -1, dtype=np.int64)  # each read's best distance (-1: none found yet)
+        self.extra = np.zeros(n_reads, dtype=np.int64)  # strata asked for beyond the stop stratum (raise_extra)
+        none = np.zeros(0, dtype=np.int64)
+        self.rounds = [(none, none, none, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.bool_))]
+        self.last = np.full(n_reads, -1, dtype=np.int64)  # the round whose locations a read keeps: its last open
+        self.k = min(opts.extra_strata)
+        self.memo = QueryMemo(qoff)  # what the engine may reuse from a read's earlier rounds
+        self.tie_rule = opts.extra_strata[0] != opts.extra_strata[1]
+        self.trial = self.k == 0 and int(np.count_nonzero(searchable)) >= 2 * ROUND0_SAMPLE  # round 0 on a sample
+
+    def search(self) -> None:
+        """Rounds until every read is searched to its need."""
+        n_reads = self.qerr.size
+        opts, engine, ref, clock, qerr = self.opts, self.engine, self.ref, self.clock, self.qerr
+        need, searched, searchable = self.need, self.searched, self.searchable
+        while True:
+            open_ = np.flatnonzero((searched < need) & (searched < self.k))  # (searched < k: the rest after a trial)
+            if self.trial:
+                open_ = open_[:ROUND0_SAMPLE]
+            if open_.size == 0:
+                if not (searched < need).any():
+                    break
+                self.k = next_round(self.k)  # reads asked for more than this round searches (raise_extra)
+                continue
+            done = n_reads - open_.size
+            if 0 < done and done * RESEARCH <= n_reads and not self.trial and searchable.all():
+                open_ = np.arange(n_reads)  # the few done (a trial's sample) searched again: cheaper than a copy
+            round_e = np.minimum(self.k, need[open_])
+            if open_.size == n_reads:  # every read open (the first round): its queries as they are, no copy
+                sub_codes, sub_off = self.qcodes, self.qoff
+                subset_queries(self.qcodes, self.qoff, open_[:0])  # (empty: the warm-up, whose reads may all stay
+                # open, compiles it)
+            else:
+                sub_codes, sub_off = subset_queries(self.qcodes, self.qoff, open_)
+            self.memo.ids = query_ids(open_)
+            win_q, windows = engine.candidate_windows(sub_codes, sub_off, round_e, self.memo)
+            clock.lap("candidates")
+            q, s, e, d = engine.verify_windows(sub_codes, sub_off, round_e, win_q, windows, ref.packed, ref.nmask)
+            partial = round_e[q >> 1] < qerr[open_[q >> 1]]  # found with fewer edits than the read's e: runs merge
+            q = 2 * open_[q >> 1] + (q & 1)  # back to the batch's query numbers
+            clock.lap("verify")
+            searched[open_] = round_e
+            best, at_best = best_and_ties(n_reads, q >> 1, d)
+            merge = _to_merge(q, partial, at_best, opts, self.tie_rule)
+            if merge.any():
+                keep = run_heads(self.qcodes, self.qoff, qerr, q, s, e, d, merge, ref.starts, ref.packed, ref.nmask)
+                q, s, e, d, partial = q[keep], s[keep], e[keep], d[keep], (partial & ~merge)[keep]
+                best, at_best = best_and_ties(n_reads, q >> 1, d)  # (joined parts count once)
+                clock.lap("runs")
+            # This round's locations (query, start, end, dist, partial) replace the open reads' earlier ones (a
+            # search with more edits finds them all again), so only the open reads' strata can change.
+            self.last[open_] = len(self.rounds)
+            self.rounds.append((q, s, e, d, partial))
+            read = q >> 1
+            stop = best if opts.best_only else _nth_dist(read, d, n_reads, opts.max_hits)
+            known = (stop >= 0) & searchable
+            self.best[open_] = best[open_]
+            extra = np.maximum(np.where(at_best > 1, *opts.extra_strata[::-1]), self.extra)
+            need[known] = np.minimum(qerr[known], stop[known] + extra[known])
+            if self.trial:  # round 0 again, for the rest of the batch, where it settled enough of the sample
+                self.trial = False
+                if np.count_nonzero(searched[open_] >= need[open_]) >= engine.round0_min * open_.size:
+                    continue
+            self.k = next_round(self.k)
+
+    def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None:
+        """Reads `reads` to be searched `extra` strata beyond their stop stratum (at most their e) by the next
+        search(); reads without any location were searched to their e already."""
+        self.extra[reads] = np.maximum(self.extra[reads], extra)
+        known = reads[self.best[reads] >= 0]
+        self.need[known] = np.minimum(self.qerr[known], np.maximum(self.need[known],
+                                                                   self.best[known] + self.extra[known]))
+
+    def locations(self) -> tuple[np.ndarray, ...]:
+        """Locations (query, start, end, dist; by query then start) up to each read's `need`."""
+        ref, qerr, need, last = self.ref, self.qerr, self.need, self.last
+        kept = [[a[last[loc[0] >> 1] == i] for a in loc] for i, loc in enumerate(self.rounds)]
+        q, s, e, d, partial = (np.concatenate(col) for col in zip(*kept, strict=True))
+        keep = d <= need[q >> 1]
+        if partial.any():
+            keep &= run_heads(self.qcodes, self.qoff, qerr, q, s, e, d, partial, ref.starts, ref.packed, ref.nmask)
+            self.clock.lap("runs")
+        q, s, e, d = q[keep], s[keep], e[keep], d[keep]
+        order = lex_order(q, s)
+        return q[order], s[order], e[order], d[order]
+
+
 def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, searchable: np.ndarray,
                       engine: Engine, ref: Reference, opts: MapOptions, clock: object) -> tuple[np.ndarray, ...]:
     """Locations (query, start, end, dist; by query then start) up to each read's `need` (which
     records.searched_depth derives again from them)."""
-    n_reads = qerr.size
-    need = qerr.copy()
-    searched = np.where(searchable, -1, need)  # reads not searched at all count as done
-    none = np.zeros(0, dtype=np.int64)
-    rounds = [(none, none, none, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.bool_))]  # each round's locations
-    last = np.full(n_reads, -1, dtype=np.int64)  # the round whose locations a read keeps: the last it was open in
-    k = min(opts.extra_strata)
-    memo = QueryMemo(qoff)  # what the engine may reuse from a read's earlier rounds
-    tie_rule = opts.extra_strata[0] != opts.extra_strata[1]
-    trial = k == 0 and int(np.count_nonzero(searchable)) >= 2 * ROUND0_SAMPLE  # round 0 on a sample first
-    while True:
-        open_ = np.flatnonzero((searched < need) & (searched < k))  # (searched < k: the rest after a trial)
-        if trial:
-            open_ = open_[:ROUND0_SAMPLE]
-        if open_.size == 0:
-            break
-        done = n_reads - open_.size
-        if 0 < done and done * RESEARCH <= n_reads and not trial and searchable.all():
-            open_ = np.arange(n_reads)  # the few done (a trial's sample) searched again: cheaper than the copy below
-        round_e = np.minimum(k, need[open_])
-        if open_.size == n_reads:  # every read open (the first round): its queries as they are, no copy
-            sub_codes, sub_off = qcodes, qoff
-            subset_queries(qcodes, qoff, open_[:0])  # (empty: the warm-up, whose reads may all stay open, compiles it)
-        else:
-            sub_codes, sub_off = subset_queries(qcodes, qoff, open_)
-        memo.ids = query_ids(open_)
-        win_q, windows = engine.candidate_windows(sub_codes, sub_off, round_e, memo)
-        clock.lap("candidates")
-        q, s, e, d = engine.verify_windows(sub_codes, sub_off, round_e, win_q, windows, ref.packed, ref.nmask)
-        partial = round_e[q >> 1] < qerr[open_[q >> 1]]  # found with fewer edits than the read's e: runs may merge
-        q = 2 * open_[q >> 1] + (q & 1)  # back to the batch's query numbers
-        clock.lap("verify")
-        searched[open_] = round_e
-        best, at_best = best_and_ties(n_reads, q >> 1, d)
-        merge = _to_merge(q, partial, at_best, opts, tie_rule)
-        if merge.any():
-            keep = run_heads(qcodes, qoff, qerr, q, s, e, d, merge, ref.starts, ref.packed, ref.nmask)
-            q, s, e, d, partial = q[keep], s[keep], e[keep], d[keep], (partial & ~merge)[keep]
-            best, at_best = best_and_ties(n_reads, q >> 1, d)  # (joined parts count once)
-            clock.lap("runs")
-        # This round's locations (query, start, end, dist, partial) replace the open reads' earlier ones (a
-        # search with more edits finds them all again), so only the open reads' strata can change.
-        last[open_] = len(rounds)
-        rounds.append((q, s, e, d, partial))
-        read = q >> 1
-        stop = best if opts.best_only else _nth_dist(read, d, n_reads, opts.max_hits)
-        known = (stop >= 0) & searchable
-        extra = np.where(at_best > 1, *opts.extra_strata[::-1])
-        need[known] = np.minimum(qerr[known], stop[known] + extra[known])
-        if trial:  # round 0 again, for the rest of the batch, where it settled enough of the sample
-            trial = False
-            if np.count_nonzero(searched[open_] >= need[open_]) >= engine.round0_min * open_.size:
-                continue
-        k = next_round(k)
-    kept = [[a[last[loc[0] >> 1] == i] for a in loc] for i, loc in enumerate(rounds)]
-    q, s, e, d, partial = (np.concatenate(col) for col in zip(*kept, strict=True))
-    keep = d <= need[q >> 1]
-    if partial.any():
-        keep &= run_heads(qcodes, qoff, qerr, q, s, e, d, partial, ref.starts, ref.packed, ref.nmask)
-        clock.lap("runs")
-    q, s, e, d = q[keep], s[keep], e[keep], d[keep]
-    order = lex_order(q, s)
-    return q[order], s[order], e[order], d[order]
+    search = StrataSearch(qcodes, qoff, qerr, searchable, engine, ref, opts, clock)
+    search.search()
+    return search.locations()

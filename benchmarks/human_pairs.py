@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Illumina-like 150 bp reads and 2x150 bp pairs on human-like genomes: seedmap against yara and bwa mem.
+
+Per genome size (synthetic_genome.py, seed 7, the genome human_like.py uses): mason_simulator pairs (Illumina
+error profile: substitutions rising along the read, indels; fragment 300 +- 30) and single-end reads, then, each
+tool with the same threads, in one run:
+
+- seedmap (its default engine for the size, or --kinds): single-end and paired, all-mapping and --best, at -e E;
+- yara: the same four (-e P = E as a percentage of the read length; all-mapping: -s P -sa record; paired with the
+  library's -ll 300 -ld 30);
+- bwa mem: single-end and paired (best mode only).
+
+Columns: wall time and peak RSS (the fastest of --rounds rounds, every tool in turn); proper pairs (primary
+records flagged 2, of all pairs); MAPQ >= 30: primaries kept by `samtools view -q 30`, and the wrong ones among
+them (not within --slack bp of mason's origin, or another strand or sequence); records: seedmap's SAM digests,
+the same across engines where more than one ran. Then each seedmap figure over yara's in the same mode.
+
+    python benchmarks/human_pairs.py --sizes 250 --pairs 20000 --reads 200000 --rounds 2
+    python benchmarks/human_pairs.py --sizes 250,1000 --skip bwa
+    python benchmarks/human_pairs.py --sizes 5 --pairs 2000 --reads 2000        # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchutil import DEFAULT_WORK, CommandFailed, find_exe, markdown_table, run_timed, seedmap_prefix  # noqa: E402
+from genome_scale import records_digest  # noqa: E402
+from pairsim import at, mapqs  # noqa: E402
+
+SEED = 7
+FRAGMENT = (300, 30)
+MODES = ("se all", "se best", "pe all", "pe best")
+
+
+def genome(size: float, work: Path) -> Path:
+    """The human-like genome of `size` Mbp (made once, in human_like.py's place)."""
+    d = work / f"g{size:g}"
+    d.mkdir(parents=True, exist_ok=True)
+    fasta = d / f"synth{size:g}.fa"
+    if not fasta.exists():
+        tmp = fasta.with_suffix(".tmp.fa")
+        subprocess.run([sys.executable, str(Path(__file__).with_name("synthetic_genome.py")), f"{size:g}", str(tmp),
+                        "--seed", str(SEED), "--bed", str(d / f"synth{size:g}.bed")], check=True)
+        tmp.rename(fasta)
+    return fasta
+
+
+def mason(fasta: Path, n: int, length: int, paired: bool, seed: int) -> tuple[list[Path], Path]:
+    """mason_simulator reads (FASTQ, one file or two) and its truth SAM, cached by the parameters."""
+    stem = fasta.parent / f"{'pairs' if paired else 'reads'}_n{n}_l{length}_s{seed}"
+    fq = [Path(f"{stem}_1.fq"), Path(f"{stem}_2.fq")][:1 + paired]
+    truth = Path(f"{stem}_truth.sam")
+    if truth.exists():
+        return fq, truth
+    exe = find_exe("mason_simulator")
+    if exe is None:
+        sys.exit("mason_simulator not found: install Debian package seqan-apps")
+    tmp = [p.with_suffix(".tmp.fq") for p in fq]
+    cmd = [exe, "-q", "-ir", str(fasta), "-n", str(n), "--seed", str(seed), "--illumina-read-length", str(length),
+           "-o", str(tmp[0]), "-oa", str(truth.with_suffix(".tmp.sam"))]
+    if paired:
+        cmd += ["-or", str(tmp[1]), "--fragment-mean-size", str(FRAGMENT[0]),
+                "--fragment-size-std-dev", str(FRAGMENT[1])]
+    run_timed(cmd, fasta.parent / "mason.log")
+    for src, dst in zip(tmp, fq, strict=True):
+        src.rename(dst)
+    truth.with_suffix(".tmp.sam").rename(truth)
+    return fq, truth
+
+
+def score(sam: Path, truth: dict, paired: bool, slack: int) -> dict:
+    """Proper pairs, primaries at MAPQ >= 30 and the wrong ones among them."""
+    got = mapqs(sam)
+    kept = wrong = 0
+    for key, (placement, q) in got.items():
+        if placement is None or q < 30 or key not in truth:
+            continue
+        kept += 1
+        wrong += not at(placement, truth[key], slack)
+    out = {"mapq30": kept, "mapq30_wrong": wrong}
+    if paired:
+        proper = pairs = 0
+        with open(sam) as fh:
+            for line in fh:
+                if line[0] == "@":
+                    continue
+                flag = int(line.split("\t", 2)[1])
+                if flag & 0x940 == 0x40:  # mate 1's primary
+                    pairs += 1
+                    proper += bool(flag & 2)
+        out["proper"] = proper / max(pairs, 1)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="250,1000", help="genome sizes in Mbp (default %(default)s)")
+    ap.add_argument("--pairs", type=int, default=20_000, help="simulated pairs (default %(default)s)")
+    ap.add_argument("--reads", type=int, default=200_000, help="simulated single-end reads (default %(default)s)")
+    ap.add_argument("--read-length", type=int, default=150, help="(default %(default)s)")
+    ap.add_argument("-e", "--edits", type=int, default=4, help="edits searched (default %(default)s)")
+    ap.add_argument("--kinds", default="", help="seedmap engines (default: the default for the size)")
+    ap.add_argument("--skip", default="", help="comma-separated tools to leave out: yara, bwa")
+    ap.add_argument("--modes", default=",".join(MODES), help="(default %(default)s)")
+    ap.add_argument("--threads", type=int, default=2, help="(default %(default)s)")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of every run; each row keeps its fastest")
+    ap.add_argument("--slack", type=int, default=10, help="bases a primary may lie from its origin (default 10)")
+    ap.add_argument("--seedmap", help="command prefix for seedmap (default: the installed seedmap)")
+    ap.add_argument("--work", type=Path, default=DEFAULT_WORK / "human_like", help="scratch dir (default %(default)s)")
+    args = ap.parse_args()
+    work = args.work.resolve()
+    skip = set(filter(None, args.skip.split(",")))
+    modes = [m for m in args.modes.split(",") if m]
+    sm = seedmap_prefix(args.seedmap)
+    results = []
+    for size in (float(s) for s in args.sizes.split(",") if s):
+        rows = run_size(args, size, work, sm, skip, modes)
+        results += rows
+        report(size, rows, args)
+    (work / "human_pairs.json").write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def run_size(args: argparse.Namespace, size: float, work: Path, sm: list[str], skip: set[str],
+             modes: list[str]) -> list[dict]:
+    from seedmap.index import default_kind
+
+    fasta = genome(size, work)
+    d = fasta.parent
+    log = d / "human_pairs.log"
+    kinds = [k for k in args.kinds.split(",") if k] or [default_kind.kind_for(fasta.stat().st_size)]
+    pe, pe_truth = mason(fasta, args.pairs, args.read_length, True, SEED)
+    se, se_truth = mason(fasta, args.reads, args.read_length, False, SEED + 1)
+    truth = {"pe": mapqs(pe_truth), "se": mapqs(se_truth)}
+    truth = {k: {key: v[0] for key, v in t.items()} for k, t in truth.items()}
+    t, e = str(args.threads), str(args.edits)
+    pct = str(math.ceil(100 * args.edits / args.read_length))  # yara's -e: a percentage of the read length
+    jobs: list[tuple[dict, list[str], Path, bool]] = []
+    for kind in kinds:
+        index = d / f"idx.{kind}"
+        if not (index / "header.json").exists():
+            run_timed([*sm, "index", str(fasta), "--kind", kind, "-o", str(index), "-q"], log)
+        for mode in modes:
+            reads = pe if mode.startswith("pe") else se
+            sam = d / f"hp.{kind}.{mode.replace(' ', '_')}.sam"
+            cmd = [*sm, "map", str(fasta), *map(str, reads), "--engine", kind, "--index", str(index), "-e", e,
+                   "-t", t, "-q", "-o", str(sam), *(["--best"] if mode.endswith("best") else [])]
+            jobs.append(({"size_mbp": size, "tool": f"seedmap {kind}", "mode": mode}, cmd, sam, False))
+    if "yara" not in skip and find_exe("yara_mapper"):
+        index = d / "yara_idx"
+        if not Path(f"{index}.txt.size").exists():
+            run_timed([find_exe("yara_indexer"), "-o", str(index), str(fasta)], log)
+        for mode in modes:
+            reads = pe if mode.startswith("pe") else se
+            extra = ["-s", pct, "-sa", "record"] if mode.endswith("all") else []
+            if mode.startswith("pe"):
+                extra += ["-ll", str(FRAGMENT[0]), "-ld", str(FRAGMENT[1])]
+            sam = d / f"hp.yara.{mode.replace(' ', '_')}.sam"
+            cmd = [find_exe("yara_mapper"), "-t", t, "-e", pct, *extra, "-o", str(sam), str(index), *map(str, reads)]
+            jobs.append(({"size_mbp": size, "tool": "yara", "mode": mode}, cmd, sam, False))
+    if "bwa" not in skip and find_exe("bwa"):
+        index = d / "bwa_idx"
+        if not Path(f"{index}.bwt").exists():
+            run_timed(["bwa", "index", "-p", str(index), str(fasta)], log)
+        for mode in (m for m in modes if m.endswith("best")):
+            reads = pe if mode.startswith("pe") else se
+            sam = d / f"hp.bwa.{mode.replace(' ', '_')}.sam"
+            jobs.append(({"size_mbp": size, "tool": "bwa mem", "mode": mode},
+                         ["bwa", "mem", "-t", t, str(index), *map(str, reads)], sam, True))
+    for _ in range(args.rounds):
+        for row, cmd, sam, stdout in jobs:
+            if "error" in row:
+                continue
+            try:
+                m = run_timed(cmd, log, stdout=sam if stdout else None)
+            except (CommandFailed, OSError) as exc:
+                row["error"] = str(exc)
+                continue
+            row.setdefault("walls_s", []).append(round(m.wall_s, 2))
+            if m.wall_s <= row.get("wall_s", math.inf):
+                row.update(wall_s=m.wall_s, peak_mb=m.peak_mb)
+    for row, _, sam, _ in jobs:
+        if "error" not in row:
+            paired = row["mode"].startswith("pe")
+            row.update(score(sam, truth["pe" if paired else "se"], paired, args.slack))
+            if row["tool"].startswith("seedmap"):
+                row["digest"] = records_digest(sam)
+        print(json.dumps(row), flush=True)
+    return [row for row, *_ in jobs]
+
+
+def report(size: float, rows: list[dict], args: argparse.Namespace) -> None:
+    print(f"\n### {size:g} Mbp human-like genome: {args.pairs:,} pairs 2x{args.read_length} bp and {args.reads:,} "
+          f"reads of {args.read_length} bp (mason, Illumina), e = {args.edits}, -t {args.threads}\n")
+    table = []
+    for r in rows:
+        if "error" in r:
+            table.append([r["tool"], r["mode"], "error: " + r["error"][:60], "", "", "", ""])
+            continue
+        table.append([r["tool"], r["mode"], f"{r['wall_s']:.2f}", f"{r['peak_mb'] / 1024:.2f}",
+                      f"{r['proper']:.4f}" if "proper" in r else "", f"{r['mapq30']} / {r['mapq30_wrong']}",
+                      r.get("digest", "")])
+    print(markdown_table(["tool", "mode", "wall s", "peak GB", "proper", "MAPQ>=30 kept / wrong", "records"],
+                         table))
+    ok = {(r["tool"], r["mode"]): r for r in rows if "error" not in r}
+    ratio_rows = []
+    for (tool, mode), r in ok.items():
+        y = ok.get(("yara", mode))
+        if not tool.startswith("seedmap") or y is None:
+            continue
+        ratio_rows.append([tool, mode, f"{r['wall_s'] / y['wall_s']:.2f}x", f"{r['peak_mb'] / y['peak_mb']:.2f}x",
+                           f"{r['mapq30'] - y['mapq30']:+d} / {r['mapq30_wrong'] - y['mapq30_wrong']:+d}"])
+    if ratio_rows:
+        print()
+        print(markdown_table(["seedmap", "mode", "time / yara", "peak RSS / yara", "MAPQ>=30 kept / wrong - yara's"],
+                             ratio_rows))
+    digests: dict[str, set] = {}
+    for r in ok.values():
+        if "digest" in r:
+            digests.setdefault(r["mode"], set()).add(r["digest"])
+    if any(len({r["tool"] for r in ok.values() if "digest" in r and r["mode"] == m}) > 1 for m in digests):
+        same = all(len(v) == 1 for v in digests.values())
+        print(f"\nseedmap records identical across engines, every mode: {'yes' if same else 'NO'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""Paired --best: both mates searched stratum by stratum, as far as the best pair and its MAPQ need.
+
+Each mate is first searched to its best stratum only (pipeline/strata.py with no extra strata). A pair (i, j) of
+locations has delta = the edits of i and j beyond their mates' best single locations; the primary pair is the
+proper pair of least delta when that is at most the unpaired penalty P, else each mate's best (pairing.py). What
+the search has not seen of a pair searched to need_a and need_b edits:
+
+- a location i found whose mate's partner j lies beyond need_b: every location found that pairs with no location
+  found of its mate is an anchor, and its mate is looked for within e in its insert window (paired/rescue.py,
+  "near the partner"), so every proper pair with one mate found is seen;
+- a proper pair with neither mate found: its delta is at least u = (need_a + 1 - best_a) + (need_b + 1 - best_b).
+
+So the choice is that of the all-mapping search once u > d*, the least delta of the pairs seen (u > P where none is
+within P), and the runner-up a pair's MAPQ weighs (d* + 1) is seen once u >= d* + 2. Pairs that fall short are
+searched again with more strata (raise_extra), split between the mates; a mate searched to its e (or with no
+location within it) leaves nothing unseen within e. MAPQ counts the unseen pairs as one pair of weight
+EDIT_RATIO ** u (none where a mate was searched to its e).
+
+Guarantee: the primary pair (and proper flag) is the one the all-mapping search chooses, unless a read has more than
+MAX_ANCHORS found locations without a partner (the anchors tried); MAPQ may differ from all-mapping's by the unseen
+pairs' weight (at most 40 for a pair both of whose mates were searched to their best stratum only). Records: the
+primary, then each mate's other locations at its best distance, as all-mapping's --best.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from seedmap.io.reference import Reference, sequences_of
+from seedmap.options import MapOptions
+from seedmap.order import lex_order
+from seedmap.paired.pairing import Library, MateLocations, PairChoice, PairWeights, choose_pairs
+from seedmap.paired.rescue import rescue, unlocated_anchors, unpartnered_anchors
+from seedmap.pipeline.strata import StrataSearch
+from seedmap.records import best_and_ties, best_locations
+
+
+@dataclass
+class PairLocations:
+    """All locations of a pair batch sorted by read then start (each read's locations contiguous)."""
+
+    read: np.ndarray
+    query: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    dist: np.ndarray
+    rev: np.ndarray
+    ref_id: np.ndarray
+    off: np.ndarray  # read r's locations: off[r]:off[r + 1]
+
+    @property
+    def mates(self) -> MateLocations:
+        return MateLocations(self.off, self.start, self.end, self.dist, self.rev, self.ref_id)
+
+
+def sorted_locations(n_reads: int, q: np.ndarray, s: np.ndarray, e: np.ndarray, d: np.ndarray,
+                     ref_starts: np.ndarray) -> PairLocations:
+    order = lex_order(q >> 1, s, q & 1)
+    q, s, e, d = q[order], s[order], e[order], d[order]
+    read = q >> 1
+    off = np.zeros(n_reads + 1, dtype=np.int64)
+    np.cumsum(np.bincount(read, minlength=n_reads), out=off[1:])
+    ref_id = sequences_of(ref_starts, s)
+    return PairLocations(read, q, s, e, d, (q & 1).astype(np.bool_), ref_id.astype(np.int64), off)
+
+
+class FilteredSearch:
+    """StrataSearch's interface over the locations of a search to every read's e (`--no-early-stop`): each read
+    keeps those up to its need, so a stratified run's records can be tested equal to it."""
+
+    def __init__(self, locations: tuple[np.ndarray, ...], qerr: np.ndarray, searchable: np.ndarray,
+                 opts: MapOptions) -> None:
+        self.q, self.s, self.e, self.d = locations
+        self.qerr = qerr
+        best, at_best = best_and_ties(qerr.size, self.q >> 1, self.d)
+        self.best = best
+        extra = np.where(at_best > 1, *opts.extra_strata[::-1])
+        self.need = np.where((best >= 0) & searchable, np.minimum(qerr, best + extra), qerr)
+        self.extra = np.zeros(qerr.size, dtype=np.int64)
+
+    def search(self) -> None:
+        pass
+
+    def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None:
+        self.extra[reads] = np.maximum(self.extra[reads], extra)
+        known = reads[self.best[reads] >= 0]
+        self.need[known] = np.minimum(self.qerr[known], np.maximum(self.need[known],
+                                                                   self.best[known] + self.extra[known]))
+
+    def locations(self) -> tuple[np.ndarray, ...]:
+        keep = self.d <= self.need[self.q >> 1]
+        return self.q[keep], self.s[keep], self.e[keep], self.d[keep]
+
+
+def pair_search_options(opts: MapOptions) -> MapOptions:
+    """The per-mate strata of a paired --best search: none beyond the best by default (the pairs ask for more),
+    --strata N where given."""
+    return replace(opts, strata=max(opts.strata, 0))
+
+
+def stratified_pairs(search: StrataSearch | FilteredSearch, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
+                     qcodes: np.ndarray, qoff: np.ndarray, ref: Reference, lib: Library, w: PairWeights,
+                     clock: object) -> tuple[PairLocations, PairChoice, np.ndarray]:
+    """The pairs of a batch by the module's rounds: (locations, the pairing's choice, edits searched per read)."""
+    search.search()
+    while True:
+        pl, edits = _with_rescued(search, n_reads, qerr, rescue_qerr, qcodes, qoff, ref, lib, w)
+        clock.lap("rescue")
+        se_best = best_locations(n_reads, pl.read, pl.query & 1, pl.start, pl.dist)
+        unseen = _unseen_weight(search, qerr, w)
+        choice = choose_pairs(pl.mates, se_best, edits, lib, w, unseen)
+        clock.lap("pairing")
+        reads, extra = _more_strata(search, qerr, choice.delta, w.penalty)
+        if reads.size == 0:
+            return pl, choice, edits
+        search.raise_extra(reads, extra)
+        search.search()
+
+
+def _with_rescued(search: StrataSearch | FilteredSearch, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
+                  qcodes: np.ndarray, qoff: np.ndarray, ref: Reference, lib: Library,
+                  w: PairWeights) -> tuple[PairLocations, np.ndarray]:
+    """The search's locations, those found near the partner and those rescued: (locations, edits per read)."""
+    pl = sorted_locations(n_reads, *search.locations(), ref.starts)
+    se_best = best_locations(n_reads, pl.read, pl.query & 1, pl.start, pl.dist)
+    # Which locations pair with one of their mate's (choose_pairs' partnered), before anything is added.
+    first = choose_pairs(pl.mates, se_best, qerr, lib, w, np.zeros(n_reads // 2))
+    near = unpartnered_anchors(pl.read, pl.start, pl.dist, first.partnered, n_reads)
+    lost = unlocated_anchors(pl.read, pl.start, pl.dist, n_reads, qerr, rescue_qerr)
+    anchors = np.concatenate([near, lost])
+    task_edits = np.concatenate([qerr[pl.read[near] ^ 1], rescue_qerr[pl.read[lost] ^ 1]])
+    rq, rs, re, rd = rescue(anchors, task_edits, pl.read, pl.mates, qcodes, qoff, ref.starts, ref.packed, ref.nmask,
+                            lib)
+    edits = search.need.copy()
+    rescued = np.unique(rq >> 1)
+    beyond = rescued[np.bincount(pl.read, minlength=n_reads)[rescued] == 0]
+    edits[beyond] = rescue_qerr[beyond]
+    if rq.size:
+        pl = sorted_locations(n_reads, np.concatenate([pl.query, rq]), np.concatenate([pl.start, rs]),
+                              np.concatenate([pl.end, re]), np.concatenate([pl.dist, rd]), ref.starts)
+    return pl, edits
+
+
+def _unseen_weight(search: StrataSearch | FilteredSearch, qerr: np.ndarray, w: PairWeights) -> np.ndarray:
+    """Per pair, the weight of the proper pairs with neither mate found: EDIT_RATIO ** u (module notes); 0 where a
+    mate was searched to its e."""
+    need, best = search.need, search.best
+    short = (need < qerr) & (best >= 0)
+    u = (need + 1 - best).reshape(-1, 2).sum(axis=1)
+    both = short.reshape(-1, 2).all(axis=1)
+    return np.where(both, w.ratio ** u.astype(np.float64), 0.0)
+
+
+def _more_strata(search: StrataSearch | FilteredSearch, qerr: np.ndarray, delta: np.ndarray,
+                 penalty: int) -> tuple[np.ndarray, np.ndarray]:
+    """(reads, extra strata) of the pairs whose unseen pairs could still change their choice or its runner-up:
+    u < d* + 2 (d* <= P), or u <= P (no proper pair within P); the extra strata split between the mates, the
+    first mate the larger half."""
+    need, best = search.need, search.best
+    short = ((need < qerr) & (best >= 0)).reshape(-1, 2)
+    extra = (need - best).reshape(-1, 2)
+    want = np.where((delta >= 0) & (delta <= penalty), delta, penalty - 1)  # extra strata the pair needs in all
+    lacking = short.all(axis=1) & (extra.sum(axis=1) < want)
+    pairs = np.flatnonzero(lacking)
+    if pairs.size == 0:
+        return pairs, pairs
+    total = want[pairs]
+    first = (total + 1) // 2
+    reads = np.concatenate([2 * pairs, 2 * pairs + 1])
+    return reads, np.concatenate([first, total - first])
