@@ -216,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     pe = mp.add_argument_group("paired-end reads (READS READS2, or -p READS)")
     pe.add_argument("-p", "--interleaved", action="store_true", help="READS holds pairs, mate 1 then mate 2")
     pe.add_argument("-I", "--insert-size", metavar="MEAN,SD",
-                    help="insert size (fragment length); default: estimated from the first 10,000 pairs")
+                    help="insert size (fragment length); default: estimated from the first 2,000 pairs")
     pe.add_argument("--orientation", choices=["fr", "rf", "ff"], default="fr",
                     help="mate orientation of proper pairs (default %(default)s: Illumina paired-end)")
     pe.add_argument("--rescue-edits", type=edits_or_rate, default=0.1,

@@ -21,7 +21,9 @@ from seedmap.pipeline.warmup import cached_kernels_load_quickly
 
 log = logging.getLogger("seedmap")
 
-ESTIMATE_PAIRS = 10_000  # a paired run's insert size comes from its first pairs, whatever the batch size
+# A paired run's insert size comes from its first pairs, whatever the batch size: a few hundred unique pairs fix the
+# mean and sd to a few percent, and the estimate's search (pair_stages.estimate_insert) costs a few percent of a run.
+ESTIMATE_PAIRS = 2_000
 # Random pigeonhole-piece hits per read above which a run is called very slow: each is verified (about
 # 0.6 us on one core), so past this a read costs milliseconds instead of microseconds.
 SLOW_CANDIDATES = 10_000

@@ -105,42 +105,74 @@ def stratified_pairs(search: StrataSearch | FilteredSearch, n_reads: int, qerr: 
                      clock: object) -> tuple[PairLocations, PairChoice, np.ndarray]:
     """The pairs of a batch by the module's rounds: (locations, the pairing's choice, edits searched per read)."""
     search.search()
+    found = _Rescued.none()
+    redo = np.ones(n_reads, dtype=np.bool_)  # reads whose locations changed since their rescue
     while True:
-        pl, edits = _with_rescued(search, n_reads, qerr, rescue_qerr, qcodes, qoff, ref, lib, w)
+        searched = sorted_locations(n_reads, *search.locations(), ref.starts)
+        found = found.without(redo).plus(_rescue_near(searched, redo, n_reads, qerr, rescue_qerr, qcodes, qoff, ref,
+                                                      lib, w))
+        pl = searched
+        if found.query.size:
+            own = (searched.query, searched.start, searched.end, searched.dist)
+            pl = sorted_locations(n_reads, *map(np.concatenate, zip(own, found.columns(), strict=True)), ref.starts)
+        edits = search.need.copy()
+        beyond = np.unique(found.query >> 1)
+        beyond = beyond[np.bincount(searched.read, minlength=n_reads)[beyond] == 0]
+        edits[beyond] = rescue_qerr[beyond]  # rescued mates: their MAPQ counts the edits the rescue searched
         clock.lap("rescue")
         se_best = best_locations(n_reads, pl.read, pl.query & 1, pl.start, pl.dist)
-        unseen = _unseen_weight(search, qerr, w)
-        choice = choose_pairs(pl.mates, se_best, edits, lib, w, unseen)
+        choice = choose_pairs(pl.mates, se_best, edits, lib, w, _unseen_weight(search, qerr, w))
         clock.lap("pairing")
         reads, extra = _more_strata(search, qerr, choice.delta, w.penalty)
         if reads.size == 0:
             return pl, choice, edits
         search.raise_extra(reads, extra)
         search.search()
+        redo[:] = False
+        redo[reads] = True
 
 
-def _with_rescued(search: StrataSearch | FilteredSearch, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
-                  qcodes: np.ndarray, qoff: np.ndarray, ref: Reference, lib: Library,
-                  w: PairWeights) -> tuple[PairLocations, np.ndarray]:
-    """The search's locations, those found near the partner and those rescued: (locations, edits per read)."""
-    pl = sorted_locations(n_reads, *search.locations(), ref.starts)
+@dataclass
+class _Rescued:
+    """Locations found near the partner or rescued (query, start, end, dist)."""
+
+    query: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    dist: np.ndarray
+
+    @staticmethod
+    def none() -> _Rescued:
+        z = np.zeros(0, dtype=np.int64)
+        return _Rescued(z, z, z, np.zeros(0, dtype=np.int32))
+
+    def columns(self) -> tuple[np.ndarray, ...]:
+        return self.query, self.start, self.end, self.dist
+
+    def without(self, reads: np.ndarray) -> _Rescued:
+        """Those of the pairs of none of the given reads (a mask)."""
+        keep = ~(reads[self.query >> 1] | reads[(self.query >> 1) ^ 1])
+        return _Rescued(*(c[keep] for c in self.columns()))
+
+    def plus(self, other: _Rescued) -> _Rescued:
+        return _Rescued(*map(np.concatenate, zip(self.columns(), other.columns(), strict=True)))
+
+
+def _rescue_near(pl: PairLocations, redo: np.ndarray, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
+                 qcodes: np.ndarray, qoff: np.ndarray, ref: Reference, lib: Library, w: PairWeights) -> _Rescued:
+    """The locations found near the partner (within e) and rescued (with --rescue-edits) of the pairs of the reads
+    in `redo` (a mask), from the search's locations `pl`."""
     se_best = best_locations(n_reads, pl.read, pl.query & 1, pl.start, pl.dist)
     # Which locations pair with one of their mate's (choose_pairs' partnered), before anything is added.
     first = choose_pairs(pl.mates, se_best, qerr, lib, w, np.zeros(n_reads // 2))
+    pair_redo = redo | redo[np.arange(n_reads) ^ 1]
     near = unpartnered_anchors(pl.read, pl.start, pl.dist, first.partnered, n_reads)
     lost = unlocated_anchors(pl.read, pl.start, pl.dist, n_reads, qerr, rescue_qerr)
+    near, lost = near[pair_redo[pl.read[near]]], lost[pair_redo[pl.read[lost]]]
     anchors = np.concatenate([near, lost])
     task_edits = np.concatenate([qerr[pl.read[near] ^ 1], rescue_qerr[pl.read[lost] ^ 1]])
-    rq, rs, re, rd = rescue(anchors, task_edits, pl.read, pl.mates, qcodes, qoff, ref.starts, ref.packed, ref.nmask,
-                            lib)
-    edits = search.need.copy()
-    rescued = np.unique(rq >> 1)
-    beyond = rescued[np.bincount(pl.read, minlength=n_reads)[rescued] == 0]
-    edits[beyond] = rescue_qerr[beyond]
-    if rq.size:
-        pl = sorted_locations(n_reads, np.concatenate([pl.query, rq]), np.concatenate([pl.start, rs]),
-                              np.concatenate([pl.end, re]), np.concatenate([pl.dist, rd]), ref.starts)
-    return pl, edits
+    return _Rescued(*rescue(anchors, task_edits, pl.read, pl.mates, qcodes, qoff, ref.starts, ref.packed, ref.nmask,
+                            lib))
 
 
 def _unseen_weight(search: StrataSearch | FilteredSearch, qerr: np.ndarray, w: PairWeights) -> np.ndarray:
