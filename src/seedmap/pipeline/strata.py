@@ -17,7 +17,10 @@ The first round is k = the least extra (a read whose best distance is 0 needs th
 the rounds step by two (next_round): a read whose best distance b is found needs b + 1 searched when it is
 unique, and a round one edit deeper costs less than two rounds (fm engine, e = 5, 20,000 reads, -t 2: 250 Mbp
 human-like genome 3.9 -> 3.0-3.4 s with rounds 0, 1, 3, 5 instead of 0, 1, 2, 3, 4, 5, 0, 1, 2, 4, 5 3.4-3.5 s,
-0, 2, 4, 5 3.5 s, 0, 1, 4, 5 3.8-3.9 s; 1 Gbp 6.3-7.3 -> 5.7-5.8 s; the same records). Locations
+0, 2, 4, 5 3.5 s, 0, 1, 4, 5 3.8-3.9 s; 1 Gbp 6.3-7.3 -> 5.7-5.8 s; the same records). Where no read needs a
+stratum beyond its best (paired --best's mates, pair_strata.py) they step by one: a read found at b is done, and
+a round at b + 1 costs less than one at b + 2 (150 bp reads, 250 Mbp human-like genome, fm engine: 13 % of
+the reads are not found within 1 edit, 97 % are within 2, and a round at 3 costs 2.6x one at 2). Locations
 found with fewer edits than e are widened to their runs at e (verify/runs.py), so a read's locations up to
 `need` are exactly those the all-mapping search reports; records.make_records applies the same `need`
 to an all-mapping result, which is how the two are tested equal.
@@ -84,9 +87,9 @@ def _to_merge(q: np.ndarray, partial: np.ndarray, at_best: np.ndarray, opts: Map
     return partial & (at_best > 1)[q >> 1]
 
 
-def next_round(k: int) -> int:
-    """The edits of the round after round k (see the notes)."""
-    return k + 1 if k < 1 else k + 2
+def next_round(k: int, extra: int = 1) -> int:
+    """The edits of the round after round k (see the notes); `extra`: the most strata a read needs beyond its best."""
+    return k + 1 if k < 1 or extra == 0 else k + 2
 
 
 class StrataSearch:
@@ -123,7 +126,7 @@ class StrataSearch:
             if open_.size == 0:
                 if not (searched < need).any():
                     break
-                self.k = next_round(self.k)  # reads asked for more than this round searches (raise_extra)
+                self.k = next_round(self.k, max(self.opts.extra_strata))  # reads asked for more (raise_extra)
                 continue
             done = n_reads - open_.size
             if 0 < done and done * RESEARCH <= n_reads and not self.trial and searchable.all():
@@ -164,7 +167,7 @@ class StrataSearch:
                 self.trial = False
                 if np.count_nonzero(searched[open_] >= need[open_]) >= engine.round0_min * open_.size:
                     continue
-            self.k = next_round(self.k)
+            self.k = next_round(self.k, max(self.opts.extra_strata))
 
     def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None:
         """Reads `reads` to be searched `extra` strata beyond their stop stratum (at most their e) by the next
