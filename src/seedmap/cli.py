@@ -17,7 +17,7 @@ from seedmap.index import fm, kmer, neighborhood
 from seedmap.index.default_kind import FM_FROM_BASES, estimated_bases, kind_for, map_kind
 from seedmap.index.segments import machine_memory
 from seedmap.io.reference import check_fasta
-from seedmap.options import CPU_BATCH, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
+from seedmap.options import CPU_BATCH, CPU_PAIRS, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
 
 log = logging.getLogger("seedmap")
 
@@ -186,9 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="neighborhood engine: errors allowed in a lookup's neighborhood: substitutions (bs, "
                          "ph) or edits (bpr)")
     mp.add_argument("--batch-size", type=positive_int, default=None,
-                    help=f"reads (pairs) per batch; each worker maps one batch at a time (default {CPU_BATCH:,} on "
-                         f"the CPU; on a GPU, {GPU_READS:,} shared by its workers: -t N gives N workers spread over "
-                         "the GPUs, at least 2 each)")
+                    help=f"reads (pairs) per batch; each worker maps one batch at a time (default {CPU_BATCH:,} "
+                         f"reads, {CPU_PAIRS:,} pairs on the CPU; on a GPU, {GPU_READS:,} shared by its workers: "
+                         "-t N gives N workers spread over the GPUs, at least 2 each)")
     mp.add_argument("--min-length", type=nonnegative_int, default=DEFAULT_MIN_LENGTH,
                     help="shorter reads are reported unmapped (default %(default)s; 0 = none)")
     mp.add_argument("--secondary-seq", action="store_true",
