@@ -20,11 +20,12 @@ from seedmap.options import MapOptions, PairOptions, errors_per_read
 from seedmap.paired.insert_size import InsertModel, estimate
 from seedmap.paired.pairing import ORIENTATIONS, Library, PairChoice, PairWeights, choose_pairs
 from seedmap.paired.records import make_pair_records
-from seedmap.paired.rescue import rescue, unlocated_anchors
 from seedmap.pipeline.pair_strata import (
     FilteredSearch,
     PairLocations,
+    joined,
     pair_search_options,
+    rescued,
     sorted_locations,
     stratified_pairs,
 )
@@ -63,15 +64,10 @@ def _all_pairs(batch: ReadBatch, engine: Engine, ref: Reference, qerr: np.ndarra
     the pairing's choice, edits searched per read, the queries)."""
     n = batch.size
     loc, (qcodes, qoff) = locate(batch, engine, ref, qerr, clock)
-    pl = sorted_locations(n, loc.query, loc.start, loc.end, loc.dist, ref.starts)
-    anchors = unlocated_anchors(pl.read, pl.start, pl.dist, n, qerr, rescue_qerr)
-    rq, rs, re, rd = rescue(anchors, rescue_qerr[pl.read[anchors] ^ 1], pl.read, pl.mates, qcodes, qoff, ref.starts,
-                            ref.packed, ref.nmask, lib)
-    edits = qerr.copy()
-    if rq.size:
-        edits[rq >> 1] = rescue_qerr[rq >> 1]
-        pl = sorted_locations(n, np.concatenate([pl.query, rq]), np.concatenate([pl.start, rs]),
-                              np.concatenate([pl.end, re]), np.concatenate([pl.dist, rd]), ref.starts)
+    searched = sorted_locations(n, loc.query, loc.start, loc.end, loc.dist, ref.starts)
+    found = rescued(searched, np.ones(n, dtype=np.bool_), n, qerr, rescue_qerr, qcodes, qoff, ref, lib, w,
+                    near=False)
+    pl, edits = joined(searched, found, qerr, rescue_qerr, ref.starts)
     clock.lap("rescue")
     se_best = best_locations(n, pl.read, pl.query & 1, pl.start, pl.dist)
     choice = choose_pairs(pl.mates, se_best, edits, lib, w, np.zeros(n // 2))

@@ -25,6 +25,7 @@ primary, then each mate's other locations at its best distance, as all-mapping's
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 
@@ -33,7 +34,6 @@ from seedmap.options import MapOptions
 from seedmap.order import lex_order
 from seedmap.paired.pairing import Library, MateLocations, PairChoice, PairWeights, choose_pairs
 from seedmap.paired.rescue import rescue, unlocated_anchors, unpartnered_anchors
-from seedmap.pipeline.strata import StrataSearch
 from seedmap.records import best_and_ties, best_locations
 
 
@@ -64,6 +64,20 @@ def sorted_locations(n_reads: int, q: np.ndarray, s: np.ndarray, e: np.ndarray, 
     np.cumsum(np.bincount(read, minlength=n_reads), out=off[1:])
     ref_id = sequences_of(ref_starts, s)
     return PairLocations(read, q, s, e, d, (q & 1).astype(np.bool_), ref_id.astype(np.int64), off)
+
+
+class MateSearch(Protocol):
+    """What the pairs' rounds ask of a search of the batch's reads (strata.StrataSearch, FilteredSearch): per read
+    the edits it is searched to (need) and its best distance (best, -1: none found)."""
+
+    need: np.ndarray
+    best: np.ndarray
+
+    def search(self) -> None: ...
+
+    def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None: ...
+
+    def locations(self) -> tuple[np.ndarray, ...]: ...
 
 
 class FilteredSearch:
@@ -100,25 +114,18 @@ def pair_search_options(opts: MapOptions) -> MapOptions:
     return replace(opts, strata=max(opts.strata, 0))
 
 
-def stratified_pairs(search: StrataSearch | FilteredSearch, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
+def stratified_pairs(search: MateSearch, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
                      qcodes: np.ndarray, qoff: np.ndarray, ref: Reference, lib: Library, w: PairWeights,
                      clock: object) -> tuple[PairLocations, PairChoice, np.ndarray]:
     """The pairs of a batch by the module's rounds: (locations, the pairing's choice, edits searched per read)."""
     search.search()
-    found = _Rescued.none()
+    found = Rescued.none()
     redo = np.ones(n_reads, dtype=np.bool_)  # reads whose locations changed since their rescue
     while True:
         searched = sorted_locations(n_reads, *search.locations(), ref.starts)
-        found = found.without(redo).plus(_rescue_near(searched, redo, n_reads, qerr, rescue_qerr, qcodes, qoff, ref,
-                                                      lib, w))
-        pl = searched
-        if found.query.size:
-            own = (searched.query, searched.start, searched.end, searched.dist)
-            pl = sorted_locations(n_reads, *map(np.concatenate, zip(own, found.columns(), strict=True)), ref.starts)
-        edits = search.need.copy()
-        beyond = np.unique(found.query >> 1)
-        beyond = beyond[np.bincount(searched.read, minlength=n_reads)[beyond] == 0]
-        edits[beyond] = rescue_qerr[beyond]  # rescued mates: their MAPQ counts the edits the rescue searched
+        found = found.without(redo).plus(rescued(searched, redo, n_reads, qerr, rescue_qerr, qcodes, qoff, ref, lib,
+                                                 w, near=True))
+        pl, edits = joined(searched, found, search.need, rescue_qerr, ref.starts)
         clock.lap("rescue")
         se_best = best_locations(n_reads, pl.read, pl.query & 1, pl.start, pl.dist)
         choice = choose_pairs(pl.mates, se_best, edits, lib, w, _unseen_weight(search, qerr, w))
@@ -133,7 +140,7 @@ def stratified_pairs(search: StrataSearch | FilteredSearch, n_reads: int, qerr: 
 
 
 @dataclass
-class _Rescued:
+class Rescued:
     """Locations found near the partner or rescued (query, start, end, dist)."""
 
     query: np.ndarray
@@ -142,40 +149,59 @@ class _Rescued:
     dist: np.ndarray
 
     @staticmethod
-    def none() -> _Rescued:
+    def none() -> Rescued:
         z = np.zeros(0, dtype=np.int64)
-        return _Rescued(z, z, z, np.zeros(0, dtype=np.int32))
+        return Rescued(z, z, z, np.zeros(0, dtype=np.int32))
 
     def columns(self) -> tuple[np.ndarray, ...]:
         return self.query, self.start, self.end, self.dist
 
-    def without(self, reads: np.ndarray) -> _Rescued:
+    def without(self, reads: np.ndarray) -> Rescued:
         """Those of the pairs of none of the given reads (a mask)."""
         keep = ~(reads[self.query >> 1] | reads[(self.query >> 1) ^ 1])
-        return _Rescued(*(c[keep] for c in self.columns()))
+        return Rescued(*(c[keep] for c in self.columns()))
 
-    def plus(self, other: _Rescued) -> _Rescued:
-        return _Rescued(*map(np.concatenate, zip(self.columns(), other.columns(), strict=True)))
+    def plus(self, other: Rescued) -> Rescued:
+        return Rescued(*map(np.concatenate, zip(self.columns(), other.columns(), strict=True)))
 
 
-def _rescue_near(pl: PairLocations, redo: np.ndarray, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
-                 qcodes: np.ndarray, qoff: np.ndarray, ref: Reference, lib: Library, w: PairWeights) -> _Rescued:
-    """The locations found near the partner (within e) and rescued (with --rescue-edits) of the pairs of the reads
-    in `redo` (a mask), from the search's locations `pl`."""
-    se_best = best_locations(n_reads, pl.read, pl.query & 1, pl.start, pl.dist)
-    # Which locations pair with one of their mate's (choose_pairs' partnered), before anything is added.
-    first = choose_pairs(pl.mates, se_best, qerr, lib, w, np.zeros(n_reads // 2))
-    pair_redo = redo | redo[np.arange(n_reads) ^ 1]
-    near = unpartnered_anchors(pl.read, pl.start, pl.dist, first.partnered, n_reads)
+def rescued(pl: PairLocations, redo: np.ndarray, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
+            qcodes: np.ndarray, qoff: np.ndarray, ref: Reference, lib: Library, w: PairWeights,
+            near: bool) -> Rescued:
+    """The locations rescued (with --rescue-edits) and, with `near`, found near the partner (within e) of the pairs
+    of the reads in `redo` (a mask), from the search's locations `pl`."""
     lost = unlocated_anchors(pl.read, pl.start, pl.dist, n_reads, qerr, rescue_qerr)
-    near, lost = near[pair_redo[pl.read[near]]], lost[pair_redo[pl.read[lost]]]
-    anchors = np.concatenate([near, lost])
-    task_edits = np.concatenate([qerr[pl.read[near] ^ 1], rescue_qerr[pl.read[lost] ^ 1]])
-    return _Rescued(*rescue(anchors, task_edits, pl.read, pl.mates, qcodes, qoff, ref.starts, ref.packed, ref.nmask,
-                            lib))
+    task_edits = rescue_qerr[pl.read[lost] ^ 1]
+    anchors = lost
+    if near:
+        se_best = best_locations(n_reads, pl.read, pl.query & 1, pl.start, pl.dist)
+        # Which locations pair with one of their mate's (choose_pairs' partnered), before anything is added.
+        first = choose_pairs(pl.mates, se_best, qerr, lib, w, np.zeros(n_reads // 2))
+        pair_redo = redo | redo[np.arange(n_reads) ^ 1]
+        near_at = unpartnered_anchors(pl.read, pl.start, pl.dist, first.partnered, n_reads)
+        near_at, lost = near_at[pair_redo[pl.read[near_at]]], lost[pair_redo[pl.read[lost]]]
+        anchors = np.concatenate([near_at, lost])
+        task_edits = np.concatenate([qerr[pl.read[near_at] ^ 1], rescue_qerr[pl.read[lost] ^ 1]])
+    return Rescued(*rescue(anchors, task_edits, pl.read, pl.mates, qcodes, qoff, ref.starts, ref.packed, ref.nmask,
+                           lib))
 
 
-def _unseen_weight(search: StrataSearch | FilteredSearch, qerr: np.ndarray, w: PairWeights) -> np.ndarray:
+def joined(searched: PairLocations, found: Rescued, searched_edits: np.ndarray, rescue_qerr: np.ndarray,
+           ref_starts: np.ndarray) -> tuple[PairLocations, np.ndarray]:
+    """The search's locations and those rescued or found near the partner, and the edits searched per read (a read
+    rescued, without locations of its own, counts the edits the rescue searched: its MAPQ sees them)."""
+    n_reads = searched_edits.size
+    edits = searched_edits.copy()
+    if found.query.size == 0:
+        return searched, edits
+    reads = np.unique(found.query >> 1)
+    beyond = reads[np.bincount(searched.read, minlength=n_reads)[reads] == 0]
+    edits[beyond] = rescue_qerr[beyond]
+    own = (searched.query, searched.start, searched.end, searched.dist)
+    return sorted_locations(n_reads, *map(np.concatenate, zip(own, found.columns(), strict=True)), ref_starts), edits
+
+
+def _unseen_weight(search: MateSearch, qerr: np.ndarray, w: PairWeights) -> np.ndarray:
     """Per pair, the weight of the proper pairs with neither mate found: EDIT_RATIO ** u (module notes); 0 where a
     mate was searched to its e."""
     need, best = search.need, search.best
@@ -185,7 +211,7 @@ def _unseen_weight(search: StrataSearch | FilteredSearch, qerr: np.ndarray, w: P
     return np.where(both, w.ratio ** u.astype(np.float64), 0.0)
 
 
-def _more_strata(search: StrataSearch | FilteredSearch, qerr: np.ndarray, delta: np.ndarray,
+def _more_strata(search: MateSearch, qerr: np.ndarray, delta: np.ndarray,
                  penalty: int) -> tuple[np.ndarray, np.ndarray]:
     """(reads, extra strata) of the pairs whose unseen pairs could still change their choice or its runner-up:
     u < d* + 2 (d* <= P), or u <= P (no proper pair within P); the extra strata split between the mates, the
