@@ -48,7 +48,7 @@ node's block.
 
 Hiding those waits by walking several queries in turn did not pay on the 2-core VM that measured it. The walks
 were made a resumable machine: each stops where it enters a node, after a prefetch of that node's rows, and four
-queries' walks take turns. Session 49 tried it and did not keep it; it found the same strings. On that VM:
+queries' walks take turns. It found the same strings and was not kept; on that VM:
 - The waits moved onto the prefetch instructions. The likely cause is the page walk: the guest's 2 MB pages sit
   on the host's pages, and a prefetch that misses the TLB walks them before it retires.
 - Passing the lane's arrays between the machine's functions cost an atomic reference count or two per node, more
@@ -63,7 +63,7 @@ into one region at the table's end (119 pages of 4 kB instead of 7,600) found th
 nothing (all 40,000 queries, four rounds, ratios 0.98-1.10): their samples most likely wait on the block's page
 walk too.
 
-Session 52, on a Zen 5 VM, without the machine: a walk prefetches each child's blocks as soon as it knows their
+What is kept (measured on a Zen 5 VM): a walk prefetches each child's blocks as soon as it knows their
 rows (the one child of a one-row node while its column is computed). 250 Mbp --best, -t 2, 4 rounds: 0.967x wall,
 0.949x candidates CPU, the same records.
 """
@@ -95,14 +95,13 @@ from seedmap.filter.windows import sort_windows as _sort_windows
 
 ROW = 4  # an accepted string: piece start in the read, depth (its bases left of the piece), forward lo, hi
 BIG = 1 << 40
-# Every step's rare strings go to verification, whatever its exact piece's rows. Until session 51 only those of a
-# step whose piece had at most 16 rows did (SMALL_PIECE): a repeat family's diverged copies, rare once two pieces
-# long, were walked on, since most of them drop within a few bases and each verification costs a locate (2.2 M
-# candidates for 5,000 reads without that rule, 0.1 M with it, when it was made). Since then the verification is
-# in bulk and the locate keeps eight LF walks going, and a copy close enough to the read to stay one row was walked
-# base by base, one occurrence-table miss each. 250 Mbp human-like genome, 20,000 reads, e = 5, -t 2, ab.py against
-# the rule (medians of 3-4 alternating rounds, the same records): --best 0.973x wall, 0.964x candidates CPU;
-# all-mapping 0.958x wall, 0.943x candidates CPU; 1 Gbp, -t 1: --best 0.940x / 0.911x, all-mapping 0.880x / 0.868x.
+# Every step's rare strings go to verification, whatever its exact piece's rows. Sending only those of a step whose
+# piece has at most 16 rows (walking a repeat family's diverged copies on, since most drop within a few bases and
+# each verification costs a locate) walks a copy close enough to the read to stay one row base by base, one
+# occurrence-table miss each, while the verification is in bulk and the locate keeps eight LF walks going.
+# 250 Mbp human-like genome, 20,000 reads, e = 5, -t 2, ab.py against the rule (medians of 3-4 alternating
+# rounds, the same records): --best 0.973x wall, 0.964x candidates CPU; all-mapping 0.958x wall, 0.943x
+# candidates CPU; 1 Gbp, -t 1: --best 0.940x / 0.911x, all-mapping 0.880x / 0.868x.
 # Handing a one-row string on only once it had been one row for K bases (250 Mbp, --best): K = 1 0.966x / 0.957x,
 # K = 2 0.972x / 0.959x, K = 6 0.990x / 0.986x. `small` 2, 3, 4 then gave nothing (0.98-1.01x).
 
