@@ -303,7 +303,7 @@ def test_proper_insert_boundaries():
 
 @pytest.mark.parametrize("opts", [{"best_only": True}, {"max_hits": 2}, {"best_only": True, "max_hits": 1}])
 def test_best_and_n_for_pairs(rng, opts):
-    """Paired --best / -n keep the full search (README): each mate's records are its primary location, then
+    """Paired --best / -n keep the full search (docs/usage/pairs.md): each mate's records are its primary location, then
     its other locations of its best stratum (--best), at most N in all (-n), in the all-mapping order."""
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)

@@ -329,7 +329,7 @@ def _index(args: argparse.Namespace) -> None:
         raise SeedmapError(f"--ph builds perfect hashes of a neighborhood index, not of --kind {args.kind}")
     if (args.max_memory or args.segment_bases) and args.kind == "kmer":
         raise SeedmapError("--max-memory splits a neighborhood or FM index into genome segments; the kmer index "
-                           "has none (see the README's memory model for what it needs)")
+                           "has none (docs/large-genomes.md: what it needs)")
     if args.kind == "kmer":
         kmer.check_parameters(args.kmer_length)
         params = {"k": args.kmer_length}
