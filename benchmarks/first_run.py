@@ -1,4 +1,4 @@
-"""A new user's first runs (README's quick start): `seedmap index` of the shipped example with an empty kernel
+"""A new user's first runs (docs/compiling.md): `seedmap index` of the shipped example with an empty kernel
 cache, then `seedmap map -t 2`, then the same map with the cache warm; and a map run that finds the cache
 empty (index built earlier). Wall and CPU seconds (user + system, the compiling workers included) of each.
 

@@ -200,7 +200,7 @@ def report(results: list[dict], sizes: list[int], kinds: list[str]) -> None:
     segmented = sorted({r["kind"] for r in ok if r["segments"] > 1})
     if segmented:
         print(f"\n{', '.join(segmented)}: built in genome segments at some sizes. The line above crosses from one "
-              "segment to several and overstates; their peaks follow the segment size (README, memory model).")
+              "segment to several and overstates; their peaks follow the segment size (docs/large-genomes.md).")
 
 
 if __name__ == "__main__":

@@ -11,9 +11,9 @@ caller). Needs `perf` (linux-perf); no hardware counters are needed (perf falls 
 the command once before, so that the kernels load from the cache: compiling in this process would count too.
 `--annotate _left_walk` also lists that function's hottest instructions (perf annotate cannot: perf does not
 know numba's code). A single thread (-t 1) keeps the numbers a kernel's own; "(not a numba function)" is
-Python, numpy, the kernel's callers and compiling. Session 33, 250 Mbp human-like genome, e = 5, the fm search's
-count pass: the walks 52 %, the cut of the reads into pieces 22 %, the lower bounds 16 % (filter/fm_pieces.py).
-Session 49, the same genome, 2,000 reads, -t 1: 37-41 % of _left_walk's samples wait on a single-row node's
+Python, numpy, the kernel's callers and compiling. Example, 250 Mbp human-like genome, e = 5, the fm search's
+count pass: the walks 52 %, the cut of the reads into pieces 22 %, the lower bounds 16 % (filter/fm_pieces.py);
+the same genome, 2,000 reads, -t 1: 37-41 % of _left_walk's samples wait on a single-row node's
 occurrence-table block, 12-21 % on its superblock row (filter/fm_scheme.py's notes).
 """
 

@@ -33,7 +33,7 @@ def _read_only_env(tmp_path: Path, tmpdir: Path) -> dict[str, str]:
 
 def test_read_only_home_maps_with_a_private_temporary_cache(tmp_path):
     """A read-only installation and home: one warning line naming the temporary directory used instead, and
-    the run maps. (Its cache there is this session's, linked, so that the kernels load instead of compiling.)"""
+    the run maps. (Its cache there is the test run's, linked, so that the kernels load instead of compiling.)"""
     import numba
     import numpy as np
 
@@ -44,7 +44,7 @@ def test_read_only_home_maps_with_a_private_temporary_cache(tmp_path):
     tmpdir = tmp_path / "tmp"
     private = tmpdir / f"seedmap-{os.getuid()}"
     private.mkdir(parents=True, mode=0o700)
-    ours = Path(numba.config.CACHE_DIR)  # this session's kernel cache
+    ours = Path(numba.config.CACHE_DIR)  # the test run's kernel cache
     (private / ours.name).symlink_to(ours)
     script = READ_ONLY_INSTALL + "import sys; from seedmap.cli import main; sys.exit(main(sys.argv[1:]))"
     out = subprocess.run([sys.executable, "-c", script, "map", "ref.fa", "reads.fa", "-o", "out.sam"], cwd=tmp_path,

@@ -349,7 +349,7 @@ def test_bad_option_value(work: Path, option: str, value: str):
 @pytest.mark.parametrize("errors", ["50", "21", "0.6"])
 def test_errors_beyond_a_quarter_are_refused(work: Path, errors: str, to_file: bool):
     """-e above a quarter of these 80 bp reads (20 edits, rate 0.25) is refused at once: exactly one line on
-    stderr saying why and what is allowed, no output file, nothing on stdout. It used to run for ever."""
+    stderr saying why and what is allowed, no output file, nothing on stdout (such a run would not end)."""
     before = sorted(os.listdir(work))
     t0 = time.monotonic()
     proc = seedmap(work, "map", "ref.fa", "reads.fq", "-e", errors, *(("-o", "out.sam") if to_file else ()))

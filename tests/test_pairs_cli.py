@@ -128,7 +128,7 @@ def test_bad_paired_input(pair_files, args, message):
 ])
 def test_unequal_mate_files_name_the_shorter(pair_files, args, blamed, message):
     """Mate files of unequal length: the error is about the one that ends first (or breaks), whichever
-    mate it holds, plain or gzip (dnaio's paired reader, which used to blame the first file)."""
+    mate it holds, plain or gzip (dnaio's paired reader blames the first file)."""
     proc = seedmap(pair_files, "map", "-o", "out.sam", "ref.fa", *args)
     errors = [line for line in proc.stderr.splitlines() if not line.startswith("[seedmap] ")]
     assert proc.returncode == 1 and len(errors) == 1, proc.stderr

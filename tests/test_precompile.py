@@ -119,7 +119,7 @@ CHECKED = [("neighborhood", name) for name in (*precompile.VARIANTS, "se-memory"
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
-    """A reference, with an index of each kind checked, built with this session's kernel cache."""
+    """A reference, with an index of each kind checked, built with the test run's kernel cache."""
     tmp = tmp_path_factory.mktemp("recording")
     fasta = precompile.write_genome(str(tmp / "ref.fa"))
     (tmp / "memory.fa").write_text((tmp / "ref.fa").read_text())

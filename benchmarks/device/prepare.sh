@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run HERE, on the development VM, in the repository, before a session with the GPU machine (see README.md
+# Run HERE, on the development VM, in the repository, before a loan of the GPU machine (see README.md
 # beside this file). Fills .device/ (ignored through .git/info/exclude) with what that machine lacks:
 # wheels for its Python 3.12 (numpy < 2.5, which numba-cuda 0.30 needs, and seedmap's I/O packages), the
 # seqan binaries (mason_simulator, yara) with two libraries they link, and the benchmark reference, gzipped.

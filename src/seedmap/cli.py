@@ -12,6 +12,7 @@ import sys
 import threading
 
 from seedmap import __version__
+from seedmap.cli_help import MAP_SHORT_EPILOG, Formatter, HelpAll, RawFormatter, hidden_group
 from seedmap.errors import SeedmapError, Terminated
 from seedmap.index import fm, kmer, neighborhood
 from seedmap.index.default_kind import FM_FROM_BASES, estimated_bases, kind_for, map_kind
@@ -20,34 +21,6 @@ from seedmap.io.reference import check_fasta
 from seedmap.options import CPU_BATCH, CPU_PAIRS, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
 
 log = logging.getLogger("seedmap")
-
-MAP_EPILOG = """\
-Full sensitivity: every location within e edits (substitutions, insertions, deletions) is reported
-when the read is cut into at least e + 1 disjoint windows that are looked up exactly. That is the
-default plan (--windows 0 = e + 1, --step 0 = disjoint, --fe 0), for every read length and e: windows
-are min(u + l, m // (e + 1)) long, and a window shorter than the index's word is still one exact range
-lookup. Choices that lose the guarantee, and are warned about:
-  --windows K < e + 1        fewer windows (bs/ph, with or without --fe: the seed part of every window
-                             is exact, so one edit in each seed is enough to miss a location)
-  --step D                   sliding windows every D bases; guaranteed only when they contain e + 1
-                             disjoint windows (e.g. D dividing the window length). With --windows 1
-                             they are Tran's delta patterns (u + l bases every D), rarely guaranteed
---filter ph looks bs's degenerated patterns up in each seed block's BDZ perfect hash instead of by
-binary search (seedmap index --ph stores the hashes; map builds them in memory otherwise).
---filter bpr (mflBPR, bit-parallel Levenshtein) matches a lookup's neighborhood within --fe edits,
-indels included. Its plan: K = ceil((e + 1) / (fe + 1)) disjoint windows (--windows 0), each holding
-fe + 1 lookups with disjoint exact seeds and neighborhood parts of at most l - fe bases; fully
-sensitive whenever K * (fe + 1) >= e + 1 (proof in seedmap/filter/plan.py); --step plans are checked
-for such groups and warned about otherwise. bs, ph and bpr report the same hits.
-Spaced seeds (seedmap index --seed-shape '####-####', '######-##'): every shape keeps the guarantee
-of the plan it is used with (the plans count the whole span as the seed); substitutions at '-'
-positions are tolerated besides.
--e is at most a quarter of the read length: a larger rate is refused, and so is a count larger than a quarter of
-the median length of the first reads (random reads align within about a third of their length, and such short
-pieces match everywhere); shorter reads are searched with a quarter of their length. Reads shorter than
---min-length are reported unmapped.
-"""
-
 
 def edits_or_rate(text: str) -> float:
     try:
@@ -108,23 +81,25 @@ def strata_count(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="seedmap", description="Fully sensitive short-read mapper.")
+    p = argparse.ArgumentParser(prog="seedmap", description="Fully sensitive short-read mapper.",
+                                formatter_class=Formatter)
     p.add_argument("--version", action="version", version=f"seedmap {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    ix = sub.add_parser("index", help="build an index of a reference FASTA")
+    ix = sub.add_parser("index", help="build an index of a reference FASTA", formatter_class=Formatter)
     ix.add_argument("reference", help="FASTA file, plain or gz")
     ix.add_argument("--kind", choices=["neighborhood", "kmer", "fm"], default=None,
                     help="neighborhood index (Tran), k-mer hash table (mrFAST) or FM-index (Salavert); default: "
                          f"neighborhood below about {FM_FROM_BASES // 10**6} Mbp of reference (fastest there), fm "
                          "from there on (repeat-rich genomes: faster, a third of the memory)")
-    ix.add_argument("-o", "--output",
+    ix.add_argument("-o", "--output", metavar="DIR",
                     help="index directory (default: REFERENCE.smi, REFERENCE.kmer.smi, REFERENCE.fm.smi)")
-    ix.add_argument("-u", "--seed-length", type=int, default=neighborhood.DEFAULT_SEED_LENGTH,
+    ix.add_argument("-u", "--seed-length", type=int, default=neighborhood.DEFAULT_SEED_LENGTH, metavar="U",
                     help="seed length u (default %(default)s; the seed table has 4^u entries)")
     ix.add_argument("-l", "--neighborhood-length", type=int, default=neighborhood.DEFAULT_NEIGHBORHOOD_LENGTH,
+                    metavar="L",
                     help="neighborhood length l, at most 16 (default %(default)s)")
-    ix.add_argument("--seed-shape", default="",
+    ix.add_argument("--seed-shape", default="", metavar="SHAPE",
                     help="spaced seed over the seed span, '#' care and '-' don't care (e.g. '####-####', "
                          "'######-##'; u = its weight, replaces -u); every shape keeps full sensitivity")
     ix.add_argument("--ph", action="store_true",
@@ -137,96 +112,17 @@ def build_parser() -> argparse.ArgumentParser:
                          "under 2^31 bases), built one at a time and searched one after the other (same hits); "
                          "mapping then holds about two segments resident")
     ix.add_argument("--segment-bases", type=positive_int, default=0, help=argparse.SUPPRESS)  # tests: segment size
-    ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K,
+    ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K, metavar="K",
                     help="k-mer length for --kind kmer, at most 14 (default %(default)s)")
-    ix.add_argument("-r", "--sa-sample", type=int, default=fm.DEFAULT_SA_SAMPLE,
+    ix.add_argument("-r", "--sa-sample", type=int, default=fm.DEFAULT_SA_SAMPLE, metavar="R",
                     help="--kind fm: keep every r-th suffix array value; a locate takes at most r - 1 steps "
                          "(default %(default)s)")
     ix.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
 
-    mp = sub.add_parser("map", help="map reads; SAM to stdout or -o", epilog=MAP_EPILOG,
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    mp.add_argument("reference", help="reference FASTA (its index REFERENCE.smi, .fm.smi or .kmer.smi is used when "
-                                      "present; see --engine)")
-    mp.add_argument("reads", help="reads: FASTQ or FASTA, plain or gz (mate 1 of pairs with READS2 or -p)")
-    mp.add_argument("reads2", nargs="?", help="mate 2 of paired-end reads (same order and names as READS)")
-    mp.add_argument("-o", "--output", help="output file: BAM when it ends in .bam, CRAM when it ends in .cram (encoded "
-                                           "against REFERENCE), else SAM (default: SAM to stdout)")
-    mp.add_argument("-t", "--threads", type=positive_int, default=1, help="threads (default %(default)s)")
-    mp.add_argument("-e", "--errors", type=edits_or_rate, default=0.05,
-                    help="edits allowed: a number (3) or a rate of the read length (0.05; default %(default)s)")
-    mp.add_argument("--best", action="store_true",
-                    help="report only the best stratum of locations (searches stop there: much faster)")
-    mp.add_argument("-n", "--max-hits", type=nonnegative_int, default=0,
-                    help="report at most N locations per read, best first (default: all); the search stops "
-                         "once the first N are known")
-    mp.add_argument("--strata", type=strata_count, default=MapOptions.strata, metavar="auto|S",
-                    help="--best / -n: also search S strata beyond the reported ones, for MAPQ (a unique "
-                         "best location gets 20 with 0, 40 with 1, 60 with 2); default auto: 1 after a "
-                         "unique best, none after a tie (its MAPQ is 0 anyway), so a MAPQ >= 30 filter "
-                         "keeps what it keeps in all-mapping")
-    mp.add_argument("--no-early-stop", dest="early_stop", action="store_false", help=argparse.SUPPRESS)
-    mp.add_argument("--engine", choices=["neighborhood", "kmer", "fm"], default=None,
-                    help="index kind to map with; all engines report the same hits (default: the kind of --index, "
-                         "else the one 'seedmap index' would build for this reference when its index is there, "
-                         "else any index there, else that one, built in memory)")
-    mp.add_argument("--index", help="index directory (default: REFERENCE.smi, REFERENCE.kmer.smi or REFERENCE.fm.smi)")
-    mp.add_argument("--adjacency", type=positive_int, default=1,
-                    help="kmer engine: a candidate needs this many agreeing seeds (e + A seeds are taken, so "
-                         "no location is lost; reads too short for them use A = 1)")
-    mp.add_argument("--windows", type=nonnegative_int, default=0,
-                    help="neighborhood engine: disjoint windows per read (0 = e + 1)")
-    mp.add_argument("--step", type=nonnegative_int, default=0,
-                    help="neighborhood engine: sliding windows with this step (0 = disjoint)")
-    mp.add_argument("--filter", choices=["bs", "ph", "bpr"], default="bs",
-                    help="neighborhood filter: bs (binary search, default), ph (BDZ perfect hash per seed block: "
-                         "constant-time lookups; built in memory when the index was not built with --ph) or "
-                         "bpr (mflBPR, edits); same hits")
-    mp.add_argument("--fe", type=nonnegative_int, default=0,
-                    help="neighborhood engine: errors allowed in a lookup's neighborhood: substitutions (bs, "
-                         "ph) or edits (bpr)")
-    mp.add_argument("--batch-size", type=positive_int, default=None,
-                    help=f"reads (pairs) per batch; each worker maps one batch at a time (default {CPU_BATCH:,} "
-                         f"reads, {CPU_PAIRS:,} pairs on the CPU; on a GPU, {GPU_READS:,} shared by its workers: "
-                         "-t N gives N workers spread over the GPUs, at least 2 each)")
-    mp.add_argument("--min-length", type=nonnegative_int, default=DEFAULT_MIN_LENGTH,
-                    help="shorter reads are reported unmapped (default %(default)s; 0 = none)")
-    mp.add_argument("--secondary-seq", action="store_true",
-                    help="also write SEQ and QUAL on secondary records (default: '*' there, as bwa mem and minimap2 "
-                         "write them; the primary record of the read holds them)")
-    mp.add_argument("-R", "--rg", metavar="'@RG\\tID:x\\tSM:y'",
-                    help="read group: its @RG header line (tabs written as \\t, as bwa -R); every record gets RG:Z:x")
-    mp.add_argument("--device", default="cpu",
-                    help="cpu (default), cuda (every GPU), cuda:0,1 (these GPUs, sharing one work queue), opencl "
-                         "(the first OpenCL GPU, else the first OpenCL device; opencl:N the N-th) or auto (the CUDA "
-                         "GPUs, else an OpenCL GPU, else the CPU; says which on stderr). The neighborhood engine "
-                         "filters on a CUDA GPU, the k-mer engine verifies its candidates there; every engine's "
-                         "windows are verified on the device; the output is the same on every device")
-    mp.add_argument("--gpu-verify", choices=["bitvector", "banded"], default="bitvector",
-                    help="GPU bulk verification kernel of the kmer engine: Myers bit-vector, one thread per "
-                         "candidate (default), or Nouri's banded DP, one lane per diagonal")
-    mp.add_argument("--dask", metavar="ADDRESS",
-                    help="map on the workers of the Dask scheduler at ADDRESS (tcp://host:8786, or a scheduler "
-                         "file), or on local:N, a local cluster of N worker processes; this process reads the "
-                         "reads and writes the output, in read order, the same as a local run. -t and --device "
-                         "apply to each worker. Needs a stored index and seedmap[dask]")
-    mp.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
-    mp.add_argument("-v", "--verbose", action="store_true",
-                    help="also log where the time went: seconds per stage and how busy the threads were")
-    pe = mp.add_argument_group("paired-end reads (READS READS2, or -p READS)")
-    pe.add_argument("-p", "--interleaved", action="store_true", help="READS holds pairs, mate 1 then mate 2")
-    pe.add_argument("-I", "--insert-size", metavar="MEAN,SD",
-                    help="insert size (fragment length); default: estimated from the first 2,000 pairs")
-    pe.add_argument("--orientation", choices=["fr", "rf", "ff"], default="fr",
-                    help="mate orientation of proper pairs (default %(default)s: Illumina paired-end)")
-    pe.add_argument("--rescue-edits", type=edits_or_rate, default=0.1,
-                    help="a mate with no location within -e is searched near its mate with this many edits (or "
-                         "this rate of its length; default %(default)s; 0 = no rescue)")
-    pe.add_argument("--unpaired-penalty", type=nonnegative_int, default=3,
-                    help="edits an improper pair pays against a proper one when choosing primaries "
-                         "(default %(default)s)")
+    _map_parser(sub)
 
     ck = sub.add_parser("check", help="verify every byte of an index against the checksums written at build",
+                        formatter_class=Formatter,
                         description="Reads the whole index and compares every array's CRC-32 with the one "
                                     "written when it was built; prints 'INDEX: OK' per index, or one error line "
                                     "and exit status 1 (rebuild that index). map reads no more of an index "
@@ -236,11 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
                                     "but only check finds damage elsewhere in a large array (a disk or copy "
                                     "error).")
     ck.add_argument("reference", help="reference FASTA the index was built from")
-    ck.add_argument("--index", help="index directory (default: each of REFERENCE.smi, REFERENCE.kmer.smi and "
-                                    "REFERENCE.fm.smi that exists)")
+    ck.add_argument("--index", metavar="DIR",
+                    help="index directory (default: each of REFERENCE.smi, REFERENCE.kmer.smi and REFERENCE.fm.smi "
+                         "that exists)")
     ck.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
 
     st = sub.add_parser("stats", help="summarise a SAM or BAM file: mapped, unique, multi-mapped, edits, flagstat",
+                        formatter_class=Formatter,
                         description="Counts per read (a QNAME, or QNAME + mate for pairs): mapped, unmapped, "
                                     "uniquely and multi-mapped, mean locations of multi-mapped reads; histograms "
                                     "of edit distance (NM), locations per read and insert size (proper pairs); "
@@ -249,6 +147,84 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--plot", metavar="PNG", help="also draw the histograms into this PNG file")
     st.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     return p
+
+
+def _map_parser(sub: argparse._SubParsersAction) -> None:
+    """`seedmap map`: its options in groups; the engine-specific ones listed by --help-all only."""
+    mp = sub.add_parser("map", help="map reads; SAM to stdout or -o", epilog=MAP_SHORT_EPILOG, add_help=False,
+                        formatter_class=RawFormatter, usage="%(prog)s [options] REFERENCE READS [READS2]",
+                        description="Reports every location of each read within -e edits (with --best: the best\n"
+                                    "ones) as SAM, BAM or CRAM.")
+    mp.add_argument("reference", help="reference FASTA (plain or gz), indexed or not")
+    mp.add_argument("reads", help="FASTQ or FASTA, plain or gz (mate 1 of pairs)")
+    mp.add_argument("reads2", nargs="?", help="mate 2 of paired-end reads, in the same order")
+
+    io = mp.add_argument_group("input and output")
+    io.add_argument("-h", "--help", action="help", help="this help, and exit")
+    io.add_argument("-o", "--output", metavar="FILE", help="SAM (stdout by default), BAM if .bam, CRAM if .cram")
+    io.add_argument("-R", "--rg", metavar="'@RG\\tID:x\\tSM:y'",
+                    help="read group @RG line (tabs as \\t); records get RG:Z:x")
+    io.add_argument("--secondary-seq", action="store_true",
+                    help="SEQ and QUAL on secondary records too (default '*')")
+    io.add_argument("--min-length", type=nonnegative_int, default=DEFAULT_MIN_LENGTH, metavar="N",
+                    help="shorter reads are unmapped (default %(default)s)")
+    io.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    io.add_argument("-v", "--verbose", action="store_true", help="also log seconds per stage and thread use")
+
+    se = mp.add_argument_group("search")
+    se.add_argument("-e", "--errors", type=edits_or_rate, default=0.05, metavar="E",
+                    help="edits allowed: a count (3) or a rate of the read length (default %(default)s)")
+    se.add_argument("--best", action="store_true", help="report only the best stratum (much faster)")
+    se.add_argument("-n", "--max-hits", type=nonnegative_int, default=0, metavar="N",
+                    help="N locations per read at most, best first (0 = all)")
+    se.add_argument("--strata", type=strata_count, default=MapOptions.strata, metavar="auto|S",
+                    help="--best / -n: search S strata beyond the reported ones, for MAPQ (default auto: 1 "
+                         "after a unique best, 0 after a tie)")
+    se.add_argument("--no-early-stop", dest="early_stop", action="store_false", help=argparse.SUPPRESS)
+    se.add_argument("--engine", choices=["neighborhood", "kmer", "fm"], default=None, metavar="KIND",
+                    help="neighborhood, kmer or fm: same hits, other speed (default: that of the index found)")
+    se.add_argument("--index", metavar="DIR", help="index directory (default: REFERENCE.smi, .kmer.smi or .fm.smi)")
+
+    pe = mp.add_argument_group("paired-end reads (READS READS2, or -p READS)")
+    pe.add_argument("-p", "--interleaved", action="store_true", help="READS holds pairs, mate 1 then mate 2")
+    pe.add_argument("-I", "--insert-size", metavar="MEAN,SD",
+                    help="fragment length (default: from the first 2,000 pairs)")
+    pe.add_argument("--orientation", choices=["fr", "rf", "ff"], default="fr", metavar="fr|rf|ff",
+                    help="mate orientation of proper pairs (default %(default)s)")
+    pe.add_argument("--rescue-edits", type=edits_or_rate, default=0.1, metavar="E",
+                    help="mate rescue edits or rate (default %(default)s, 0 = off)")
+    pe.add_argument("--unpaired-penalty", type=nonnegative_int, default=3, metavar="N",
+                    help="edits an improper pair pays, choosing primaries (default %(default)s)")
+
+    pf = mp.add_argument_group("performance")
+    pf.add_argument("-t", "--threads", type=positive_int, default=1, metavar="N", help="threads (default %(default)s)")
+    pf.add_argument("--device", default="cpu", metavar="DEV",
+                    help="cpu (default), cuda, cuda:0,1, opencl, opencl:N or auto (same output on each)")
+    pf.add_argument("--batch-size", type=positive_int, default=None, metavar="N",
+                    help=f"reads (pairs) per batch (default {CPU_BATCH:,} ({CPU_PAIRS:,}); {GPU_READS:,} a GPU)")
+    pf.add_argument("--dask", metavar="ADDR",
+                    help="Dask: tcp://host:8786, a scheduler file or local:N")
+
+    en, hidden = hidden_group(mp, "engine-specific options")
+    en.add_argument("--adjacency", type=positive_int, default=1, metavar="A",
+                    help="kmer engine: a candidate needs this many agreeing seeds (e + A seeds are taken, so "
+                         "no location is lost; reads too short for them use A = 1)")
+    en.add_argument("--windows", type=nonnegative_int, default=0, metavar="K",
+                    help="neighborhood engine: disjoint windows per read (0 = e + 1)")
+    en.add_argument("--step", type=nonnegative_int, default=0, metavar="D",
+                    help="neighborhood engine: sliding windows with this step (0 = disjoint)")
+    en.add_argument("--filter", choices=["bs", "ph", "bpr"], default="bs",
+                    help="neighborhood filter: bs (binary search, default), ph (BDZ perfect hash per seed block: "
+                         "constant-time lookups; built in memory when the index was not built with --ph) or "
+                         "bpr (mflBPR, edits); same hits")
+    en.add_argument("--fe", type=nonnegative_int, default=0, metavar="F",
+                    help="neighborhood engine: errors allowed in a lookup's neighborhood: substitutions (bs, "
+                         "ph) or edits (bpr)")
+    en.add_argument("--gpu-verify", choices=["bitvector", "banded"], default="bitvector",
+                    help="GPU bulk verification kernel of the kmer engine: Myers bit-vector, one thread per "
+                         "candidate (default), or Nouri's banded DP, one lane per diagonal")
+    io.add_argument("--help-all", action=HelpAll, hidden=hidden,
+                    help="every option, the engine-specific ones too, and exit")
 
 
 def _setup_logging(quiet: bool) -> None:
@@ -353,7 +329,7 @@ def _index(args: argparse.Namespace) -> None:
         raise SeedmapError(f"--ph builds perfect hashes of a neighborhood index, not of --kind {args.kind}")
     if (args.max_memory or args.segment_bases) and args.kind == "kmer":
         raise SeedmapError("--max-memory splits a neighborhood or FM index into genome segments; the kmer index "
-                           "has none (see the README's memory model for what it needs)")
+                           "has none (docs/large-genomes.md: what it needs)")
     if args.kind == "kmer":
         kmer.check_parameters(args.kmer_length)
         params = {"k": args.kmer_length}

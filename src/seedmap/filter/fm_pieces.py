@@ -21,12 +21,12 @@ occurrences (250 Mbp human-like genome, e = 5, 1,500 reads: a unique read's sear
 search 20 % faster, candidates 0.1 % more; weighing from 8 to 1,024 occurrences gave the same within noise,
 never weighing 10 % slower).
 
-Two later changes made the weighing cheaper. Pieces start and end on a grid of GRID bases (the last ends at
+Two things keep the weighing cheap. Pieces start and end on a grid of GRID bases (the last ends at
 the read's end): half the ends, so half the backward searches, for cuts a little worse (250 Mbp human-like
 genome, e = 5, 5,000 reads, count pass on one thread: the cut 0.36-0.40 -> 0.23-0.27 s, the walks' nodes 2.7 %
 more, candidates 1.9 % more, the pass 8-10 % faster; a grid of 3 or 4: cut 0.18 s but 13 % more candidates).
 And the searches of ENDS ends go in step (_count_ends), so that their waits for memory overlap (the cut 10 %
-faster). Session 52: the equal pieces' counts, which decide whether to weigh the cut at all, are searched in step
+faster). The equal pieces' counts, which decide whether to weigh the cut at all, are searched in step
 too, each asking for its next blocks (_counts_total; 250 Mbp, --best, -t 2, two sets of 4 rounds: 0.953x and
 0.962x wall, the same records); prefetching in _count_ends gained nothing (1.000x)."""
 

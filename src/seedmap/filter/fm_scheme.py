@@ -46,26 +46,18 @@ human-like genome, two runs (occurrence tables memory-mapped, then in 2 MB pages
 samples wait on the block read of a single-row node, 15-18 % on its superblock row, and 6-7 % on a multi-row
 node's block.
 
-Hiding those waits by walking several queries in turn did not pay on the 2-core VM that measured it. The walks
-were made a resumable machine: each stops where it enters a node, after a prefetch of that node's rows, and four
-queries' walks take turns. Session 49 tried it and did not keep it; it found the same strings. On that VM:
-- The waits moved onto the prefetch instructions. The likely cause is the page walk: the guest's 2 MB pages sit
-  on the host's pages, and a prefetch that misses the TLB walks them before it retires.
-- Passing the lane's arrays between the machine's functions cost an atomic reference count or two per node, more
-  than the overlap saved. Compiling the walks with `_nrt=False` removed that cost. Inlining them at numba's IR
-  level instead took over 8 minutes to compile.
-- The walks of the heaviest queries (250 Mbp, the 1,900 ranked 100-2,000 by search time) got faster: 2.45-2.6 s
-  against 1.75-2.0 s.
-- A whole `--best` run (250 Mbp, 20,000 reads, -t 2, benchmarks/ab.py, four rounds) got slower: 1.08x the wall
-  time and 1.12x the candidates CPU.
-Hardware that hides a page walk behind a prefetch may gain where this VM did not. Moving the superblock rows
-into one region at the table's end (119 pages of 4 kB instead of 7,600) found the same strings and gained
-nothing (all 40,000 queries, four rounds, ratios 0.98-1.10): their samples most likely wait on the block's page
-walk too.
+Why each walk runs alone rather than several queries' walks taking turns (a resumable walk that stops at each
+node after prefetching its rows): on a 2-core VM that finds the same strings but makes a whole --best run slower
+(250 Mbp, 20,000 reads: 1.08x the wall time, 1.12x the candidates CPU). The waits move onto the prefetch
+instructions, most likely the page walk of a guest's 2 MB pages over the host's, which a prefetch that misses
+the TLB performs before it retires; passing a lane's arrays between the walk's functions costs a reference count
+or two per node unless compiled with `_nrt=False`; inlining them at numba's IR level takes minutes to compile.
+Hardware that hides a page walk behind a prefetch may gain. Gathering the superblock rows into one region (119
+pages of 4 kB instead of 7,600) gains nothing either: their waits are most likely page walks too.
 
-Session 52, on a Zen 5 VM, without the machine: a walk prefetches each child's blocks as soon as it knows their
-rows (the one child of a one-row node while its column is computed). 250 Mbp --best, -t 2, 4 rounds: 0.967x wall,
-0.949x candidates CPU, the same records.
+What the walks do instead: each prefetches a child's blocks as soon as it knows its rows (the one child of a
+one-row node while its column is computed): 250 Mbp --best, -t 2, 0.967x wall, 0.949x candidates CPU, the same
+records.
 """
 
 from __future__ import annotations
@@ -95,22 +87,15 @@ from seedmap.filter.windows import sort_windows as _sort_windows
 
 ROW = 4  # an accepted string: piece start in the read, depth (its bases left of the piece), forward lo, hi
 BIG = 1 << 40
-# Every step's rare strings go to verification, whatever its exact piece's rows. Until session 51 only those of a
-# step whose piece had at most 16 rows did (SMALL_PIECE): a repeat family's diverged copies, rare once two pieces
-# long, were walked on, since most of them drop within a few bases and each verification costs a locate (2.2 M
-# candidates for 5,000 reads without that rule, 0.1 M with it, when it was made). Since then the verification is
-# in bulk and the locate keeps eight LF walks going, and a copy close enough to the read to stay one row was walked
-# base by base, one occurrence-table miss each. 250 Mbp human-like genome, 20,000 reads, e = 5, -t 2, ab.py against
-# the rule (medians of 3-4 alternating rounds, the same records): --best 0.973x wall, 0.964x candidates CPU;
-# all-mapping 0.958x wall, 0.943x candidates CPU; 1 Gbp, -t 1: --best 0.940x / 0.911x, all-mapping 0.880x / 0.868x.
-# Handing a one-row string on only once it had been one row for K bases (250 Mbp, --best): K = 1 0.966x / 0.957x,
-# K = 2 0.972x / 0.959x, K = 6 0.990x / 0.986x. `small` 2, 3, 4 then gave nothing (0.98-1.01x).
+# Every step's rare strings go to verification, whatever its exact piece's rows: a repeat family's copy close
+# enough to the read to stay one row would otherwise be walked base by base, one occurrence-table miss each, while
+# verifying it is one locate (eight LF walks in step) and a share of a bulk verification. (250 Mbp human-like
+# genome, e = 5, 20,000 reads, -t 2, ab.py, the same records: --best 0.973x wall and all-mapping 0.958x against
+# walking them on; 1 Gbp, -t 1: 0.940x and 0.880x. Waiting until a string has been one row for K bases only lost.)
 
 # Strings of at least this many pieces' length may go to verification when rare enough; 1: a step's exact piece
-# itself, as soon as it is down to `small` rows (a unique read's pieces are then verified, not each walked on for
-# a piece's length). e = 5, 20,000 reads, -t 2, candidates stage CPU s (2 / 1, alternating, the same records):
-# 250 Mbp human-like genome, all-mapping 10.79 / 9.98, 10.42 / 9.83, --best 5.24 / 4.47, 4.57 / 4.26; 1 Gbp, all
-# 49.7 / 43.1, 41.5 / 42.3, --best 19.2 / 18.7, 19.4 / 18.0. (SMALL_PIECE 64 and `small` 2 gave nothing further.)
+# itself, as soon as it is down to `small` rows, so a unique read's pieces are verified, not each walked on for a
+# piece's length (250 Mbp and 1 Gbp human-like genomes, e = 5: the candidates stage 4-15 % less CPU than with 2).
 SMALL_FROM = 1
 # A piece's exact search stops where its rows (forward index: the piece's last t bases) are down to `small`, once
 # t >= STOP_AT bases are matched and at least REST_MIN of the piece are still to go: the rows go to verification (a
@@ -120,34 +105,28 @@ SMALL_FROM = 1
 STOP_AT = 12
 REST_MIN = 16
 # A step's walk may take WALK_BASE + WALK_PER_ROW x (its exact piece's rows) nodes; past that the piece's rows go to
-# verification instead (see the notes). 250 Mbp human-like genome, e = 5, 20,000 reads, one thread, candidates
-# stage: never 18.5 s; (per row, base) (8, 500) 14.6 s, (8, 2000) 15.3, (16, 4000) 15.4, (4, 1000) 17.1 with SA
-# samples every 16 bases; every 8 (a locate half the price): (8, 512) 12.2 s, (4, 512) 11.6, (2, 512) 11.2,
-# (1, 512) 11.1, (2, 256) 11.2, (2, 1024) 11.5; the count pass 8.0 s at (8, 512), 4.7 s at (2, 512). Since a
-# walk past its budget hands on only what it has not walked: (2, 512) 11.55-11.7 s, (1, 512) 11.0-11.6,
-# (4, 512) 11.9-12.2, (2, 256) 12.0, (1, 256) 12.3, (0.5, 256) 11.1; e = 3: (2, 512) 4.2-4.5 s, (4, 512) 4.6-5.4;
-# --best (its rounds' searches, rounds 0..5): (1, 512) 7.4 s, (2, 512) 6.1, (4, 512) 5.7.
+# verification instead (see the notes). A locate costs about two nodes with SA samples every 8 bases, so a small
+# budget per row pays: on the 250 Mbp human-like genome (e = 5, one thread) the candidates stage takes 11.0-11.7 s
+# at (1-2 per row, 512), 12 s at 4 per row or a base of 256, and 18.5 s with no budget at all.
 # Below e = WALK_FULL_E the budget per row doubles for each edit fewer, up to WALK_PER_ROW_MAX: a walk with fewer
-# edits costs less per row, and --best's rounds search most reads at e = 0..4 (same genome, -t 2, --best e = 5,
-# alternating with 2 at every e: 4.05 / 3.64, 3.85 / 3.11, 3.93 / 3.56, 3.28 / 2.87, 3.10 / 3.02, 3.50 / 3.17 s;
-# 4 up to e = 3 and 2 from e = 4 on came out in between; all-mapping at e = 3 and 4 the same within noise).
+# edits costs less per row, and --best's rounds search most reads at e = 0..4 (--best 3-19 % faster than with 2
+# at every e; all-mapping at e = 3 and 4 the same within noise).
 WALK_PER_ROW = 2
 WALK_FULL_E = 5
 WALK_PER_ROW_MAX = 8
 WALK_BASE = 512
 # No step walks more than WALK_MAX nodes, however many rows its piece has: a low-complexity read's pieces (poly-T,
-# (GT)n) have 10^5 rows whose strings stay close to the read for most of it, so its budget bought 10^5 nodes a step
-# and the walk still handed on most rows. Handing them on sooner costs more candidates (clustered, cheap to verify:
-# the rows are neighbours in one run) and saves most of the walk. e = 5, -t 1, candidates stage CPU s, before / after:
-# 1 Gbp human-like genome, its 9 heaviest reads 8.46 / 3.79, 7.16 / 3.79, 7.03 / 3.66 (16384: 3.94, 4.29); 250 Mbp, its
-# 50 heaviest 1.99 / 1.64, 2.00 / 1.49, 1.90 / 1.58, 1.76 / 1.49; the whole 1 Gbp run (-t 2, alternating) 0.92-0.96x
-# its candidates CPU, 0.94-0.98x wall, the same records; 250 Mbp within noise.
+# (GT)n) have 10^5 rows whose strings stay close to the read for most of it, so its budget would buy 10^5 nodes a
+# step and the walk still hand on most rows. Handing them on sooner costs more candidates (clustered, cheap to
+# verify: the rows are neighbours in one run) and saves most of the walk: the 9 heaviest reads of the 1 Gbp
+# human-like genome take 3.7-3.8 s of candidates CPU instead of 7.0-8.5 s (16384 nodes: 3.9-4.3 s); the same
+# records.
 WALK_MAX = 65536
 MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 # The D arrays cost two backward searches of the read (restarted where a piece does not occur), a cache miss or two
-# a step; they pay only where their pruning spares walks. 250 Mbp human-like genome, 20,000 reads, one thread,
-# search + locate + bulk verification with and without them: e = 1 1.58 s / 0.68 s, e = 2 2.33 / 1.90,
-# e = 3 5.5 / 6.4, e = 4 13.1 / 18.4, e = 5 13.4 / 13.4. Below D_FROM_E the bounds are zero.
+# a step; they pay only where their pruning spares walks: from e = 3 on (250 Mbp human-like genome, search, locate
+# and bulk verification with / without them: e = 1 1.58 / 0.68 s, e = 2 2.33 / 1.90, e = 3 5.5 / 6.4, e = 4
+# 13.1 / 18.4). Below D_FROM_E the bounds are zero.
 D_FROM_E = 3
 EXACT = 6  # words of a piece's exact search (_exact_pieces)
 KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children; of the left walk: (lo, hi)

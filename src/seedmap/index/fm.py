@@ -228,8 +228,8 @@ def build(ref: Reference, r: int = DEFAULT_SA_SAMPLE, first: int = 0, last: int 
 # A segment is a run of whole sequences (an FM search does not cross a sequence end): its text stays below
 # 2^31 symbols, so its suffix array is 32-bit, and its build fits the memory limit next to the reference.
 MAX_SEGMENT_TEXT = 2**31 - 1
-# B/base beyond the arrays below (genome_scale.py: 9.9 B/base per segment at r = 16, measured with reverse SA
-# samples too, which the build no longer makes)
+# B/base beyond the arrays below (genome_scale.py measured 9.9 B/base per segment at r = 16 with reverse SA
+# samples, which the build does not make: an upper bound)
 MEASURED_EXTRA = 1.5
 
 

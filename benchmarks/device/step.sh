@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# One step of a GPU session, THERE, in the repository root (each fits one 10-minute device call):
-#   bash benchmarks/device/session.sh check     # the simulator's kernel tests on the real GPU (one process: the
+# One step of a loan of the GPU machine, THERE, in the repository root (each fits one 10-minute device call):
+#   bash benchmarks/device/step.sh check     # the simulator's kernel tests on the real GPU (one process: the
 #                                                 last case checks every declared signature was launched); cc 9.0
-#   bash benchmarks/device/session.sh gpu       # benchmarks/gpu.py: kernel rates, the FM search, neighborhood e2e
-#   bash benchmarks/device/session.sh engines   # benchmarks/gpu.py end to end: kmer and fm, CPU against GPU
-#   bash benchmarks/device/session.sh scaling   # benchmarks/scaling.py -t 1 vs all cores, yara in the same run
-#   bash benchmarks/device/session.sh opencl    # the OpenCL tests on the GPU through NVIDIA's OpenCL driver
-#   READS_N=200000 bash benchmarks/device/session.sh quick   # check, then gpu (CHECK_S, GPU_S: their limits)
-#   READS_N=200000 bash benchmarks/device/session.sh engines-nb   # neighborhood end to end only (then dealloc)
-#   READS_N=200000 bash benchmarks/device/session.sh dealloc      # the same with numba-cuda's frees deferred
+#   bash benchmarks/device/step.sh gpu       # benchmarks/gpu.py: kernel rates, the FM search, neighborhood e2e
+#   bash benchmarks/device/step.sh engines   # benchmarks/gpu.py end to end: kmer and fm, CPU against GPU
+#   bash benchmarks/device/step.sh scaling   # benchmarks/scaling.py -t 1 vs all cores, yara in the same run
+#   bash benchmarks/device/step.sh opencl    # the OpenCL tests on the GPU through NVIDIA's OpenCL driver
+#   READS_N=200000 bash benchmarks/device/step.sh quick   # check, then gpu (CHECK_S, GPU_S: their limits)
+#   READS_N=200000 bash benchmarks/device/step.sh engines-nb   # neighborhood end to end only (then dealloc)
+#   READS_N=200000 bash benchmarks/device/step.sh dealloc      # the same with numba-cuda's frees deferred
 # Logs go to $OUT (the device tool brings them back). Each step sets itself up (setup.sh) and makes the
 # reads (mason, seed 42: the development VM's reads) when a step maps and they are missing, so any step can come first.
 set -uo pipefail
@@ -26,12 +26,12 @@ reads(Path('work/scaling').resolve(), Path('work/scaling/ragout16.fa').resolve()
 }
 T=$(nproc)
 case "${1:-}" in
-  quick)  # check then gpu in one call, each under a time limit, for a session with little device time
-    timeout "${CHECK_S:-400}" bash benchmarks/device/session.sh check  # (run from the repository root: cd above)
-    timeout "${GPU_S:-170}" bash benchmarks/device/session.sh gpu ;;
+  quick)  # check then gpu in one call, each under a time limit, for a loan with little device time
+    timeout "${CHECK_S:-400}" bash benchmarks/device/step.sh check  # (run from the repository root: cd above)
+    timeout "${GPU_S:-170}" bash benchmarks/device/step.sh gpu ;;
   dealloc)  # the gpu step's end-to-end runs with numba-cuda's frees deferred: does per-batch cuMemFree serialize workers?
     LOG=dealloc NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT=1000000 NUMBA_CUDA_MAX_PENDING_DEALLOCS_RATIO=1 \
-      bash benchmarks/device/session.sh engines-nb ;;
+      bash benchmarks/device/step.sh engines-nb ;;
   engines-nb)  # the neighborhood engine end to end only, CPU against GPU (dealloc's runs)
     need_reads
     [ -d "$REF.smi" ] || python3 -m seedmap index "$REF"
@@ -57,5 +57,5 @@ case "${1:-}" in
   opencl)
     source benchmarks/device/opencl_icd.sh && \
       python3 -m pytest -q -p no:cacheprovider -p no:randomly tests/test_opencl_*.py 2>&1 | tee "$OUT/opencl.log" ;;
-  *) echo "usage: session.sh check|gpu|engines|engines-nb|dealloc|scaling|opencl|quick"; exit 2 ;;
+  *) echo "usage: step.sh check|gpu|engines|engines-nb|dealloc|scaling|opencl|quick"; exit 2 ;;
 esac
