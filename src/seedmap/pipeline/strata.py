@@ -15,15 +15,15 @@ engine's D arrays: 250 Mbp human-like genome, 20,000 reads, -t 2, e = 5: candida
 
 The first round is k = the least extra (a read whose best distance is 0 needs those strata anyway); after k = 1
 the rounds step by two (next_round): a read whose best distance b is found needs b + 1 searched when it is
-unique, and a round one edit deeper costs less than two rounds (fm engine, e = 5, 20,000 reads, -t 2: 250 Mbp
-human-like genome 3.9 -> 3.0-3.4 s with rounds 0, 1, 3, 5 instead of 0, 1, 2, 3, 4, 5, 0, 1, 2, 4, 5 3.4-3.5 s,
-0, 2, 4, 5 3.5 s, 0, 1, 4, 5 3.8-3.9 s; 1 Gbp 6.3-7.3 -> 5.7-5.8 s; the same records). Where no read needs a
+unique, and one round a stratum deeper costs less than two rounds (fm engine, e = 5, 250 Mbp human-like genome:
+rounds 0, 1, 3, 5 are the fastest schedule, 3.0-3.4 s against 3.9 s for 0, 1, 2, 3, 4, 5). Where no read needs a
 stratum beyond its best (paired --best's mates, pair_strata.py) they step by one: a read found at b is done, and
 a round at b + 1 costs less than one at b + 2 (150 bp reads, 250 Mbp human-like genome, fm engine: 13 % of
 the reads are not found within 1 edit, 97 % are within 2, and a round at 3 costs 2.6x one at 2). Locations
 found with fewer edits than e are widened to their runs at e (verify/runs.py), so a read's locations up to
 `need` are exactly those the all-mapping search reports; records.make_records applies the same `need`
-to an all-mapping result, which is how the two are tested equal.
+to an all-mapping result, which is how the two are tested equal. A caller may ask for more strata of some reads
+between searches (StrataSearch.raise_extra: the pairs' rounds); the next search runs the rounds they need.
 
 Round 0 pays only where many reads have tied exact locations (those it settles; a read with a unique exact
 location needs round 1 anyway, one with none learns nothing): a batch tries it on its first ROUND0_SAMPLE reads and
