@@ -46,6 +46,7 @@ from seedmap.pipeline.dask_worker import (
     sees_index,
     ship,
 )
+from seedmap.pipeline.empty import header_only
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head, check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.pairs import PairRun, chosen_insert, sample
 from seedmap.pipeline.single import DEPTH, SingleRun, progress
@@ -78,6 +79,9 @@ def run_on_dask(opts: RunOptions) -> None:
     check_reference(opts)
     head = open_reads(opts)  # bad reads, or an -e too large for them, fail before the cluster starts
     index, index_id, ref = stored_index(opts)
+    if head.empty():
+        header_only(opts, ref)
+        return
     warn_if_slow(opts.map, head.lengths(), ref.total)
     timings = RunTimings()
     relay = Relay(opts.verbose)

@@ -21,6 +21,7 @@ from seedmap.io.sam import header
 from seedmap.options import EngineOptions, MapOptions, RunOptions, gpu_workers
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.devices import device_scheduler
+from seedmap.pipeline.empty import header_only
 from seedmap.pipeline.inputs import check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.pairs import PairRun
 from seedmap.pipeline.precompile import VARIANTS
@@ -49,6 +50,9 @@ def run_map(opts: RunOptions) -> None:
     head = open_reads(opts, workers)  # bad reads, or an -e too large for them, fail before the index loads
     timings = RunTimings()
     s = prepare(opts)
+    if head.empty():
+        header_only(opts, s.ref)
+        return
     warn_if_slow(opts.map, head.lengths(), s.ref.total)
     timings.add("set-up (index, engine)", time.perf_counter() - t0)
     run = PairRun(opts, s) if opts.paired else SingleRun(opts, s)
