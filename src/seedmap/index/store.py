@@ -111,7 +111,8 @@ def save(path: str | Path, kind: str, params: dict, ref: Reference,
     try:
         tmp.mkdir(parents=False)
         pairs = arrays.items() if isinstance(arrays, Mapping) else arrays
-        reference = {"ref_starts": ref.starts, "ref_packed": ref.packed, "ref_nmask": ref.nmask}
+        reference = {"ref_starts": ref.starts, "ref_packed": ref.packed, "ref_nmask": ref.nmask,
+                     "ref_iupac_pos": ref.iupac_pos, "ref_iupac_code": ref.iupac_code}
         described = {}
         for name, arr in itertools.chain(reference.items(), pairs):
             arr = np.ascontiguousarray(arr)
@@ -144,7 +145,8 @@ def _replace_dir(tmp: Path, path: Path) -> None:
         os.rename(tmp, path)
 
 
-REFERENCE_ARRAYS = ("ref_starts", "ref_packed", "ref_nmask")
+REFERENCE_ARRAYS = ("ref_starts", "ref_packed", "ref_nmask")  # and ref_iupac_pos, ref_iupac_code where kept
+IUPAC_ARRAYS = ("ref_iupac_pos", "ref_iupac_code")
 
 
 Required = tuple[str, ...] | Callable[[dict], tuple[str, ...]]
@@ -215,8 +217,9 @@ def load(path: str | Path, kind: str, required: Required, fasta: str | Path | No
     header = read_header(path, kind, required, fasta)
     arrays = {name: _load_array(path, name, desc) for name, desc in header["arrays"].items()}
     _verify_once(path, header, arrays)
+    iupac = [np.asarray(arrays.pop(name)) for name in IUPAC_ARRAYS if name in arrays]
     ref = Reference(list(header["reference"]["names"]), np.asarray(arrays.pop("ref_starts")),
-                    arrays.pop("ref_packed"), arrays.pop("ref_nmask"))
+                    arrays.pop("ref_packed"), arrays.pop("ref_nmask"), *(iupac if len(iupac) == 2 else ()))
     return StoredIndex(kind, header["params"], ref, arrays, header)
 
 
