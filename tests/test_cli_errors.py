@@ -313,8 +313,8 @@ def index_arrays(d: Path) -> list[str]:
 
 def test_one_flipped_byte_in_any_array_is_refused(work: Path):
     """One flipped bit anywhere in any stored array, sampled or not: map refuses it before writing anything."""
-    names = index_arrays(work)
-    assert len(names) > 3
+    names = [n for n in index_arrays(work) if np.load(work / "ref.fa.smi" / f"{n}.npy", mmap_mode="r").nbytes]
+    assert len(names) > 3  # (an empty array, as ref_iupac_pos of a reference without IUPAC codes, has no byte)
     pristine = work / "pristine.smi"
     shutil.copytree(work / "ref.fa.smi", pristine)
     for name in names:
