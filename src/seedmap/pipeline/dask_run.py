@@ -108,7 +108,8 @@ def run_on_dask(opts: RunOptions) -> None:
         flow = Flow(client, DEPTH * max(threads, 1), relay)
         totals: dict[str, int] = {}
         t_map = time.perf_counter()
-        with open_sink(opts.output, ref, opts.threads, opts.reference) as sink, progress(opts.progress) as advance:
+        with (open_sink(opts.output, ref, opts.threads, opts.reference) as sink,
+              progress(opts.progress, opts.progress_every) as advance):
             text = header(ref, opts.command_line)
             sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
             for done in flow.results(items, submit, lambda d: advance(d.stats.reads)):

@@ -72,7 +72,8 @@ def run_map(opts: RunOptions) -> None:
         sched = device_scheduler(batches, backend, engine_inputs(opts, s),
                                  partial(run.work, shares=shares, timings=timings), per_device)
     results = sched.results()
-    with open_sink(opts.output, s.ref, shares.threads, opts.reference) as sink, progress(opts.progress) as advance:
+    with (open_sink(opts.output, s.ref, shares.threads, opts.reference) as sink,
+          progress(opts.progress, opts.progress_every) as advance):
         text = header(s.ref, opts.command_line)
         sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
         for data, stats, *_ in results:
