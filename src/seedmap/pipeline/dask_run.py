@@ -134,7 +134,8 @@ def run_on_dask(opts: RunOptions) -> None:
 
 def stored_index(opts: RunOptions) -> tuple[Path, str, object]:
     """The index the workers map with (absolute path), its identity, and its reference (names, lengths for
-    the header), loaded here with the cheap checks a load makes (the FASTA's stamp among them)."""
+    the header), loaded here with the checks a load makes (the FASTA's stamp; every byte once per state of the
+    index's files)."""
     from seedmap.index import store
     from seedmap.kinds import KINDS
 
