@@ -198,6 +198,9 @@ def test_empty_reads_write_the_header(work: Path, paired: bool, gz: bool):
     pysam = pytest.importorskip("pysam")
     with pysam.AlignmentFile(str(work / "out.bam"), "rb") as bam:
         assert list(bam.references) == ["chr1"] and list(bam.lengths) == [5000] and not list(bam)
+    shutil.rmtree(work / "ref.fa.smi")  # without an index: the FASTA's names and lengths, no index built for nothing
+    proc = maps(work, "ref.fa", *reads)
+    assert proc.stdout.splitlines()[:2] == lines[:2] and "building" not in proc.stderr, proc.stderr
 
 
 # ----------------------------------------------------------------------------------------- bad index

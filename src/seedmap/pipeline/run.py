@@ -18,6 +18,7 @@ from functools import partial
 from seedmap.io.output import open_sink
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
+from seedmap.kinds import reference_only
 from seedmap.options import EngineOptions, MapOptions, RunOptions, gpu_workers
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.devices import device_scheduler
@@ -48,11 +49,11 @@ def run_map(opts: RunOptions) -> None:
     shares = threading_setup.ThreadShares(opts.threads)
     workers = per_device * len(backend.ids) if per_device else shares.threads
     head = open_reads(opts, workers)  # bad reads, or an -e too large for them, fail before the index loads
+    if head.empty():  # (no index built in memory for it, no kernels compiled)
+        header_only(opts, reference_only(opts.reference, opts.index, opts.engine.kind))
+        return
     timings = RunTimings()
     s = prepare(opts)
-    if head.empty():
-        header_only(opts, s.ref)
-        return
     warn_if_slow(opts.map, head.lengths(), s.ref.total)
     timings.add("set-up (index, engine)", time.perf_counter() - t0)
     run = PairRun(opts, s) if opts.paired else SingleRun(opts, s)
