@@ -178,6 +178,25 @@ def test_cram_equals_sam(work: Path, reference: str):
     assert set(os.listdir(work)) - {"ref.fa.fai"} == expected  # htslib indexes a plain FASTA beside it
 
 
+@pytest.mark.parametrize("reference", ["ref.fa.gz", "ragged.fa"])
+def test_cram_from_a_copied_reference_decodes_without_it(work: Path, reference: str,
+                                                        monkeypatch: pytest.MonkeyPatch):
+    """A reference htslib cannot index (gzip, ragged lines) is encoded against a copy that is then deleted: the
+    CRAM embeds the reference it covers, so it decodes with no reference at all (plain `samtools view`)."""
+    (work / "ref.fa.gz").write_bytes(gzip.compress((work / "ref.fa").read_bytes()))
+    with pysam.FastxFile(str(work / "ref.fa")) as fa:
+        records = [(r.name + (f" {r.comment}" if r.comment else ""), r.sequence) for r in fa]
+    (work / "ragged.fa").write_text("".join(f">{name}\n{seq[:70]}\n{seq[70:]}\n" for name, seq in records))
+    mapped(work, "-o", "out.sam")
+    proc = seedmap(work, "map", reference, "reads.fq", "-o", "out.cram")
+    assert proc.returncode == 0 and error_lines(proc.stderr) == [], proc.stderr
+    (work / "ref.fa").unlink()  # nothing to find a reference by
+    monkeypatch.setenv("REF_PATH", str(work / "nowhere"))  # nor a download (htslib's default: EBI's server)
+    with pysam.AlignmentFile(str(work / "out.cram"), "rc") as cram:
+        got = [r.to_string().split("\t")[:11] for r in cram]
+    assert got == [r.split("\t")[:11] for r in sam_parts(work / "out.sam")[1]] and got
+
+
 def test_cram_to_a_bad_place(work: Path):
     message = fails_cleanly(work, "map", "ref.fa", "reads.fq", "-o", "nowhere/out.cram")
     assert "nowhere" in message

@@ -158,8 +158,6 @@ BAD_READS: dict[str, tuple[str, Maker, str]] = {
     "not-really-gz": ("plain.fq.gz", reads_misnamed_gz, "not valid"),
     "quality-length": ("badq.fq", holding("@r1\nACGTACGTAC\n+\nIIII\n"), "qualities"),
     "invalid-base": ("badb.fq", holding(fastq({"r1": "ACGTXACGTA"})), "invalid character 'X'"),
-    "empty": ("empty.fq", holding(b""), "no reads"),
-    "empty-gz": ("empty.fq.gz", holding(gzip.compress(b"")), "no reads"),
 }
 
 
@@ -172,7 +170,7 @@ def test_bad_reads(work: Path, case: str):
     assert name in message and expected in message
 
 
-@pytest.mark.parametrize("case", ["missing", "directory", "text", "invalid-base", "empty"])
+@pytest.mark.parametrize("case", ["missing", "directory", "text", "invalid-base"])
 def test_bad_reads_leave_stdout_empty(work: Path, case: str):
     """The first batch of reads is read and parsed before the index is loaded and the header written:
     a run to stdout (`> out.sam`) that fails on its reads writes nothing there, not even the header."""
@@ -181,6 +179,28 @@ def test_bad_reads_leave_stdout_empty(work: Path, case: str):
     proc = seedmap(work, "map", "ref.fa", name)
     assert proc.returncode == 1 and proc.stdout == "", proc.stdout[:200]
     assert error_lines(proc.stderr) == [proc.stderr.strip()] and expected in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gz"])
+@pytest.mark.parametrize("paired", [False, True], ids=["single", "paired"])
+def test_empty_reads_write_the_header(work: Path, paired: bool, gz: bool):
+    """No reads: the header and exit 0, as bwa, minimap2 and bowtie2 (SAM to stdout, and BAM), with a log
+    line that says so."""
+    name = "empty.fq.gz" if gz else "empty.fq"
+    (work / name).write_bytes(gzip.compress(b"") if gz else b"")
+    reads = [name, name] if paired else [name]
+    proc = maps(work, "ref.fa", *reads)
+    lines = proc.stdout.splitlines()
+    assert lines and all(line.startswith("@") for line in lines), proc.stdout
+    assert lines[0].startswith("@HD") and any(line.startswith("@SQ\tSN:chr1\tLN:5000") for line in lines)
+    assert ("no read pairs" if paired else "no reads") in proc.stderr and "Traceback" not in proc.stderr
+    maps(work, "ref.fa", *reads, "-o", "out.bam")
+    pysam = pytest.importorskip("pysam")
+    with pysam.AlignmentFile(str(work / "out.bam"), "rb") as bam:
+        assert list(bam.references) == ["chr1"] and list(bam.lengths) == [5000] and not list(bam)
+    shutil.rmtree(work / "ref.fa.smi")  # without an index: the FASTA's names and lengths, no index built for nothing
+    proc = maps(work, "ref.fa", *reads)
+    assert proc.stdout.splitlines()[:2] == lines[:2] and "building" not in proc.stderr, proc.stderr
 
 
 # ----------------------------------------------------------------------------------------- bad index
@@ -277,26 +297,94 @@ def test_index_without_sample_checksums_loads(work: Path):
     assert seedmap(work, "check", "ref.fa").returncode == 0
 
 
+def flip_byte(path: Path, at: float = 0.5) -> None:
+    """Flip one byte of the array stored at path, `at` of the way into its data (past the .npy header)."""
+    arr = np.load(path, mmap_mode="r")
+    offset, nbytes = arr.offset, arr.nbytes
+    del arr
+    where = offset + min(int(nbytes * at), nbytes - 1)
+    with open(path, "r+b") as fh:
+        fh.seek(where)
+        byte = fh.read(1)[0]
+        fh.seek(where)
+        fh.write(bytes([byte ^ 0x01]))
+
+
+def index_arrays(d: Path) -> list[str]:
+    return list(json.loads((d / "ref.fa.smi" / "header.json").read_text())["arrays"])
+
+
+def test_one_flipped_byte_in_any_array_is_refused(work: Path):
+    """One flipped bit anywhere in any stored array, sampled or not: map refuses it before writing anything."""
+    names = [n for n in index_arrays(work) if np.load(work / "ref.fa.smi" / f"{n}.npy", mmap_mode="r").nbytes]
+    assert len(names) > 3  # (an empty array, as ref_iupac_pos of a reference without IUPAC codes, has no byte)
+    pristine = work / "pristine.smi"
+    shutil.copytree(work / "ref.fa.smi", pristine)
+    for name in names:
+        for at in (0.0, 0.5, 0.999):
+            shutil.rmtree(work / "ref.fa.smi")
+            shutil.copytree(pristine, work / "ref.fa.smi")
+            flip_byte(work / "ref.fa.smi" / f"{name}.npy", at)
+            message = map_fails(work)
+            assert "ref.fa.smi" in message and f"array {name} is corrupted" in message, (name, at)
+            assert not (work / "out.sam").exists()
+
+
 def test_check_reads_everything(work: Path):
-    """Damage outside the sampled blocks of a large array: map's load does not see it, check does."""
+    """Damage outside the sampled blocks of a large array: the cheap checks do not see it, the full check
+    that map makes (the files changed since they were verified) and check do."""
     from seedmap.index import store
 
     path = work / "ref.fa.smi" / "seed_start.npy"
     arr = np.load(path, mmap_mode="r")
-    offset, nbytes = arr.offset, arr.nbytes
+    nbytes = arr.nbytes
     del arr
     blocks = store.sample_blocks(nbytes)
     assert len(blocks) > 1  # the array is sampled, not read whole
-    at = nbytes // 2
-    assert not any(a <= at < b for a, b in blocks)
-    with open(path, "r+b") as fh:
-        fh.seek(offset + at)
-        byte = fh.read(1)[0]
-        fh.seek(offset + at)
-        fh.write(bytes([byte ^ 0xFF]))
-    store.load(work / "ref.fa.smi", "neighborhood", (), work / "ref.fa")  # no error: the damage is not sampled
+    assert not any(a <= nbytes // 2 < b for a, b in blocks)
+    flip_byte(path)
+    header = store.read_header(work / "ref.fa.smi")
+    store._load_array(work / "ref.fa.smi", "seed_start", header["arrays"]["seed_start"])  # no error: not sampled
+    message = map_fails(work)
+    assert "ref.fa.smi" in message and "seed_start is corrupted (checksum mismatch)" in message
     message = fails_cleanly(work, "check", "ref.fa")
     assert "ref.fa.smi" in message and "seed_start is corrupted" in message
+
+
+def test_index_is_verified_once_per_state(work: Path, monkeypatch: pytest.MonkeyPatch,
+                                          tmp_path_factory: pytest.TempPathFactory):
+    """The full check runs at the first load and after any change to the files (or a copy), not in between;
+    its stamp goes to the user's cache when the index directory takes none."""
+    from seedmap.index import store
+
+    monkeypatch.setattr(store, "RACY_NS", 0)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    passes = []
+    crc = store._crc
+    monkeypatch.setattr(store, "_crc", lambda arr, progress=None: passes.append(1) or crc(arr, progress))
+    index = work / "ref.fa.smi"
+    (index / store.STAMP).unlink(missing_ok=True)
+
+    def full_checks() -> int:
+        passes.clear()
+        store.load(index, "neighborhood", (), work / "ref.fa")
+        return len(passes)
+
+    arrays = len(index_arrays(work))
+    assert full_checks() == arrays
+    assert full_checks() == 0
+    os.utime(index / "nbs.npy")  # a touch: the file may have changed
+    assert full_checks() == arrays
+    assert full_checks() == 0
+    shutil.copytree(index, work / "copy.smi")
+    shutil.rmtree(index)
+    os.rename(work / "copy.smi", index)  # the same names and mtimes, other files
+    assert full_checks() == arrays
+    (index / store.STAMP).unlink()
+    (index / store.STAMP).mkdir()  # unwritable there, whoever runs the test (root writes read-only directories)
+    assert full_checks() == arrays
+    assert full_checks() == 0  # stamped in the user's cache
+    assert any((Path(os.environ["XDG_CACHE_HOME"]) / "seedmap" / "verified").iterdir())
 
 
 def test_check_without_index(work: Path):

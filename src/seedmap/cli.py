@@ -376,6 +376,23 @@ def _check(args: argparse.Namespace) -> None:
         print(f"{path}: OK", flush=True)
 
 
+PROGRESS_SECONDS = 30.0  # a log line this often where stderr is not a terminal; SEEDMAP_PROGRESS_SECONDS sets it
+
+
+def _progress_every(args: argparse.Namespace) -> float:
+    """Seconds between progress log lines: none on a terminal (a live count there) or with -q."""
+    if sys.stderr.isatty() or args.quiet:
+        return 0.0
+    given = os.environ.get("SEEDMAP_PROGRESS_SECONDS")
+    try:
+        every = PROGRESS_SECONDS if given is None else float(given)
+    except ValueError:
+        every = -1.0
+    if not every >= 0:
+        raise SeedmapError(f"SEEDMAP_PROGRESS_SECONDS={given}: give seconds between progress lines (0: none)")
+    return every
+
+
 def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
     from seedmap.io.read_group import parse_read_group
     from seedmap.options import EngineOptions, MapOptions, PairOptions, RunOptions
@@ -396,7 +413,8 @@ def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
     return RunOptions(
         reference=args.reference, reads=args.reads, reads2=args.reads2, interleaved=args.interleaved,
         output=args.output, index=args.index, threads=args.threads, batch_size=args.batch_size, device=args.device,
-        progress=sys.stderr.isatty() and not args.quiet, verbose=args.verbose and not args.quiet, dask=args.dask,
+        progress=sys.stderr.isatty() and not args.quiet, progress_every=_progress_every(args),
+        verbose=args.verbose and not args.quiet, dask=args.dask,
         command_line=shlex.join(["seedmap", *(sys.argv[1:] if argv is None else argv)]),
         read_group=parse_read_group(args.rg) if args.rg is not None else None, secondary_seq=args.secondary_seq,
         insert=insert,

@@ -145,6 +145,15 @@ def build_index(fasta: str, out: str | None, kind: str, params: dict) -> Path:
     return path
 
 
+def reference_only(fasta: str, index_path: str | None, kind: str = "neighborhood") -> Reference:
+    """The reference a run with these options maps against, without building an index: the stored index's
+    (checked as load_or_build loads it), else the FASTA's."""
+    path = Path(index_path) if index_path else store.default_path(fasta, kind)
+    if index_path or path.exists():
+        return store.load(path, kind, KINDS[kind].arrays, fasta).reference
+    return read_fasta(fasta)
+
+
 def load_or_build(fasta: str, index_path: str | None, kind: str = "neighborhood") -> tuple[Reference, object]:
     spec = KINDS[kind]
     path = Path(index_path) if index_path else store.default_path(fasta, kind)

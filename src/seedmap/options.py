@@ -83,7 +83,8 @@ class RunOptions:
     threads: int = 1
     batch_size: int | None = None  # reads (pairs for paired runs) per batch; None: the device's default
     device: str = "cpu"
-    progress: bool = False
+    progress: bool = False  # a live count of the reads mapped (stderr is a terminal)
+    progress_every: float = 0.0  # else a log line of the reads mapped every this many seconds (0: none)
     verbose: bool = False  # stage timings at the end
     dask: str | None = None  # map on the workers of this Dask scheduler address, or local:N (a LocalCluster)
     command_line: str = "seedmap map"

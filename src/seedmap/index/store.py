@@ -10,17 +10,24 @@ Loading reads no more of the index than mapping will: it checks the format versi
 sample of each array (its first and last 4 KiB; all of an array up to 64 KiB). So an index from another
 version, a truncated, extended, missing or swapped file is refused with one clear line, in milliseconds
 whatever the index size. The full CRC-32 of every array (a pass over the whole index: about half a
-second per GB from the page cache, disk speed otherwise) is checked on demand by `check`
-(`seedmap check REFERENCE`).
+second per GB from the page cache, disk speed otherwise) is checked by `check` (`seedmap check
+REFERENCE`), and by `load` once per state of the index's files: a verified stamp (verified.json in the
+index directory, else in the user's cache) records each file's size, mtime and inode after a full check
+passed, and a load whose files all still match it skips the pass. So a damaged byte anywhere is refused
+before a map run writes anything, and only the first run after the index is built, copied or changed
+pays for the pass.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import logging
 import mmap
 import os
 import shutil
+import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -31,6 +38,8 @@ import numpy as np
 from seedmap import __version__
 from seedmap.errors import SeedmapError
 from seedmap.io.reference import Reference
+
+log = logging.getLogger("seedmap")
 
 FORMAT_VERSION = 1
 KIND_SUFFIX = {"neighborhood": ".smi", "kmer": ".kmer.smi", "fm": ".fm.smi"}
@@ -102,7 +111,8 @@ def save(path: str | Path, kind: str, params: dict, ref: Reference,
     try:
         tmp.mkdir(parents=False)
         pairs = arrays.items() if isinstance(arrays, Mapping) else arrays
-        reference = {"ref_starts": ref.starts, "ref_packed": ref.packed, "ref_nmask": ref.nmask}
+        reference = {"ref_starts": ref.starts, "ref_packed": ref.packed, "ref_nmask": ref.nmask,
+                     "ref_iupac_pos": ref.iupac_pos, "ref_iupac_code": ref.iupac_code}
         described = {}
         for name, arr in itertools.chain(reference.items(), pairs):
             arr = np.ascontiguousarray(arr)
@@ -135,7 +145,8 @@ def _replace_dir(tmp: Path, path: Path) -> None:
         os.rename(tmp, path)
 
 
-REFERENCE_ARRAYS = ("ref_starts", "ref_packed", "ref_nmask")
+REFERENCE_ARRAYS = ("ref_starts", "ref_packed", "ref_nmask")  # and ref_iupac_pos, ref_iupac_code where kept
+IUPAC_ARRAYS = ("ref_iupac_pos", "ref_iupac_code")
 
 
 Required = tuple[str, ...] | Callable[[dict], tuple[str, ...]]
@@ -200,13 +211,15 @@ def read_header(path: str | Path, kind: str | None = None, required: Required = 
 
 
 def load(path: str | Path, kind: str, required: Required, fasta: str | Path | None = None) -> StoredIndex:
-    """Load an index of `kind` that must hold the arrays `required`, with the cheap checks only (see the
-    module docstring; `check` verifies every byte)."""
+    """Load an index of `kind` that must hold the arrays `required`: the cheap checks, then every byte's
+    CRC-32 unless a verified stamp says the files have not changed since they last passed (module docstring)."""
     path = Path(path)
     header = read_header(path, kind, required, fasta)
     arrays = {name: _load_array(path, name, desc) for name, desc in header["arrays"].items()}
+    _verify_once(path, header, arrays)
+    iupac = [np.asarray(arrays.pop(name)) for name in IUPAC_ARRAYS if name in arrays]
     ref = Reference(list(header["reference"]["names"]), np.asarray(arrays.pop("ref_starts")),
-                    arrays.pop("ref_packed"), arrays.pop("ref_nmask"))
+                    arrays.pop("ref_packed"), arrays.pop("ref_nmask"), *(iupac if len(iupac) == 2 else ()))
     return StoredIndex(kind, header["params"], ref, arrays, header)
 
 
@@ -217,11 +230,90 @@ def check(path: str | Path, required: Required = (), fasta: str | Path | None = 
     as the arrays are read."""
     path = Path(path)
     header = read_header(path, None, required, fasta)
-    for name, desc in header["arrays"].items():
-        arr = _load_array(path, name, desc)
-        if _crc(arr, progress) != desc.get("crc32"):
-            raise SeedmapError(f"{path}: array {name} is corrupted (checksum mismatch); rebuild the index")
+    arrays = {name: _load_array(path, name, desc) for name, desc in header["arrays"].items()}
+    before = _file_states(path, arrays)
+    _check_all(path, header, arrays, progress)
+    _write_stamp(path, before)
     return header
+
+
+def _check_all(path: Path, header: dict, arrays: Mapping[str, np.ndarray],
+               progress: Callable[[int], object] | None = None) -> None:
+    """The full CRC-32 of every array against the header's; SeedmapError naming the first that differs."""
+    for name, desc in header["arrays"].items():
+        if _crc(arrays[name], progress) != desc.get("crc32"):
+            raise SeedmapError(f"{path}: array {name} is corrupted (checksum mismatch); rebuild the index")
+
+
+STAMP = "verified.json"
+RACY_NS = 2_000_000_000  # a file changed this close to its stamp could change again within one mtime tick
+
+
+def _file_states(path: Path, arrays: Iterable[str]) -> dict[str, list[int]]:
+    """[size, mtime_ns, inode] of the header and these array files: what a later change or copy alters."""
+    states = {}
+    for name in ("header", *arrays):
+        st = os.stat(path / ("header.json" if name == "header" else f"{name}.npy"))
+        states[name] = [st.st_size, st.st_mtime_ns, st.st_ino]
+    return states
+
+
+def _stamp_paths(path: Path) -> list[Path]:
+    """Where the verified stamp of the index at path may be: in it, else in the user's cache (keyed by the
+    index's real path) for an index directory this user cannot write."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path(os.path.expanduser("~")) / ".cache") / "seedmap"
+    key = hashlib.sha256(os.fsencode(os.path.realpath(path))).hexdigest()[:32]
+    return [path / STAMP, cache / "verified" / f"{key}.json"]
+
+
+def _stamped(path: Path, states: dict[str, list[int]]) -> bool:
+    for where in _stamp_paths(path):
+        try:
+            if json.loads(where.read_text()) == {"files": states}:
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def _write_stamp(path: Path, states: dict[str, list[int]]) -> None:
+    """Record that the files in these states passed the full check, in the first place that takes it; none
+    (a read-only index and cache) only means the next load checks again. Not when a file changed during the
+    check, nor so recently that a change within the same mtime tick could go unseen."""
+    try:
+        if _file_states(path, (n for n in states if n != "header")) != states:
+            return
+    except OSError:
+        return
+    if any(mtime > time.time_ns() - RACY_NS for _, mtime, _ in states.values()):
+        return
+    text = json.dumps({"files": states})
+    for where in _stamp_paths(path):
+        tmp = where.with_name(f".{where.name}.tmp-{os.getpid()}")
+        try:
+            where.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text)
+            os.replace(tmp, where)
+            return
+        except OSError:
+            tmp.unlink(missing_ok=True)
+    log.debug("%s: nowhere to write the verified stamp; the next load checks the index again", path)
+
+
+def _verify_once(path: Path, header: dict, arrays: Mapping[str, np.ndarray]) -> None:
+    """The full check of `load`, skipped when a stamp says these files passed it as they are now."""
+    try:
+        before = _file_states(path, arrays)
+    except OSError:
+        raise SeedmapError(f"{path}: the index files cannot be read; rebuild the index") from None
+    if _stamped(path, before):
+        return
+    t0 = time.perf_counter()
+    _check_all(path, header, arrays)
+    release_pages(arrays.values())  # resident again as mapping touches them (a segmented index: one segment)
+    _write_stamp(path, before)
+    log.info("verified the index's checksums (%.0f MB in %.1f s; later runs skip this until its files change)",
+             total_bytes(header) / 1e6, time.perf_counter() - t0)
 
 
 def total_bytes(header: dict) -> int:

@@ -149,8 +149,8 @@ class _Splitter:
 
 def raw_batches(path: str, batch_reads: int, workers: int = 0) -> Iterator[RawBatch]:
     """Single-end batches; `workers` threads taking them get shorter ones near the end of a plain FASTQ
-    file. Raises SeedmapError on input that is unreadable or not FASTA/FASTQ from its first bytes, or that
-    holds no reads."""
+    file (none for input that holds no reads). Raises SeedmapError on input that is unreadable or not
+    FASTA/FASTQ from its first bytes."""
     first = 0
     try:
         for blocks, n in _record_blocks((path,), batch_reads, workers):
@@ -160,8 +160,6 @@ def raw_batches(path: str, batch_reads: int, workers: int = 0) -> Iterator[RawBa
         raise
     except Exception as exc:
         raise SeedmapError(open_error_message(path, exc)) from None
-    if first == 0:
-        raise SeedmapError(f"{path}: no reads found")
 
 
 def read_batches(path: str, batch_reads: int = 100_000) -> Iterator[ReadBatch]:
@@ -186,8 +184,6 @@ def raw_pair_batches(path1: str, path2: str | None, batch_pairs: int) -> Iterato
         why = (pair_error(label, exc) or (unequal_files(path1, path2) if path2 is not None else "")
                or next(filter(None, (unreadable(p) for p in paths)), ""))
         raise SeedmapError(why or open_error_message(path1, exc)) from None
-    if first == 0:
-        raise SeedmapError(f"{label}: no read pairs found")
 
 
 def _record_blocks(paths: tuple[str, ...], records: int,

@@ -229,12 +229,13 @@ def _cram_sink(path: str, ref: object, threads: int, fasta: str | None) -> Itera
             yield sink
         t0 = time.perf_counter()
         reference = _cram_reference(fasta, tmp)
+        embed = reference != fasta  # the copy is deleted: a CRAM that named it would decode nowhere
         if _special(target):
-            _bam_to_cram(bam, reference, str(target), threads, path)
+            _bam_to_cram(bam, reference, str(target), threads, path, embed)
         else:
             with atomic_path(path, ".cram.tmp") as (fd, out):
                 os.close(fd)
-                _bam_to_cram(bam, reference, out, threads, path)
+                _bam_to_cram(bam, reference, out, threads, path, embed)
         log.info("%s: CRAM encoded in %.1f s", path, time.perf_counter() - t0)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -260,7 +261,8 @@ def _cram_reference(fasta: str, tmp: str) -> str:
                 fh.write(f">{record.id}\n{record.sequence}\n")
     pysam.faidx(copy)
     log.info("%s: htslib cannot index it (gzip, or lines of unequal length): the CRAM was encoded against a copy "
-             "with the same sequences; decode it with a plain or bgzip copy (samtools view -T REF)", fasta)
+             "with the same sequences, and holds the parts of it its records cover (embed_ref: it decodes without "
+             "a reference; a plain or bgzip FASTA makes a smaller CRAM)", fasta)
     return copy
 
 
@@ -271,14 +273,16 @@ def samtools_message(exc: Exception) -> str:
     return " ".join(text.replace("\\n", " ").strip("'\" \n").split())
 
 
-def _bam_to_cram(bam: str, reference: str, out: str, threads: int, label: str) -> None:
+def _bam_to_cram(bam: str, reference: str, out: str, threads: int, label: str, embed: bool = False) -> None:
     """MD and NM are stored as written (htslib would otherwise drop them and make them anew on reading, at
-    the end of the tags): `samtools view` of the CRAM prints the SAM records exactly."""
+    the end of the tags): `samtools view` of the CRAM prints the SAM records exactly. `embed`: the CRAM holds
+    the reference its records cover (for a reference that will not be there to decode with)."""
     import pysam
 
+    embedded = ["--output-fmt-option", "embed_ref=1"] if embed else []
     try:
         pysam.samtools.view("-C", "--no-PG", "-@", str(max(threads - 1, 0)), "--output-fmt-option", "store_md=1",
-                            "--output-fmt-option", "store_nm=1", "-T", reference, "-o", out, bam,
+                            "--output-fmt-option", "store_nm=1", *embedded, "-T", reference, "-o", out, bam,
                             catch_stdout=False)
     except pysam.utils.SamtoolsError as exc:
         raise SeedmapError(f"{label}: cannot write CRAM ({samtools_message(exc)})") from None

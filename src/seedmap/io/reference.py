@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import dnaio
@@ -28,6 +28,11 @@ class Reference:
     starts: np.ndarray  # int64, one per sequence, plus the total length at the end
     packed: np.ndarray  # uint8, 4 bases per byte, base i at bits 2*(i%4)
     nmask: np.ndarray  # uint8, 1 bit per base (little bit order): 1 = N / IUPAC, never matches
+    # The IUPAC codes among the masked bases (R, Y, K, ...; not N): their positions, ascending, and letters
+    # (upper case), so that MD names the reference's letter there as samtools calmd does. Empty for an
+    # index built before they were kept: MD says N there.
+    iupac_pos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    iupac_code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint8))
 
     @property
     def lengths(self) -> np.ndarray:
@@ -176,9 +181,12 @@ def read_fasta(path: str | Path) -> Reference:
     starts = np.zeros(len(ends) + 1, dtype=np.int64)
     starts[1:] = ends
     packed, nmask = buf.finish()
-    return Reference(names, starts, packed, nmask)
+    iupac_pos, iupac_code = buf.iupac()
+    return Reference(names, starts, packed, nmask, iupac_pos, iupac_code)
 
 
+IUPAC = np.zeros(256, dtype=bool)  # the upper-case letters of two or more bases (N aside)
+IUPAC[np.frombuffer(b"RYKMSWBDHV", dtype=np.uint8)] = True
 _CHUNK = 1 << 22  # bases encoded at a time: the str -> bytes copies stay this small
 _COMPRESSED = (".gz", ".bgz", ".bz2", ".xz", ".zst")
 
@@ -200,6 +208,7 @@ class _PackBuffer:
         self.capacity = max(int(capacity), 1 << 16)
         self.packed = np.zeros((self.capacity + 3) // 4, dtype=np.uint8)
         self.nmask = np.zeros((self.capacity + 7) // 8, dtype=np.uint8)
+        self.iupac_parts: list[tuple[np.ndarray, np.ndarray]] = []
 
     def _reserve(self, extra: int) -> None:
         need = self.n + extra
@@ -224,7 +233,29 @@ class _PackBuffer:
             if bad >= 0:
                 at = i + bad
                 raise SeedmapError(f"{path}: sequence {name!r} has an invalid character {sequence[at]!r} at {at + 1}")
+            self._keep_iupac(chunk, self.n + i)
         self.n += len(sequence)
+
+    def _keep_iupac(self, chunk: np.ndarray, offset: int) -> None:
+        """The IUPAC letters of a packed chunk: only its masked bases are looked at (the mask is 8 bases a
+        byte, most of them zero), so a chunk without N costs one pass over an eighth of its size."""
+        lo, hi = offset >> 3, (offset + chunk.size + 7) >> 3
+        nz = np.flatnonzero(self.nmask[lo:hi])
+        if not nz.size:
+            return
+        bits = np.unpackbits(self.nmask[lo:hi][nz], bitorder="little").reshape(-1, 8)
+        pos = ((nz + lo) * 8)[:, None] + np.arange(8)
+        pos = pos[bits.astype(bool)]
+        pos = pos[(pos >= offset) & (pos < offset + chunk.size)]
+        letters = chunk[pos - offset] & np.uint8(0xDF)  # upper case
+        keep = IUPAC[letters]
+        if keep.any():
+            self.iupac_parts.append((pos[keep].astype(np.int64), letters[keep]))
+
+    def iupac(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.iupac_parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+        return (np.concatenate([p for p, _ in self.iupac_parts]), np.concatenate([c for _, c in self.iupac_parts]))
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """The buffers trimmed to n bases in place (a shrinking realloc: no copy)."""

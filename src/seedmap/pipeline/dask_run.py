@@ -46,6 +46,7 @@ from seedmap.pipeline.dask_worker import (
     sees_index,
     ship,
 )
+from seedmap.pipeline.empty import header_only
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head, check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.pairs import PairRun, chosen_insert, sample
 from seedmap.pipeline.single import DEPTH, SingleRun, progress
@@ -78,6 +79,9 @@ def run_on_dask(opts: RunOptions) -> None:
     check_reference(opts)
     head = open_reads(opts)  # bad reads, or an -e too large for them, fail before the cluster starts
     index, index_id, ref = stored_index(opts)
+    if head.empty():
+        header_only(opts, ref)
+        return
     warn_if_slow(opts.map, head.lengths(), ref.total)
     timings = RunTimings()
     relay = Relay(opts.verbose)
@@ -104,7 +108,8 @@ def run_on_dask(opts: RunOptions) -> None:
         flow = Flow(client, DEPTH * max(threads, 1), relay)
         totals: dict[str, int] = {}
         t_map = time.perf_counter()
-        with open_sink(opts.output, ref, opts.threads, opts.reference) as sink, progress(opts.progress) as advance:
+        with (open_sink(opts.output, ref, opts.threads, opts.reference) as sink,
+              progress(opts.progress, opts.progress_every) as advance):
             text = header(ref, opts.command_line)
             sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
             for done in flow.results(items, submit, lambda d: advance(d.stats.reads)):
@@ -129,7 +134,8 @@ def run_on_dask(opts: RunOptions) -> None:
 
 def stored_index(opts: RunOptions) -> tuple[Path, str, object]:
     """The index the workers map with (absolute path), its identity, and its reference (names, lengths for
-    the header), loaded here with the cheap checks a load makes (the FASTA's stamp among them)."""
+    the header), loaded here with the checks a load makes (the FASTA's stamp; every byte once per state of the
+    index's files)."""
     from seedmap.index import store
     from seedmap.kinds import KINDS
 

@@ -41,6 +41,10 @@ class Head:
     parsed: list[ReadBatch]
     rest: Iterator[RawBatch]
 
+    def empty(self) -> bool:
+        """The input holds no reads (the first batch is all of it)."""
+        return not any(b.size for b in self.parsed)
+
     def lengths(self) -> np.ndarray:
         return np.concatenate([b.lengths for b in self.parsed]) if self.parsed else np.zeros(0, np.int64)
 

@@ -15,7 +15,7 @@ from seedmap.options import RunOptions
 from seedmap.paired.insert_size import FALLBACK, InsertModel
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head
 from seedmap.pipeline.pair_stages import estimate_insert, map_pair_batch
-from seedmap.pipeline.single import Setup, SingleRun, short_note
+from seedmap.pipeline.single import Setup, SingleRun, short_note, unplaced_note
 from seedmap.pipeline.stages import StageClock
 
 log = logging.getLogger("seedmap")
@@ -55,6 +55,7 @@ class PairRun(SingleRun):
                  n.get("mapped", 0), 100.0 * n.get("mapped", 0) / max(reads, 1), n.get("proper", 0),
                  100.0 * n.get("proper", 0) / max(pairs, 1), n.get("rescued", 0), n.get("records", 0),
                  short_note(n.get("short", 0), self.opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
+        unplaced_note(reads - n.get("mapped", 0) - n.get("short", 0), reads, self.opts.map.errors)
 
 
 def chosen_insert(opts: RunOptions, insert: InsertModel | None, used: int) -> InsertModel:

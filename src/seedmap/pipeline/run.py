@@ -18,9 +18,11 @@ from functools import partial
 from seedmap.io.output import open_sink
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
+from seedmap.kinds import reference_only
 from seedmap.options import EngineOptions, MapOptions, RunOptions, gpu_workers
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.devices import device_scheduler
+from seedmap.pipeline.empty import header_only
 from seedmap.pipeline.inputs import check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.pairs import PairRun
 from seedmap.pipeline.precompile import VARIANTS
@@ -47,6 +49,9 @@ def run_map(opts: RunOptions) -> None:
     shares = threading_setup.ThreadShares(opts.threads)
     workers = per_device * len(backend.ids) if per_device else shares.threads
     head = open_reads(opts, workers)  # bad reads, or an -e too large for them, fail before the index loads
+    if head.empty():  # (no index built in memory for it, no kernels compiled)
+        header_only(opts, reference_only(opts.reference, opts.index, opts.engine.kind))
+        return
     timings = RunTimings()
     s = prepare(opts)
     warn_if_slow(opts.map, head.lengths(), s.ref.total)
@@ -68,7 +73,8 @@ def run_map(opts: RunOptions) -> None:
         sched = device_scheduler(batches, backend, engine_inputs(opts, s),
                                  partial(run.work, shares=shares, timings=timings), per_device)
     results = sched.results()
-    with open_sink(opts.output, s.ref, shares.threads, opts.reference) as sink, progress(opts.progress) as advance:
+    with (open_sink(opts.output, s.ref, shares.threads, opts.reference) as sink,
+          progress(opts.progress, opts.progress_every) as advance):
         text = header(s.ref, opts.command_line)
         sink.header(opts.read_group.add_to_header(text) if opts.read_group else text)
         for data, stats, *_ in results:

@@ -5,6 +5,7 @@ pairs.py: PairRun): what a local run (run.py) and a Dask worker (dask_worker.py)
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from seedmap.io.output import bam_records
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.kinds import cpu_engine, load_or_build
-from seedmap.options import RunOptions
+from seedmap.options import MAX_ERROR_RATE, RunOptions
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.guarantee import GuaranteeWarnings
 from seedmap.pipeline.inputs import Head
@@ -120,16 +121,31 @@ class SingleRun:
         log.info("mapped %d reads: %d (%.2f%%) with at least one location, %d records%s; %.0f reads/s "
                  "(%.1f s mapping, %.1f s total)", reads, mapped, 100.0 * mapped / max(reads, 1), n.get("records", 0),
                  short_note(n.get("short", 0), self.opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
+        unplaced_note(reads - mapped - n.get("short", 0), reads, self.opts.map.errors)
 
 
 def short_note(short: int, min_length: int) -> str:
     return f"; {short} reads shorter than {min_length} bp reported unmapped (--min-length)" if short else ""
 
 
+def unplaced_note(unplaced: int, reads: int, errors: float) -> None:
+    """Log the reads searched and not placed: a search within e edits finds every location there and none
+    beyond, so to a bwa user (whose aligner places nearly every read, clipped) these would look lost."""
+    if unplaced <= 0:
+        return
+    within = f"{int(errors)} edits" if errors >= 1 or errors == 0 else f"{100 * errors:g}% of their length in edits"
+    further = ("" if 0 < errors < 1 and errors >= MAX_ERROR_RATE - 1e-12
+               else "; a larger -e searches further (up to a quarter of the read length)")
+    log.info("%d reads (%.2f%%) have no location within e = %s (-e %g), reported unmapped%s", unplaced,
+             100.0 * unplaced / max(reads, 1), within, errors, further)
+
+
 @contextmanager
-def progress(enabled: bool) -> Iterator:
-    if not enabled:
-        yield lambda n: None
+def progress(bar: bool, every: float = 0.0) -> Iterator:
+    """advance(reads) after each batch written: a live count on a terminal (`bar`), else, when every > 0, a
+    log line every `every` seconds (a cluster job's log), as bwa's 'Processed N reads'."""
+    if not bar:
+        yield _progress_lines(every) if every > 0 else (lambda n: None)
         return
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -138,4 +154,19 @@ def progress(enabled: bool) -> Iterator:
                   transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task("map", total=None)
         yield lambda n: bar.advance(task, n)
+
+
+def _progress_lines(every: float) -> Callable[[int], None]:
+    start = last = time.monotonic()
+    done = 0
+
+    def advance(n: int) -> None:
+        nonlocal done, last
+        done += n
+        now = time.monotonic()
+        if now - last >= every:
+            last = now
+            log.info("processed %d reads (%.0f reads/s)", done, done / max(now - start, 1e-9))
+
+    return advance
 

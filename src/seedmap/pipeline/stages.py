@@ -18,6 +18,7 @@ import numpy as np
 from seedmap.engines.base import Engine
 from seedmap.io.bam_encode import encode_records
 from seedmap.io.columns import Alignments, Records, RefNames
+from seedmap.io.md_letters import restore_iupac
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records
@@ -85,7 +86,9 @@ class SamFormatter:
     def records(self, recs: Records, batch: ReadBatch, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict) -> np.ndarray:
         """The batch's output bytes as the kernel's own uint8 array: copying them into a bytes object
         held the GIL (numpy's tobytes), a serial step of every worker thread. Writers take any buffer.
-        loc_s, loc_d and aln: each location's start, distance and alignment (Engine.align_locations)."""
+        loc_s, loc_d and aln: each location's start, distance and alignment (Engine.align_locations); MD
+        strings name the reference's IUPAC letters (rewritten in aln["md"])."""
+        restore_iupac(aln["md"], aln["md_off"], aln["md_len"], loc_s, self.ref.iupac_pos, self.ref.iupac_code)
         alns = Alignments(loc_s, loc_d, aln["cig_off"], aln["ops"], aln["lens"], aln["n_runs"], aln["md_off"],
                           aln["md"], aln["md_len"])
         if self.bam:
