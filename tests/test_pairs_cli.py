@@ -15,7 +15,7 @@ from helpers import COMP, decode, mutate, random_genome
 
 from seedmap.kinds import build_index
 from seedmap.paired.insert_size import InsertModel
-from seedmap.pipeline import RunOptions
+from seedmap.pipeline import MapOptions, RunOptions
 from seedmap.pipeline.run import run_map
 
 
@@ -49,10 +49,12 @@ def pair_files(tmp_path_factory) -> Path:
     return d
 
 
-def _map(d: Path, out: Path, threads: int, batch: int, insert: InsertModel | None = None) -> list[str]:
+def _map(d: Path, out: Path, threads: int, batch: int, insert: InsertModel | None = None,
+         best: bool = False) -> list[str]:
     """The run's SAM lines (BAM output read back as SAM)."""
     run_map(RunOptions(reference=str(d / "ref.fa"), reads=str(d / "r1.fq"), reads2=str(d / "r2.fq"), output=str(out),
-                       threads=threads, batch_size=batch, insert=insert, command_line="seedmap test"))
+                       threads=threads, batch_size=batch, insert=insert, command_line="seedmap test",
+                       map=MapOptions(best_only=best)))
     if out.suffix == ".bam":
         import pysam
 
@@ -87,6 +89,21 @@ def test_same_output_for_threads_and_batches(pair_files, tmp_path):
             assert tags["NH"] >= tags["HI"]
     assert all(hi == list(range(1, len(hi) + 1)) for hi in his.values())
     assert any(len(hi) > 1 for hi in his.values())
+
+
+def test_best_pairs_same_output_for_threads_and_batches(pair_files, tmp_path):
+    """Paired --best's rounds (pair_strata.py) depend on a batch's reads only per read and per pair: the same records
+    for every thread count and batch size, and the same primaries as all-mapping."""
+    a = _map(pair_files, tmp_path / "a.sam", threads=1, batch=20_000, best=True)
+    assert a == _map(pair_files, tmp_path / "b.sam", threads=2, batch=37, best=True)
+    assert a == _map(pair_files, tmp_path / "c.sam", threads=3, batch=1, best=True)
+    full = _map(pair_files, tmp_path / "full.sam", threads=2, batch=50)
+
+    def primaries(lines: list[str]) -> list[list[str]]:
+        fields = [line.split("\t") for line in lines if line[0] != "@"]
+        return [f[:4] + f[5:9] for f in fields if not int(f[1]) & 256]  # all but MAPQ (pair_strata.py: may differ)
+
+    assert primaries(a) == primaries(full)
 
 
 def seedmap(cwd: Path, *args: str) -> subprocess.CompletedProcess:
