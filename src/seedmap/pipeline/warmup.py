@@ -83,13 +83,13 @@ def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
 
 def _marker(kind: str, name: str) -> Path | None:
     """Where to note that the kernels of this kind of run (a precompile.variant key) were compiled: numba's
-    cache directory, which seedmap keys by its own sources (seedmap/__init__.py), so an edit or upgrade
+    cache directory, which seedmap keys by its own sources (seedmap/jit/cache.py), so an edit or upgrade
     compiles anew. None without a cache."""
-    import seedmap
+    from seedmap import jit
 
-    if seedmap.KERNEL_CACHE is None:
+    if jit.KERNEL_CACHE is None:
         return None
-    return Path(seedmap.KERNEL_CACHE) / f"seedmap-compiled-{kind}{name[2:] if name.startswith('se') else '-' + name}"
+    return Path(jit.KERNEL_CACHE) / f"seedmap-compiled-{kind}{name[2:] if name.startswith('se') else '-' + name}"
 
 
 _QUICK_LOAD = threading.Lock()
@@ -162,11 +162,11 @@ def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], 
     reference. stratified (--best/-n, single-end) and bam say which kernels `run` uses. The first time, the
     listed kernels of this kind of run compile in worker processes first (precompile.py; not if `processes`
     is false, nor if compile_early did: `announced`), and the log says what compiles and for how long."""
-    import seedmap
+    from seedmap import jit
 
-    if seedmap.CACHE_WARNING and not _warned.is_set():
+    if jit.CACHE_WARNING and not _warned.is_set():
         _warned.set()
-        log.warning(seedmap.CACHE_WARNING)
+        log.warning(jit.CACHE_WARNING)
     if _read_length(ref) < 20:  # no reads to cut: nothing to compile either
         return
     name = variant(paired, stratified, bam, stored=not ref.packed.flags.writeable)
