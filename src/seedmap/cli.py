@@ -11,7 +11,8 @@ import signal
 import sys
 import threading
 
-from seedmap import __version__, jit
+from seedmap import jit
+from seedmap.version import __version__
 
 jit.activate()  # before the kernel modules below import: each binds its cache directory as it is defined
 

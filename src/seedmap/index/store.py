@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from seedmap import __version__
 from seedmap.errors import SeedmapError
 from seedmap.io.reference import Reference
+from seedmap.version import __version__
 
 FORMAT_VERSION = 1
 KIND_SUFFIX = {"neighborhood": ".smi", "kmer": ".kmer.smi", "fm": ".fm.smi"}

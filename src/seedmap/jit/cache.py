@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from seedmap import __version__
+from seedmap.version import __version__
 
 PACKAGE = Path(__file__).parent.parent  # seedmap's sources: they key the cache, which may lie beside them
 

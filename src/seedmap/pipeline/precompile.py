@@ -198,10 +198,8 @@ class _Worker:
     def __init__(self) -> None:
         import numba
 
-        import seedmap
-
         env = dict(os.environ)  # the worker imports this very seedmap, whatever put it on sys.path here
-        here = os.path.dirname(os.path.dirname(os.path.abspath(seedmap.__file__)))
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen([sys.executable, "-m", "seedmap.pipeline.precompile", "--worker",
                                       numba.config.CACHE_DIR], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
