@@ -1,12 +1,17 @@
 """seedmap: a fully sensitive short-read mapper.
 
-Importing seedmap changes nothing in numba: its entry points set numba up for seedmap's kernels (seedmap/jit).
+    >>> import seedmap
+    >>> ix = seedmap.Index("ref.fa")          # doctest: +SKIP
+    >>> ix.map("ACGT...")                     # doctest: +SKIP
+
+`seedmap.Index`, `seedmap.Hit` and `seedmap.Mapped` are the Python API (seedmap/api.py, docs/api.md). Importing
+seedmap changes nothing in numba: its entry points set numba up for seedmap's kernels (seedmap/jit).
 """
 
 import os
 import sys
 
-__version__ = "0.1.0"
+from seedmap.version import __version__
 
 # numpy's OpenBLAS starts a thread per core as numpy is imported, each spinning about 0.1 s before it sleeps. seedmap
 # calls no BLAS: in its own processes (the `seedmap` command, `python -m seedmap...`, the compiling workers) those
@@ -14,3 +19,14 @@ __version__ = "0.1.0"
 # keeps its BLAS as it is, and a value already set is kept.
 if sys.argv and os.path.basename(sys.argv[0]) in ("seedmap", "-m"):
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+__all__ = ["Hit", "Index", "Mapped", "__version__"]
+
+
+def __getattr__(name: str) -> object:
+    """The API's names, imported at first use: `import seedmap` alone imports neither numba nor a kernel."""
+    if name in ("Hit", "Index", "Mapped"):
+        from seedmap import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'seedmap' has no attribute {name!r}")
