@@ -12,6 +12,11 @@ What `activate()` changes in numba, once per process:
   other functions as numba would;
 - only where no directory can be written: `Dispatcher.enable_caching` leaves seedmap's kernels uncached (numba
   alone fails as they are defined); other functions as numba would.
+
+Also here, for a run's warm-up (pipeline/warmup.py) and its first reads: `quick_load.cached_kernels_load_quickly`
+and `lazy_bitcode.bitcode_parsed_lazily`, numba's cache loads made quicker within a block, undone after it. What
+compiles ahead of a run (pipeline/precompile.py, kernel_list.py, warmup.py) stays with the pipeline: it runs the
+pipeline's kinds of run.
 """
 
 from __future__ import annotations

@@ -368,7 +368,8 @@ from numba.core import event, sigutils
 from numba.core.dispatcher import Dispatcher
 from seedmap.pipeline.precompile import signature_text
 from seedmap.pipeline.run import variant_run
-from seedmap.pipeline.warmup import cached_kernels_load_quickly, warmup_batch
+from seedmap.jit.quick_load import cached_kernels_load_quickly
+from seedmap.pipeline.warmup import warmup_batch
 from seedmap.spread import set_share
 
 set_share(1)  # kernels called from this thread only: the depth count below is not per thread
