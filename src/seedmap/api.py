@@ -236,7 +236,8 @@ class Index:
     def _run(self, opts: Any, reads: Reads, reads2: Reads | None, paired: bool,
              formatter: Any) -> Iterator[tuple[Any, Any]]:
         """(data, stats) of each batch in input order: `seedmap map`'s run (pipeline/run.py) with the
-        formatter `formatter(ref)` making each batch's data."""
+        formatter `formatter(ref)` making each batch's data. Like the command line, the first run has glibc's
+        malloc keep large allocations in its heap (pipeline/threads.py): for the whole process."""
         from seedmap.pipeline import threads as threading_setup
         from seedmap.pipeline.pairs import PairRun
         from seedmap.pipeline.scheduler import Scheduler
@@ -246,6 +247,7 @@ class Index:
         from seedmap.spread import set_share
 
         with self._lock:
+            threading_setup.set_environment()  # as the command line: the first batches' page faults, 1.5 s of 9
             s = prepare(opts, self._loaded)
             s.fmt = formatter(s.ref)
             run = PairRun(opts, s) if opts.paired else SingleRun(opts, s)
