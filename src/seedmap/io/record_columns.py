@@ -36,9 +36,11 @@ def slices_matrix(data: np.ndarray, start: np.ndarray, length: np.ndarray, missi
     out = np.zeros((start.size, width), dtype=np.uint8)
     for k in range(start.size):
         if length[k] < 0:
-            out[k, :missing.size] = missing
+            for i in range(missing.size):  # (loops, not slice assignments: ranges.put says why)
+                out[k, i] = missing[i]
         else:
-            out[k, :length[k]] = data[start[k]:start[k] + length[k]]
+            for i in range(length[k]):
+                out[k, i] = data[start[k] + i]
     return out
 
 
@@ -69,7 +71,8 @@ def cigar_matrix(rec_loc: np.ndarray, cig_off: np.ndarray, n_runs: np.ndarray, o
         width = max(width, p - off[k])
     out = np.zeros((n, width), dtype=np.uint8)
     for k in range(n):
-        out[k, :off[k + 1] - off[k]] = flat[off[k]:off[k + 1]]
+        for i in range(off[k + 1] - off[k]):
+            out[k, i] = flat[off[k] + i]
     return out
 
 
