@@ -3,8 +3,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from seedmap.backends.opencl import device, program
-from seedmap.errors import SeedmapError
+from seedmap import jit
+
+jit.activate()  # as seedmap's entry points do, before the kernel modules below import
+
+from seedmap.backends.opencl import device, program  # noqa: E402
+from seedmap.errors import SeedmapError  # noqa: E402
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 from numba.core import caching
 from numba.core.base import BaseContext
-from seedmap.pipeline.warmup import cached_kernels_load_quickly
+from seedmap.jit.quick_load import cached_kernels_load_quickly
 
 refreshes = []
 original_refresh = BaseContext.refresh
@@ -153,7 +153,7 @@ def test_object_symbols_are_those_of_the_bitcode():
     import numpy as np
     from numba import njit
 
-    from seedmap.pipeline.lazy_bitcode import elf_defined_symbols
+    from seedmap.jit.lazy_bitcode import elf_defined_symbols
 
     @njit
     def callee(a, k):

@@ -11,14 +11,18 @@ import signal
 import sys
 import threading
 
-from seedmap import __version__
-from seedmap.cli_help import MAP_SHORT_EPILOG, Formatter, HelpAll, RawFormatter, hidden_group
-from seedmap.errors import SeedmapError, Terminated
-from seedmap.index import fm, kmer, neighborhood
-from seedmap.index.default_kind import FM_FROM_BASES, estimated_bases, kind_for, map_kind
-from seedmap.index.segments import machine_memory
-from seedmap.io.reference import check_fasta
-from seedmap.options import CPU_BATCH, CPU_PAIRS, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions
+from seedmap import jit
+from seedmap.version import __version__
+
+jit.activate()  # before the kernel modules below import: each binds its cache directory as it is defined
+
+from seedmap.cli_help import MAP_SHORT_EPILOG, Formatter, HelpAll, RawFormatter, hidden_group  # noqa: E402
+from seedmap.errors import SeedmapError, Terminated  # noqa: E402
+from seedmap.index import fm, kmer, neighborhood  # noqa: E402
+from seedmap.index.default_kind import FM_FROM_BASES, estimated_bases, kind_for, map_kind  # noqa: E402
+from seedmap.index.segments import machine_memory  # noqa: E402
+from seedmap.io.reference import check_fasta  # noqa: E402
+from seedmap.options import CPU_BATCH, CPU_PAIRS, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions  # noqa: E402
 
 log = logging.getLogger("seedmap")
 

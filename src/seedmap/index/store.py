@@ -35,9 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from seedmap import __version__
 from seedmap.errors import SeedmapError
 from seedmap.io.reference import Reference
+from seedmap.version import __version__
 
 log = logging.getLogger("seedmap")
 

@@ -84,20 +84,29 @@ def _pack(strings: list[str]) -> tuple[bytes, np.ndarray]:
 
 def make_batch(records: list, first: int = 0, path: str = "<reads>") -> ReadBatch:
     """Pack dnaio records (name, sequence, qualities or None) into a batch."""
-    names_bytes, name_offsets = _pack([r.id for r in records])
-    seq_bytes, offsets = _pack([r.sequence for r in records])
+    has_quals = records[0].qualities is not None
+    return batch_of([r.id for r in records], [r.sequence for r in records],
+                    [r.qualities for r in records] if has_quals else None, first, path)
+
+
+def batch_of(names: list[str], sequences: list[str], qualities: list[str] | None = None, first: int = 0,
+             path: str = "<reads>") -> ReadBatch:
+    """Pack reads given as strings into a batch: names, sequences and (None: none) ASCII qualities."""
+    names_bytes, name_offsets = _pack(names)
+    seq_bytes, offsets = _pack(sequences)
     codes = encode(seq_bytes)
     bad = np.flatnonzero(codes == INVALID)
     if bad.size:
         i = int(np.searchsorted(offsets, bad[0], side="right")) - 1
-        raise invalid_character(path, records[i].id, chr(seq_bytes[int(bad[0])]))
-    has_quals = records[0].qualities is not None
-    if has_quals:
-        quals = np.frombuffer("".join(r.qualities for r in records).encode("ascii", "replace"), np.uint8)
+        raise invalid_character(path, names[i], chr(seq_bytes[int(bad[0])]))
+    if qualities is not None:
+        quals = np.frombuffer("".join(qualities).encode("ascii", "replace"), np.uint8)
+        if quals.size != codes.size:
+            raise SeedmapError(f"{path}: the qualities are not as long as the sequences")
     else:
         quals = np.zeros(0, dtype=np.uint8)
     return ReadBatch(first, np.frombuffer(names_bytes, np.uint8), name_offsets, codes, offsets, quals,
-                     has_quals)
+                     qualities is not None)
 
 
 def invalid_character(path: str, read: str, ch: str) -> SeedmapError:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from seedmap import __version__
 from seedmap.flags import FLAG_PAIRED, FLAG_REVERSE, FLAG_SECONDARY
 from seedmap.io.ascii import CIGAR_CHARS, write_int
 from seedmap.io.columns import Alignments, Reads, Records, RefNames
 from seedmap.io.reference import Reference, sequence_of
 from seedmap.ranges import put
+from seedmap.version import __version__
 
 BASES = np.frombuffer(b"ACGTN", dtype=np.uint8)
 RC_BASES = np.frombuffer(b"TGCAN", dtype=np.uint8)

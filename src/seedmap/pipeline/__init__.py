@@ -2,10 +2,18 @@
 pair_stages.py), several batches in flight (scheduler.py, threads.py; on GPUs: devices.py), a run's set-up and
 its batches (single.py, pairs.py), a whole run (run.py), a run on a Dask cluster (dask_run.py, the client;
 dask_worker.py, the workers), what it reports (timings.py, guarantee.py), and the kernels it compiles ahead
-(warmup.py, precompile.py, kernel_list.py)."""
+(warmup.py, precompile.py, kernel_list.py).
 
-from seedmap.options import EngineOptions, MapOptions, PairOptions, RunOptions, errors_per_read
-from seedmap.pipeline.stages import BatchStats, Locations, SamFormatter, locate, map_batch
+Importing this package sets numba up for seedmap's kernels (`seedmap.jit.activate`) before its modules import
+theirs: the run's entry points (the command line, `seedmap.Index`) do so first anyway, but a Dask worker's
+first task, unpickled, enters here, and so does a compiling worker (`python -m seedmap.pipeline.precompile`)."""
+
+from seedmap import jit
+
+jit.activate()
+
+from seedmap.options import EngineOptions, MapOptions, PairOptions, RunOptions, errors_per_read  # noqa: E402
+from seedmap.pipeline.stages import BatchStats, Locations, SamFormatter, locate, map_batch  # noqa: E402
 
 __all__ = ["BatchStats", "EngineOptions", "Locations", "MapOptions", "PairOptions", "RunOptions", "SamFormatter",
            "errors_per_read", "locate", "map_batch"]

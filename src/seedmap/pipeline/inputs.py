@@ -16,8 +16,8 @@ from seedmap.io.chunks import RawBatch, raw_batches, raw_pair_batches
 from seedmap.io.output import is_cram
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import check_fasta
+from seedmap.jit.quick_load import cached_kernels_load_quickly
 from seedmap.options import MAX_ERROR_RATE, MapOptions, RunOptions
-from seedmap.pipeline.warmup import cached_kernels_load_quickly
 
 log = logging.getLogger("seedmap")
 

@@ -198,10 +198,8 @@ class _Worker:
     def __init__(self) -> None:
         import numba
 
-        import seedmap
-
         env = dict(os.environ)  # the worker imports this very seedmap, whatever put it on sys.path here
-        here = os.path.dirname(os.path.dirname(os.path.abspath(seedmap.__file__)))
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen([sys.executable, "-m", "seedmap.pipeline.precompile", "--worker",
                                       numba.config.CACHE_DIR], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -370,7 +368,8 @@ from numba.core import event, sigutils
 from numba.core.dispatcher import Dispatcher
 from seedmap.pipeline.precompile import signature_text
 from seedmap.pipeline.run import variant_run
-from seedmap.pipeline.warmup import cached_kernels_load_quickly, warmup_batch
+from seedmap.jit.quick_load import cached_kernels_load_quickly
+from seedmap.pipeline.warmup import warmup_batch
 from seedmap.spread import set_share
 
 set_share(1)  # kernels called from this thread only: the depth count below is not per thread

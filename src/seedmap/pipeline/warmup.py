@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import io
 import logging
-import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import dnaio
@@ -26,7 +24,7 @@ from seedmap.io.chunks import RawBatch, record_starts
 from seedmap.io.plain_fastq import fastq_blocks
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference, unpack_codes
-from seedmap.pipeline.lazy_bitcode import bitcode_parsed_lazily
+from seedmap.jit.quick_load import cached_kernels_load_quickly
 from seedmap.pipeline.precompile import CompileClock, compile_listed, serialized_cache_saves, variant
 
 log = logging.getLogger("seedmap")
@@ -83,60 +81,13 @@ def warmup_batch(ref: Reference, paired: bool) -> ReadBatch | None:
 
 def _marker(kind: str, name: str) -> Path | None:
     """Where to note that the kernels of this kind of run (a precompile.variant key) were compiled: numba's
-    cache directory, which seedmap keys by its own sources (seedmap/__init__.py), so an edit or upgrade
+    cache directory, which seedmap keys by its own sources (seedmap/jit/cache.py), so an edit or upgrade
     compiles anew. None without a cache."""
-    import seedmap
+    from seedmap import jit
 
-    if seedmap.KERNEL_CACHE is None:
+    if jit.KERNEL_CACHE is None:
         return None
-    return Path(seedmap.KERNEL_CACHE) / f"seedmap-compiled-{kind}{name[2:] if name.startswith('se') else '-' + name}"
-
-
-_QUICK_LOAD = threading.Lock()
-
-
-@contextmanager
-def cached_kernels_load_quickly() -> Iterator[None]:
-    """Within the block, numba loads a cached CPU kernel without first refreshing its registries.
-
-    numba refreshes every registry before loading from its cache (0.1-0.2 s: importing and installing
-    the typing and lowering of everything it can compile), though a cached kernel needs only the NRT;
-    compiling refreshes them anyway, so a kernel missing from the cache compiles as usual. The numpy
-    implementations a kernel's environment imports still probe for a BLAS by importing scipy.linalg,
-    0.25 s wherever SciPy is installed; no seedmap kernel uses BLAS (np.dot, np.linalg), so that probe
-    is made to fail at once (its only effect: np.correlate/np.convolve use a plain loop). And a kernel's
-    bitcode is parsed only if something links it in (lazy_bitcode.py). All three last only for the block;
-    a later `import scipy.linalg` works as usual."""
-    from numba.core import caching
-    from numba.core.cpu import CPUContext
-    from numba.core.registry import cpu_target
-    from numba.core.runtime import nrt
-
-    with _QUICK_LOAD:  # one warm-up at a time (Dask may start several in a process)
-        original = caching.Cache.load_overload
-        known = all(hasattr(caching.Cache, a) for a in ("_load_overload", "_guard_against_spurious_io_errors"))
-
-        def load_overload(cache: caching.Cache, sig: object, target_context: object) -> object:
-            if not isinstance(target_context, CPUContext):  # a GPU target initialises its own way
-                return original(cache, sig, target_context)
-            nrt.rtsys.initialize(target_context)  # what a cached kernel needs of the refresh
-            with cache._guard_against_spurious_io_errors():
-                return cache._load_overload(sig, target_context)
-
-        blocked = "scipy.linalg" not in sys.modules
-        if blocked:
-            sys.modules["scipy.linalg"] = None  # type: ignore[assignment]  # import raises ImportError
-        if known:
-            caching.Cache.load_overload = load_overload
-        else:  # a numba whose cache is laid out otherwise: its own refresh
-            cpu_target.target_context.refresh()
-        try:
-            with bitcode_parsed_lazily():
-                yield
-        finally:
-            caching.Cache.load_overload = original
-            if blocked:
-                del sys.modules["scipy.linalg"]
+    return Path(jit.KERNEL_CACHE) / f"seedmap-compiled-{kind}{name[2:] if name.startswith('se') else '-' + name}"
 
 
 _warned = threading.Event()
@@ -162,11 +113,11 @@ def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], 
     reference. stratified (--best/-n, single-end) and bam say which kernels `run` uses. The first time, the
     listed kernels of this kind of run compile in worker processes first (precompile.py; not if `processes`
     is false, nor if compile_early did: `announced`), and the log says what compiles and for how long."""
-    import seedmap
+    from seedmap import jit
 
-    if seedmap.CACHE_WARNING and not _warned.is_set():
+    if jit.CACHE_WARNING and not _warned.is_set():
         _warned.set()
-        log.warning(seedmap.CACHE_WARNING)
+        log.warning(jit.CACHE_WARNING)
     if _read_length(ref) < 20:  # no reads to cut: nothing to compile either
         return
     name = variant(paired, stratified, bam, stored=not ref.packed.flags.writeable)

@@ -1,0 +1,61 @@
+"""How numba compiles and caches seedmap's kernels, applied by `activate()` at seedmap's entry points.
+
+`import seedmap` leaves numba as it is. The entry points (the command line, `seedmap.Index`, the Dask and
+compiling workers) call `activate()` before they import a kernel module: numba binds a `cache=True` function to
+its cache directory as the function is defined (its locator reads `numba.config.CACHE_DIR` then), so the
+directory chosen here must be set first. A kernel module imported before `activate()` (a script importing
+seedmap's internals) still works, cached where numba would cache it by itself.
+
+What `activate()` changes in numba, once per process:
+- `numba.config.CACHE_DIR`: seedmap's cache directory (`cache.choose_cache`), unless NUMBA_CACHE_DIR names it;
+- `Dispatcher.get_call_template`: seedmap's kernels are typed for their arguments' plain types (`literals.py`);
+  other functions as numba would;
+- only where no directory can be written: `Dispatcher.enable_caching` leaves seedmap's kernels uncached (numba
+  alone fails as they are defined); other functions as numba would.
+
+Also here, for a run's warm-up (pipeline/warmup.py) and its first reads: `quick_load.cached_kernels_load_quickly`
+and `lazy_bitcode.bitcode_parsed_lazily`, numba's cache loads made quicker within a block, undone after it. What
+compiles ahead of a run (pipeline/precompile.py, kernel_list.py, warmup.py) stays with the pipeline: it runs the
+pipeline's kinds of run.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from seedmap.jit.cache import choose_cache
+
+# Where numba caches seedmap's compiled kernels (None: nowhere writable, they compile in every run), and the
+# one warning line saying why it is not the usual place ("" when it is); logged once by the warm-up. Set by
+# activate().
+KERNEL_CACHE: str | None = None
+CACHE_WARNING = ""
+
+_activated = False
+_lock = threading.Lock()
+
+
+def activate(cache_dir: str | None = None) -> None:
+    """Set numba up for seedmap's kernels (above); the calls after the first change nothing. `cache_dir`: the
+    cache directory to use instead of choosing one (a compiling worker uses its caller's)."""
+    global KERNEL_CACHE, CACHE_WARNING, _activated
+    with _lock:
+        if _activated:
+            return
+        from seedmap.jit.literals import no_literal_specialisations, no_seedmap_caching
+
+        KERNEL_CACHE, CACHE_WARNING = (cache_dir, "") if cache_dir else choose_cache()
+        if KERNEL_CACHE is None:
+            no_seedmap_caching()
+        elif KERNEL_CACHE != os.environ.get("NUMBA_CACHE_DIR"):  # (numba reads that one itself)
+            import numba
+
+            numba.config.CACHE_DIR = KERNEL_CACHE
+        no_literal_specialisations()
+        _activated = True
+
+
+def activated() -> bool:
+    """Whether `activate()` has run in this process."""
+    return _activated
