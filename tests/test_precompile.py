@@ -129,7 +129,7 @@ def recording(tmp_path_factory):
 def test_kinds_of_run():
     assert precompile.variant(False, False, False) == "se"
     assert precompile.variant(False, True, True, stored=False) == "se-best-bam-memory"
-    assert precompile.variant(True, True, True) == "pe-bam"  # a paired --best run searches as a paired one
+    assert precompile.variant(True, True, True) == "pe-best-bam"  # paired --best: strata of its own (pair_strata.py)
     from seedmap.pipeline.kernel_list import KERNELS
 
     assert {precompile.group(k[0]) for k in KERNELS} == {

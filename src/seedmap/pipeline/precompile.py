@@ -29,7 +29,8 @@ log = logging.getLogger("seedmap")
 
 # The kinds of run the warm-up tells apart, each with kernels of its own: (paired, --best/-n, BAM output).
 VARIANTS = {"se": (False, False, False), "se-best": (False, True, False), "pe": (True, False, False),
-            "se-bam": (False, False, True), "se-best-bam": (False, True, True), "pe-bam": (True, False, True)}
+            "pe-best": (True, True, False), "se-bam": (False, False, True), "se-best-bam": (False, True, True),
+            "pe-bam": (True, False, True), "pe-best-bam": (True, True, True)}
 
 MAX_PROCESSES = 4  # more share out a few large kernels no better, and compile more shared callees twice
 MIN_SECONDS = 4.0  # less listed compile time than this: starting workers (about a second) would not pay
@@ -46,10 +47,10 @@ Task = tuple[str, str, str, float]  # module, function, argument types (numba's 
 
 
 def variant(paired: bool, stratified: bool, bam: bool, stored: bool = True) -> str:
-    """The key of a kind of run in kernel_list.RUNS: a VARIANTS key (a paired --best/-n run searches as a
-    paired run does), then "-memory" for an index built in memory: its arrays are writable where a stored
-    index's are read-only, and numba compiles a kernel for each."""
-    return (f"{'pe' if paired else 'se'}{'-best' if stratified and not paired else ''}{'-bam' if bam else ''}"
+    """The key of a kind of run in kernel_list.RUNS: a VARIANTS key (a paired -n run's kernels are among a paired
+    --best run's: its insert size estimate searches as all-mapping does), then "-memory" for an index built in
+    memory: its arrays are writable where a stored index's are read-only, and numba compiles a kernel for each."""
+    return (f"{'pe' if paired else 'se'}{'-best' if stratified else ''}{'-bam' if bam else ''}"
             f"{'' if stored else '-memory'}")
 
 
