@@ -46,12 +46,10 @@ class FmEngine(CandidateEngine):
                  verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = FIRST_ROWS,
                  scratch_rows: int = SCRATCH_ROWS) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
-        # The occurrence tables are read through their memory maps. Copies in 2 MB anonymous pages (sessions 44-50,
-        # made in a thread during the warm-up) spared page walks, but a kernel that maps the file's large page-cache
-        # folios in 2 MB pages already (Linux 6.18 here) gains nothing from them, and the copy's first touch of
-        # 250 MB is slow in a VM. 250 Mbp human-like genome, 20,000 reads, -t 2, alternating with / without:
-        # --best 2.05 / 1.55, 1.90 / 1.65, 1.92 / 1.57, 1.76 / 1.56 s wall (user CPU 2.56-2.69 / 2.55-2.61 s, system
-        # 0.39-0.77 / 0.13-0.23 s); all-mapping 4.31 / 3.84, 4.19 / 3.88, 4.33 / 3.89 s.
+        # The occurrence tables are read through their memory maps, not copied into 2 MB anonymous pages: a kernel
+        # that maps the file's page-cache folios in 2 MB pages already spares the page walks, and a copy's first
+        # touch of 250 MB is slow in a VM (250 Mbp human-like genome, 20,000 reads, -t 2: --best 1.55-1.65 s
+        # mapped against 1.76-2.05 s copied).
         self.saved_rows = saved_rows
         self.scratch_rows = scratch_rows
         self.rows_per_query = 0.0  # of the last batch: repeat-rich genomes need more room
