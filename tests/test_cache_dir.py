@@ -1,4 +1,4 @@
-"""Where the compiled kernels are cached (seedmap/__init__.py): next to an installation that can be written,
+"""Where the compiled kernels are cached (seedmap/jit/cache.py): next to an installation that can be written,
 else the user's cache directory, else a private temporary directory, else nowhere, each fallback with one
 warning line, never a traceback.
 
@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import seedmap
+from seedmap import jit
+from seedmap.jit import cache
 
 PACKAGE = str(Path(seedmap.__file__).parent)
 
@@ -59,28 +61,35 @@ def test_read_only_home_maps_with_a_private_temporary_cache(tmp_path):
 
 
 def test_nowhere_to_cache_still_compiles(tmp_path):
-    """Not even a temporary directory to write in: one warning line, and cache=True kernels compile uncached
-    (numba alone fails as they are defined: 'no locator available')."""
+    """Not even a temporary directory to write in: one warning line, and seedmap's cache=True kernels compile
+    uncached (numba alone fails as they are defined: 'no locator available'), while another module's
+    cache=True function still fails as numba alone would: seedmap changes numba for its own kernels only."""
     script = READ_ONLY_INSTALL + f"""
 import tempfile
 tempfile.gettempdir = lambda: {str(tmp_path / "file" / "tmp")!r}
 import seedmap.cli  # every kernel module
+import numpy as np
 from numba import njit
-import seedmap
+from seedmap import jit
+from seedmap.io.reference import sequence_of
 
-@njit(cache=True)
-def f(x):
-    return x + 1
-
-print(f(1), seedmap.KERNEL_CACHE)
-print(seedmap.CACHE_WARNING)
+print(sequence_of(np.array([0, 10, 20]), 15), jit.KERNEL_CACHE)
+print(jit.CACHE_WARNING)
+try:
+    @njit(cache=True)
+    def f(x):
+        return x + 1
+    print("defined")
+except RuntimeError as exc:
+    print(exc)
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=300,
                          env=_read_only_env(tmp_path, tmp_path / "file" / "tmp"))
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "2 None"
+    assert lines[0] == "1 None"
     assert "the kernels are compiled in every run" in lines[1]
+    assert "no locator available" in lines[2]
 
 
 def test_a_writable_installation_is_preferred(tmp_path, monkeypatch):
@@ -88,11 +97,40 @@ def test_a_writable_installation_is_preferred(tmp_path, monkeypatch):
     the user's cache directory, with no warning; NUMBA_CACHE_DIR when set."""
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user"))
-    path, warning = seedmap._choose_cache()
+    path, warning = cache.choose_cache()
     assert Path(path).parent == Path(PACKAGE) / "__pycache__" and not warning
     real_access = os.access
     monkeypatch.setattr(os, "access", lambda p, m, **kw: False if str(p).startswith(PACKAGE) else real_access(p, m))
-    path, warning = seedmap._choose_cache()
+    path, warning = cache.choose_cache()
     assert Path(path).parent == tmp_path / "user" / "seedmap" and not warning
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
-    assert seedmap._choose_cache() == (str(tmp_path / "mine"), "")
+    assert cache.choose_cache() == (str(tmp_path / "mine"), "")
+
+
+IMPORT_CHANGES_NOTHING = """
+import numba
+from numba.core.dispatcher import Dispatcher
+before = (Dispatcher.get_call_template, Dispatcher.enable_caching, numba.config.CACHE_DIR)
+import seedmap
+from seedmap import jit
+assert (Dispatcher.get_call_template, Dispatcher.enable_caching, numba.config.CACHE_DIR) == before
+assert not jit.activated()
+print(seedmap.Index.__name__)
+jit.activate()
+assert Dispatcher.get_call_template is not before[0] and numba.config.CACHE_DIR == jit.KERNEL_CACHE
+"""
+
+
+def test_import_leaves_numba_as_it_is(tmp_path):
+    """`import seedmap` (and its API's names) patches nothing in numba and sets no cache directory: only an entry
+    point's `jit.activate()` does."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    out = subprocess.run([sys.executable, "-c", IMPORT_CHANGES_NOTHING], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["Index"]
+
+
+def test_activated_in_tests():
+    """The tests run as seedmap's entry points do (conftest.py activates): kernels cache where a run's do."""
+    assert jit.activated() and jit.KERNEL_CACHE

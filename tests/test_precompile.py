@@ -235,8 +235,10 @@ def caller(x):
 @pytest.mark.parametrize("module", ["seedmap._toy_literals", "elsewhere._toy_literals"])
 def test_seedmap_callees_compile_once_per_type(module):
     """numba compiles a callee for each literal argument it meets (here two copies, neither of them the plain
-    one); seedmap's callees are compiled for the plain types (seedmap/__init__.py), other code's as numba does."""
-    import seedmap  # noqa: F401  (the hook)
+    one); seedmap's callees are compiled for the plain types (seedmap/jit/literals.py), other code's as numba does."""
+    from seedmap import jit
+
+    jit.activate()  # (the hook; conftest.py has activated it already)
 
     mod = types.ModuleType(module)
     exec(compile(LITERALS, "<toy>", "exec"), mod.__dict__)

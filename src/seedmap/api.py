@@ -194,12 +194,9 @@ class Index:
             """The records' columns instead of their SAM text (io/record_columns.py)."""
 
             def records(self, recs: Any, batch: Any, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict) -> dict:
-                from seedmap.io.columns import Alignments
                 from seedmap.io.record_columns import record_columns
 
-                alns = Alignments(loc_s, loc_d, aln["cig_off"], aln["ops"], aln["lens"], aln["n_runs"],
-                                  aln["md_off"], aln["md"], aln["md_len"])
-                return record_columns(recs, batch.columns, alns, self.refs, batch.first)
+                return record_columns(recs, batch.columns, self.alignments(loc_s, loc_d, aln), self.refs, batch.first)
 
         parts = [data for data, _ in self._run(opts, reads, reads2, paired, lambda ref: Columns(ref))]
         names = tuple(self._loaded[0].names)

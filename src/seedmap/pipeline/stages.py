@@ -83,14 +83,18 @@ class SamFormatter:
         self.rg = np.frombuffer(rg, dtype=np.uint8)
         self.rg_tag = b"\tRG:Z:" + rg + b"\n" if rg else b""
 
+    def alignments(self, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict) -> Alignments:
+        """The locations' alignments as the writers take them, MD naming the reference's IUPAC letters."""
+        restore_iupac(aln["md"], aln["md_off"], aln["md_len"], loc_s, self.ref.iupac_pos, self.ref.iupac_code)
+        return Alignments(loc_s, loc_d, aln["cig_off"], aln["ops"], aln["lens"], aln["n_runs"], aln["md_off"],
+                          aln["md"], aln["md_len"])
+
     def records(self, recs: Records, batch: ReadBatch, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict) -> np.ndarray:
         """The batch's output bytes as the kernel's own uint8 array: copying them into a bytes object
         held the GIL (numpy's tobytes), a serial step of every worker thread. Writers take any buffer.
         loc_s, loc_d and aln: each location's start, distance and alignment (Engine.align_locations); MD
         strings name the reference's IUPAC letters (rewritten in aln["md"])."""
-        restore_iupac(aln["md"], aln["md_off"], aln["md_len"], loc_s, self.ref.iupac_pos, self.ref.iupac_code)
-        alns = Alignments(loc_s, loc_d, aln["cig_off"], aln["ops"], aln["lens"], aln["n_runs"], aln["md_off"],
-                          aln["md"], aln["md_len"])
+        alns = self.alignments(loc_s, loc_d, aln)
         if self.bam:
             return encode_records(recs, batch.columns, alns, self.refs, self.secondary_seq, rg=self.rg)
         text = format_records(recs, batch.columns, alns, self.refs, self.secondary_seq)
