@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +80,28 @@ def run_timed(cmd: list[str], log: Path, stdout: Path | None = None, cwd: Path |
     if proc.returncode != 0:
         raise CommandFailed(f"exit {proc.returncode}: {shlex.join(cmd)} (log: {log})")
     return Timing(wall, peak_kib / 1024, usage.ru_utime + usage.ru_stime)
+
+
+def fastest_rounds(jobs: list[tuple[dict, list[str], Path, bool]], rounds: int, log: Path,
+                   done: Callable[[dict, Path], None] | None = None) -> None:
+    """Every job (row, command, SAM, SAM on stdout) `rounds` times in the same order (each tool meets the same
+    neighbours): a row keeps the figures of its fastest round and every round's wall time (walls_s); a failing
+    command is the row's error. done(row, sam): after each round's run of a row."""
+    for _ in range(rounds):
+        for row, cmd, sam, stdout in jobs:
+            if "error" in row:
+                continue
+            try:
+                m = run_timed(cmd, log, stdout=sam if stdout else None)
+            except (CommandFailed, OSError) as exc:
+                row["error"] = str(exc)
+                print(f"# {exc}", file=sys.stderr)
+                continue
+            row.setdefault("walls_s", []).append(round(m.wall_s, 3))
+            if m.wall_s <= row.get("wall_s", float("inf")):
+                row.update(wall_s=m.wall_s, peak_mb=m.peak_mb, cpu_s=m.cpu_s)
+            if done is not None:
+                done(row, sam)
 
 
 def _read_rss_kib(rss_file: Path, fallback_kib: int) -> int:

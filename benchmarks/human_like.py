@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchutil import (  # noqa: E402
     DEFAULT_WORK,
     CommandFailed,
+    fastest_rounds,
     find_exe,
     markdown_table,
     run_timed,
@@ -241,24 +242,16 @@ def run_size(args: argparse.Namespace, size: float, kinds: list[str], tools: dic
         jobs.append(({**base, "tool": tool, "mode": mode, **fig}, cmd, sam, stdout))
 
     def run_jobs() -> None:
-        """Every mapping run, args.rounds times in the same order (each tool meets the same neighbours): a row
-        keeps the figures of its fastest round, and every round's wall time."""
-        for r in range(args.rounds):
-            for row, cmd, sam, stdout in jobs:
-                if "error" in row:
-                    continue
-                try:
-                    m = run_timed(cmd, log, stdout=sam if stdout else None)
-                except (CommandFailed, OSError) as exc:
-                    row["error"] = str(exc)
-                    print(f"# {exc}", file=sys.stderr)
-                    continue
-                row.setdefault("walls_s", []).append(round(m.wall_s, 3))
-                if m.wall_s <= row.get("wall_s", math.inf):
-                    row.update(wall_s=m.wall_s, peak_mb=m.peak_mb, cpu_s=m.cpu_s)
-                sams[(row["tool"], row["mode"])] = sam
-                if r == args.rounds - 1:
-                    print(json.dumps(row), flush=True)
+        """Every mapping run, args.rounds times in turn (benchutil.fastest_rounds)."""
+        round_of: dict[int, int] = {}
+
+        def done(row: dict, sam: Path) -> None:
+            sams[(row["tool"], row["mode"])] = sam
+            round_of[id(row)] = round_of.get(id(row), 0) + 1
+            if round_of[id(row)] == args.rounds:
+                print(json.dumps(row), flush=True)
+
+        fastest_rounds(jobs, args.rounds, log, done)
         rows.extend(row for row, *_ in jobs)
 
     for kind in kinds:

@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchutil import DEFAULT_WORK, CommandFailed, find_exe, markdown_table, run_timed, seedmap_prefix  # noqa: E402
+from benchutil import DEFAULT_WORK, fastest_rounds, find_exe, markdown_table, run_timed, seedmap_prefix  # noqa: E402
 from genome_scale import records_digest  # noqa: E402
 from pairsim import at, mapqs  # noqa: E402
 
@@ -174,18 +174,7 @@ def run_size(args: argparse.Namespace, size: float, work: Path, sm: list[str], s
             sam = d / f"hp.bwa.{mode.replace(' ', '_')}.sam"
             jobs.append(({"size_mbp": size, "tool": "bwa mem", "mode": mode},
                          ["bwa", "mem", "-t", t, str(index), *map(str, reads)], sam, True))
-    for _ in range(args.rounds):
-        for row, cmd, sam, stdout in jobs:
-            if "error" in row:
-                continue
-            try:
-                m = run_timed(cmd, log, stdout=sam if stdout else None)
-            except (CommandFailed, OSError) as exc:
-                row["error"] = str(exc)
-                continue
-            row.setdefault("walls_s", []).append(round(m.wall_s, 2))
-            if m.wall_s <= row.get("wall_s", math.inf):
-                row.update(wall_s=m.wall_s, peak_mb=m.peak_mb)
+    fastest_rounds(jobs, args.rounds, log)
     for row, _, sam, _ in jobs:
         if "error" not in row:
             paired = row["mode"].startswith("pe")

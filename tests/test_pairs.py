@@ -66,6 +66,14 @@ def tags(f: list[str]) -> dict[str, str]:
     return {t[:2]: t[5:] for t in f[11:]}
 
 
+def by_mate(recs: list[list[str]]) -> dict:
+    """SAM records (split lines) by (name, mate flag 64 / 128), in output order."""
+    out: dict = {}
+    for f in recs:
+        out.setdefault((f[0], int(f[1]) & 192), []).append(f)
+    return out
+
+
 @pytest.mark.parametrize("orientation", ["fr", "rf", "ff"])
 @pytest.mark.parametrize("genome", ["random", "repetitive"])
 def test_pairs_against_oracle(rng, orientation, genome):
@@ -315,13 +323,7 @@ def test_best_and_n_for_pairs(rng, opts):
     full = run_pairs(ref, pairs, 3, popts)
     cut = run_pairs(ref, pairs, 3, popts, **opts)
 
-    def mates(recs: list[list[str]]) -> dict:
-        out: dict = {}
-        for f in recs:
-            out.setdefault((f[0], int(f[1]) & 192), []).append(f)
-        return out
-
-    full_m, cut_m = mates(full), mates(cut)
+    full_m, cut_m = by_mate(full), by_mate(cut)
     assert full_m.keys() == cut_m.keys()
     dropped = 0
     for key, recs in full_m.items():
@@ -367,13 +369,7 @@ def test_best_pairs_choose_as_all_mapping(rng, monkeypatch, genome, penalty):
     best = run_pairs(ref, pairs, e, popts, best_only=True)
     assert best == run_pairs(ref, pairs, e, popts, best_only=True, early_stop=False)
 
-    def mates(recs: list[list[str]]) -> dict:
-        out: dict = {}
-        for f in recs:
-            out.setdefault((f[0], int(f[1]) & 192), []).append(f)
-        return out
-
-    full_m, best_m = mates(full), mates(best)
+    full_m, best_m = by_mate(full), by_mate(best)
     assert full_m.keys() == best_m.keys()
     proper = 0
     for key, recs in full_m.items():
