@@ -34,6 +34,7 @@ from seedmap.options import MapOptions
 from seedmap.order import lex_order
 from seedmap.paired.pairing import Library, MateLocations, PairChoice, PairWeights, choose_pairs
 from seedmap.paired.rescue import rescue, unlocated_anchors, unpartnered_anchors
+from seedmap.pipeline.strata import raise_need
 from seedmap.records import best_and_ties, best_locations
 
 
@@ -98,10 +99,7 @@ class FilteredSearch:
         pass
 
     def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None:
-        self.extra[reads] = np.maximum(self.extra[reads], extra)
-        known = reads[self.best[reads] >= 0]
-        self.need[known] = np.minimum(self.qerr[known], np.maximum(self.need[known],
-                                                                   self.best[known] + self.extra[known]))
+        raise_need(self.need, self.best, self.qerr, self.extra, reads, extra)
 
     def locations(self) -> tuple[np.ndarray, ...]:
         keep = self.d <= self.need[self.q >> 1]

@@ -92,6 +92,15 @@ def next_round(k: int, extra: int = 1) -> int:
     return k + 1 if k < 1 or extra == 0 else k + 2
 
 
+def raise_need(need: np.ndarray, best: np.ndarray, qerr: np.ndarray, extra: np.ndarray, reads: np.ndarray,
+               more: np.ndarray) -> None:
+    """In place: `reads`' extra strata (extra) at least `more`, and their need at least best + extra, at most their
+    e (reads without a location, best -1, keep theirs: they were searched to their e)."""
+    extra[reads] = np.maximum(extra[reads], more)
+    known = reads[best[reads] >= 0]
+    need[known] = np.minimum(qerr[known], np.maximum(need[known], best[known] + extra[known]))
+
+
 class StrataSearch:
     """The rounds of a stratified search over one batch's queries, resumable: search() runs rounds until no read
     is open; raise_extra() lets a caller (the pairs' search, pipeline/pair_strata.py) ask for more strata of some
@@ -172,10 +181,7 @@ class StrataSearch:
     def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None:
         """Reads `reads` to be searched `extra` strata beyond their stop stratum (at most their e) by the next
         search(); reads without any location were searched to their e already."""
-        self.extra[reads] = np.maximum(self.extra[reads], extra)
-        known = reads[self.best[reads] >= 0]
-        self.need[known] = np.minimum(self.qerr[known], np.maximum(self.need[known],
-                                                                   self.best[known] + self.extra[known]))
+        raise_need(self.need, self.best, self.qerr, self.extra, reads, extra)
 
     def locations(self) -> tuple[np.ndarray, ...]:
         """Locations (query, start, end, dist; by query then start) up to each read's `need`."""
