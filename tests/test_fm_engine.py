@@ -487,8 +487,17 @@ def oracle_occ_table(bwt: np.ndarray) -> np.ndarray:
     return table
 
 
+def oracle_suffix_array(text: np.ndarray) -> np.ndarray:
+    """Suffixes sorted by their text up to and including the first separator, then by position (index/fm_order.py)."""
+    ends = np.flatnonzero(text == 0)
+    upto = ends[np.searchsorted(ends, np.arange(text.size))]
+    keys = [text[v:upto[v] + 1].tobytes() for v in range(text.size)]
+    sa = np.array(sorted(range(text.size), key=lambda v: (keys[v], v)), dtype=np.int64)
+    return sa.astype(np.int32 if text.size < 2**31 else np.int64)
+
+
 def oracle_one_text(text: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    sa = fm.suffix_array(text)
+    sa = oracle_suffix_array(text)
     bwt = text[sa - 1]
     occ = oracle_occ_table(bwt)
     marked = (sa % r == 0) | (bwt == 0)
@@ -561,17 +570,21 @@ def test_build_property(seed, r, lengths, n_rate, alphabet):
     assert_same_fm_index(Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs), r)
 
 
-def test_tables_from_a_64_bit_suffix_array(rng):
-    """Texts of 2^31 symbols or more get an int64 suffix array: the same tables, an int64 ssa."""
+@pytest.mark.parametrize("dtype", [np.int64, np.uint32])
+def test_tables_from_a_64_bit_suffix_array(rng, dtype):
+    """Texts of 2^31 symbols or more get an int64 suffix array, and an ssa of unsigned 32-bit values (below 2^32
+    symbols) or int64: the same tables."""
     g = genome_with_n(rng, 2000)
     text, _ = fm.make_text(Reference.from_codes(["g", "h"], [g, genome_with_n(rng, 99)]))
     sa = fm.suffix_array(text).astype(np.int64)
-    occ = np.zeros((fm.occ_rows(text.size), fm.OCC_WORDS), dtype=np.uint64)
-    mark = np.zeros((text.size // 64 + 1, 2), dtype=np.uint64)
-    ssa = np.empty(fm._count_marked(text, 5), dtype=np.int64)
-    fm._fill_tables(text, sa, 5, occ, mark, ssa)
+    tables = fm.Tables.empty(text.size, 5, fm.count_marked(text, 5, 0), np.dtype(dtype))
+    sym = np.empty(text.size, dtype=np.uint8)
+    tables.marked = fm.row_symbols(text, sa, 0, text.size, 0, 5, sym, tables.ssa)
+    tables.add(sym)
     want = oracle_one_text(text, 5)
-    assert np.array_equal(occ, want[0]) and np.array_equal(mark, want[1]) and np.array_equal(ssa, want[2])
+    assert np.array_equal(tables.occ, want[0]) and np.array_equal(tables.mark, want[1])
+    assert tables.ssa.dtype == dtype and np.array_equal(tables.ssa, want[2])
+    assert fm.ssa_dtype(2**31 - 1) == np.int32 and fm.ssa_dtype(2**31) == np.uint32 and fm.ssa_dtype(2**32) == np.int64
 
 
 @pytest.mark.parametrize("n", [65_535, 65_536, 65_537, 200_000])

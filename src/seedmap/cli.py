@@ -111,11 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "bytes per unique neighborhood)")
     ix.add_argument("--max-memory", type=memory_size, default=0, metavar="SIZE",
                     help="build a neighborhood or FM index within about SIZE of memory (e.g. 8G; default: three "
-                         "quarters of this machine's memory, and neighborhood segments that map within half of it): "
-                         "one that would need more is split into genome segments (FM: runs of whole sequences, each "
-                         "under 2^31 bases), built one at a time and searched one after the other (same hits); "
+                         "quarters of this machine's memory, and neighborhood segments that map within half of it). "
+                         "An FM index that would need more is built in blocks of whole sequences and merged (the "
+                         "same index); a neighborhood index (or an FM index of 2^32 bases or more) is split into "
+                         "genome segments, built one at a time and searched one after the other (same hits); "
                          "mapping then holds about two segments resident")
     ix.add_argument("--segment-bases", type=positive_int, default=0, help=argparse.SUPPRESS)  # tests: segment size
+    ix.add_argument("--block-bases", type=positive_int, default=0, help=argparse.SUPPRESS)  # tests: FM block size
     ix.add_argument("-k", "--kmer-length", type=int, default=kmer.DEFAULT_K, metavar="K",
                     help="k-mer length for --kind kmer, at most 14 (default %(default)s)")
     ix.add_argument("-r", "--sa-sample", type=int, default=fm.DEFAULT_SA_SAMPLE, metavar="R",
@@ -353,6 +355,8 @@ def _index(args: argparse.Namespace) -> None:
             params["ph"] = VERSION
     if args.kind != "kmer":
         params.update(max_memory=args.max_memory, segment_bases=args.segment_bases, machine_memory=default_max_memory())
+        if args.kind == "fm":
+            params.update(block_bases=args.block_bases)
     with serialized_cache_saves():  # (the index's kernels and the workers' may share callees)
         compiled = compile_early(args.kind)  # in worker processes while this one builds the index
         path = build_index(args.reference, args.output, args.kind, params)

@@ -5,6 +5,7 @@ with a kind in a table of its own keyed by the kind's name (backends/cuda/kinds.
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter.fm_lookup import tables
-from seedmap.index import fm, kmer, neighborhood, segments, store
+from seedmap.index import fm, fm_blocks, kmer, neighborhood, segments, store
 from seedmap.io.reference import Reference, check_fasta, read_fasta
 from seedmap.options import EngineOptions
 from seedmap.verify.bulk import bulk_distances
@@ -31,7 +32,7 @@ class IndexKind:
 
     name: str
     arrays: Callable[[dict], tuple[str, ...]]  # the arrays a stored index with these parameters holds
-    build: Callable[[Reference, dict], object]
+    build: Callable[[Reference, dict, Path], object]  # (reference, parameters, scratch directory)
     from_arrays: Callable[[dict, dict], object]
     engine: Callable[[object, Reference, EngineOptions], CandidateEngine]  # on the CPU
     describe: Callable[[object, dict], str]  # what a build made, for the log
@@ -40,21 +41,21 @@ class IndexKind:
 KINDS = {
     "neighborhood": IndexKind(
         "neighborhood", neighborhood.stored_arrays,
-        build=lambda ref, p: _build_neighborhood(ref, p),
+        build=lambda ref, p, scratch: _build_neighborhood(ref, p),
         from_arrays=lambda p, a: _neighborhood_from_arrays(p, a),
         engine=lambda ix, ref, o: _neighborhood_engine(ix, ref, o),
         describe=neighborhood.describe),
     "kmer": IndexKind(
         "kmer", lambda p: ("offsets", "pos"),
-        build=lambda ref, p: kmer.build(ref, p["k"]),
+        build=lambda ref, p, scratch: kmer.build(ref, p["k"]),
         from_arrays=lambda p, a: kmer.KmerIndex(p["k"], a["offsets"], a["pos"]),
         engine=lambda ix, ref, o: KmerEngine(ix, ref.starts, adjacency=o.adjacency, bulk=bulk_distances,
                                              packed=ref.packed, nmask=ref.nmask),
         describe=lambda ix, p: f"k={ix.k}: {ix.pos.size} positions"),
     "fm": IndexKind(
         "fm", fm.stored_arrays,
-        build=lambda ref, p: (fm.segmented_build(ref, p["r"], segments.bounds_of(p)) if p.get("segments")
-                              else _build_fm(ref, p)),
+        build=lambda ref, p, scratch: (fm.segmented_build(ref, p["r"], segments.bounds_of(p)) if p.get("segments")
+                                       else _build_fm(ref, p, scratch)),
         from_arrays=fm.from_arrays,
         engine=lambda ix, ref, o: fm_engine(ix, ref, bulk=bulk_distances),
         describe=fm.describe),
@@ -66,10 +67,10 @@ DEFAULT_PARAMS = {
 }
 
 
-def _build_fm(ref: Reference, p: dict) -> fm.FmIndex:
-    """An FM index with its k-mer tables, which a stored index keeps (each run built them: 0.15-0.2 s of a
-    --best run's 3-4 s at 250 Mbp, -t 2)."""
-    ix = fm.build(ref, p["r"])
+def _build_fm(ref: Reference, p: dict, scratch: Path) -> fm.FmIndex:
+    """An FM index (in one piece, or in blocks of whole sequences: the same index) with its k-mer tables,
+    which a stored index keeps (each run built them: 0.15-0.2 s of a --best run's 3-4 s at 250 Mbp, -t 2)."""
+    ix = fm_blocks.build(ref, p["r"], p["blocks"], scratch) if p.get("blocks") else fm.build(ref, p["r"])
     tables(ix)
     return ix
 
@@ -107,14 +108,21 @@ SEGMENT_BOUNDS = {  # (reference, params, max_memory, segment_bases, map_memory)
 
 def plan_build(ref: Reference, kind: str, params: dict) -> dict:
     """The parameters to build with: a neighborhood or FM index built within max_memory bytes (the user's
-    limit, else machine_memory, the share of this machine's memory the CLI allows) is split into genome
-    segments (stored as `segments`, their bounds) when one would not fit (FM: nor have a 32-bit suffix
-    array); segment_bases (tests, experiments) sets the segments' size instead. Without the user's limit,
-    a neighborhood index's segments are also small enough for two of them to map within half the machine's
-    memory (machine_memory is three quarters of it): a build on a machine maps on it."""
+    limit, else machine_memory, the share of this machine's memory the CLI allows). An FM index that would
+    not fit in one piece is built in blocks of whole sequences (`blocks`, their bounds: the same index, so
+    the store does not keep them); a neighborhood index (or an FM index of 2^32 bases or more) is split into
+    genome segments (stored as `segments`, their bounds). segment_bases and block_bases (tests, experiments)
+    set their sizes instead. Without the user's limit, a neighborhood index's segments are also small
+    enough for two of them to map within half the machine's memory (machine_memory is three quarters of
+    it): a build on a machine maps on it."""
     params = dict(params)
     max_memory, segment_bases = params.pop("max_memory", 0) or 0, params.pop("segment_bases", 0) or 0
-    machine = params.pop("machine_memory", 0) or 0
+    machine, block_bases = params.pop("machine_memory", 0) or 0, params.pop("block_bases", 0) or 0
+    if kind == "fm" and not segment_bases:
+        blocks = _fm_blocks(ref, params, int(max_memory or machine), int(block_bases))
+        if blocks:
+            params["blocks"] = blocks
+            return params
     if kind not in SEGMENT_BOUNDS or not (max_memory or segment_bases or machine):
         return params
     try:
@@ -129,6 +137,18 @@ def plan_build(ref: Reference, kind: str, params: dict) -> dict:
     return params
 
 
+def _fm_blocks(ref: Reference, params: dict, max_memory: int, block_bases: int) -> list[int]:
+    """The block bounds of an FM build that needs blocks to fit max_memory (or of blocks of block_bases), []
+    for a build in one piece or one that not even blocks make fit (then segments)."""
+    if not block_bases:
+        if not max_memory or fm.fits_in_one_piece(ref, params["r"], max_memory):
+            return []
+        block_bases = fm_blocks.block_bases(ref, params["r"], max_memory)
+        if not block_bases:
+            return []
+    return fm_blocks.block_bounds(ref, block_bases)
+
+
 def build_index(fasta: str, out: str | None, kind: str, params: dict) -> Path:
     t0 = time.perf_counter()
     ref = read_fasta(fasta)
@@ -137,11 +157,19 @@ def build_index(fasta: str, out: str | None, kind: str, params: dict) -> Path:
     params = plan_build(ref, kind, params)
     if params.get("segments"):
         log.info("building in %d genome segments to stay within the memory limit", len(params["segments"]) - 1)
-    ix = KINDS[kind].build(ref, params)
+    if params.get("blocks"):
+        log.info("building in %d blocks of whole sequences to stay within the memory limit",
+                 len(params["blocks"]) - 1)
     path = Path(out) if out else store.default_path(fasta, kind)
-    store.save(path, kind, params, ref, ix.arrays(), fasta)
-    log.info("built the %s index (%s) and wrote %s in %.1f s", kind, KINDS[kind].describe(ix, params), path,
-             time.perf_counter() - t1)
+    stored = {name: value for name, value in params.items() if name != "blocks"}
+    # The scratch directory (a blockwise build's runs and tables) lies beside the index and goes with any
+    # interruption, as the index's own temporary directory does (store.save).
+    with tempfile.TemporaryDirectory(prefix=f".{path.name}.build-", dir=path.parent) as scratch:
+        ix = KINDS[kind].build(ref, params, Path(scratch))
+        store.save(path, kind, stored, ref, ix.arrays(), fasta)
+        log.info("built the %s index (%s) and wrote %s in %.1f s", kind, KINDS[kind].describe(ix, stored), path,
+                 time.perf_counter() - t1)
+        del ix
     return path
 
 

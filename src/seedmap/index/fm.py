@@ -30,19 +30,21 @@ from pydivsufsort import divsufsort
 
 from seedmap.errors import SeedmapError
 from seedmap.index import segments
+from seedmap.index.fm_layout import (  # noqa: F401 (other modules read the layout from here)
+    BLOCK_SHIFT,
+    COUNTS_AT,
+    LAYOUT_MARK,
+    OCC_WORDS,
+    PLANES,
+    SUPER_SHIFT,
+    SYMBOLS,
+)
+from seedmap.index.fm_order import separators_by_position
 from seedmap.io.reference import Reference, ref_code
 
 # One SA sample per 8 text positions: a locate walks 3.5 LF steps on average instead of 7.5 (250 Mbp human-like
 # genome, e = 5, 20,000 reads, one thread: the fill pass 3.9 s at r = 16, 2.1 at 8, 1.5 at 4) for 0.25 B/base more.
 DEFAULT_SA_SAMPLE = 8
-SYMBOLS = 5  # A C G T N (text codes 1..5); 0 is the separator
-PLANES = 3  # bit planes of a row's text code (0..5)
-OCC_WORDS = 8  # a block's row: 2 words per plane, then the 16-bit counts (A C G T in word 6, N in word 7)
-BLOCK_SHIFT = 7  # 128 rows per block
-SUPER_SHIFT = 9  # 512 blocks per superblock: its counts below 65,536 fit 16 bits
-COUNTS_AT = 2 * PLANES
-# In word 7 of every superblock row: tells this layout from the earlier one (64-row blocks, 64-bit counts).
-LAYOUT_MARK = np.uint64(0x534D4F4343313238)  # "SMOCC128"
 
 
 @dataclass
@@ -107,37 +109,74 @@ def _fill_text(packed: np.ndarray, nmask: np.ndarray, starts: np.ndarray, text: 
         t += 1
 
 
-def suffix_array(text: np.ndarray) -> np.ndarray:
+def suffix_array(text: np.ndarray, text_starts: np.ndarray | None = None) -> np.ndarray:
+    """The suffix array of the text in its order (fm_order.py: separators ranked by position), 32-bit below
+    2^31 symbols; text_starts: the text's sequence starts (default: found from its separators)."""
     sa = divsufsort(np.ascontiguousarray(text))
-    return sa.astype(np.int64 if text.size >= 2**31 else np.int32, copy=False)
+    sa = sa.astype(np.int64 if text.size >= 2**31 else np.int32, copy=False)
+    if text_starts is None:
+        text_starts = np.concatenate([[0], np.flatnonzero(text == 0) + 1]).astype(np.int64)
+    separators_by_position(text, sa, text_starts)
+    return sa
 
 
 def bwt_of(text: np.ndarray, sa: np.ndarray) -> np.ndarray:
     return text[sa - 1]  # sa = 0 reads text[-1], the final separator
 
 
-def one_text(text: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+ROWS_PER_PASS = 1 << 22  # rows of BWT symbols made and put into the tables at a time (a multiple of 128)
+MARK = np.uint8(8)  # bit 3 of a row's symbol byte: the row is marked (its SA value is sampled)
+
+
+def ssa_dtype(n: int) -> np.dtype:
+    """The sampled SA's type for a text of n symbols: 32-bit signed below 2^31 (the suffix array's), unsigned
+    below 2^32, else 64-bit."""
+    return np.dtype(np.int32 if n < 2**31 else np.uint32 if n < 2**32 else np.int64)
+
+
+def one_text(text: np.ndarray, r: int,
+             text_starts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(occ, mark, ssa) of one text; r = 0: no SA samples (mark and ssa empty). Peak: the text, its suffix
-    array and these tables (no BWT is made: each row's BWT symbol is read from the text as the tables are
-    filled)."""
+    array and these tables (no whole BWT is made: ROWS_PER_PASS rows of it at a time)."""
     n = text.size
-    ssa_size = _count_marked(text, r) if r else 0  # SA values v marked: v % r == 0 or text[v - 1] is a separator
-    sa = suffix_array(text)
-    occ = np.zeros((occ_rows(n), OCC_WORDS), dtype=np.uint64)
-    mark = np.zeros((n // 64 + 1 if r else 0, 2), dtype=np.uint64)
-    ssa = np.empty(ssa_size, dtype=sa.dtype)
-    _fill_tables(text, sa, r, occ, mark, ssa)
+    sa = suffix_array(text, text_starts)
+    tables = Tables.empty(n, r, count_marked(text, r, 0) if r else 0, ssa_dtype(n))
+    sym = np.empty(min(n, ROWS_PER_PASS), dtype=np.uint8)
+    for lo in range(0, n, ROWS_PER_PASS):
+        hi = min(n, lo + ROWS_PER_PASS)
+        tables.marked += row_symbols(text, sa, lo, hi, 0, r, sym, tables.ssa[tables.marked:])
+        tables.add(sym[:hi - lo])
     del sa
-    return occ, mark, ssa
+    return tables.occ, tables.mark, tables.ssa
 
 
 @njit(cache=True, nogil=True)
-def _count_marked(text: np.ndarray, r: int) -> int:
+def count_marked(text: np.ndarray, r: int, offset: int) -> int:
+    """Rows marked in the tables of a text that starts at text position offset: SA value v + offset a multiple
+    of r, or BWT symbol text[v - 1] a separator."""
     n = text.size
     m = 0
     for v in range(n):
-        if v % r == 0 or text[v - 1 if v > 0 else n - 1] == 0:
+        if (v + offset) % r == 0 or text[v - 1 if v > 0 else n - 1] == 0:
             m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def row_symbols(text: np.ndarray, sa: np.ndarray, lo: int, hi: int, offset: int, r: int, sym: np.ndarray,
+                ssa: np.ndarray) -> int:
+    """Rows lo..hi: sym[i - lo] = B[i] = text[SA[i] - 1] (text[-1] = 0), | MARK where the row is marked
+    (count_marked; r = 0: none), whose SA values + offset go to ssa in row order. Returns how many did."""
+    n = text.size
+    m = 0
+    for i in range(lo, hi):
+        v = np.int64(sa[i])
+        c = text[v - 1] if v > 0 else text[n - 1]
+        if r and ((v + offset) % r == 0 or c == 0):
+            ssa[m] = v + offset
+            m += 1
+            c |= MARK
+        sym[i - lo] = c
     return m
 
 
@@ -148,29 +187,61 @@ def occ_rows(n: int) -> int:
     return blocks + ((blocks - 1) >> SUPER_SHIFT) + 1
 
 
+@dataclass
+class Tables:
+    """The occ and mark tables and the sampled SA of a text of n rows, filled pass by pass from its BWT
+    symbols in row order (add); `count` and `marked` carry the symbol and mark counts between passes."""
+
+    n: int
+    occ: np.ndarray
+    mark: np.ndarray
+    ssa: np.ndarray
+    count: np.ndarray = field(default_factory=lambda: np.zeros(2 * SYMBOLS, dtype=np.uint64))
+    filled: int = 0  # rows added
+    marked: int = 0  # SA values in ssa
+
+    @classmethod
+    def empty(cls, n: int, r: int, marked: int, dtype: np.dtype, make: object = np.zeros) -> Tables:
+        """make(shape, dtype): np.zeros, or a function making memory-mapped arrays (zeroed)."""
+        return cls(n, make((occ_rows(n), OCC_WORDS), np.uint64), make((n // 64 + 1 if r else 0, 2), np.uint64),
+                   make((marked,), dtype))
+
+    def c_table(self) -> np.ndarray:
+        """C of the rows added (all of them: the text's C table, see symbol_counts)."""
+        found = self.count[:SYMBOLS].astype(np.int64)
+        return np.cumsum(np.concatenate([[self.filled - found.sum()], found]))[:SYMBOLS]
+
+    def add(self, sym: np.ndarray) -> None:
+        """The next rows' symbols (| MARK), sym.size a multiple of 128 but for the last rows."""
+        _fill_rows(sym, self.filled, self.n, self.occ, self.mark, self.count)
+        self.filled += sym.size
+
+
 @njit(cache=True, nogil=True)
-def _fill_tables(text: np.ndarray, sa: np.ndarray, r: int, occ: np.ndarray, mark: np.ndarray,
-                 ssa: np.ndarray) -> None:
-    """The occ table (see the module's notes), and per 64 rows the marked rows' count and bit word (mark;
-    r = 0: none); ssa gets the marked rows' SA values in row order. B[i] = text[SA[i] - 1]."""
-    n = text.size
-    count = np.zeros(SYMBOLS, dtype=np.uint64)
-    at_super = np.zeros(SYMBOLS, dtype=np.uint64)
-    marked = 0
-    row = 0
-    for b in range((n >> BLOCK_SHIFT) + 1):
+def _fill_rows(sym: np.ndarray, row0: int, n: int, occ: np.ndarray, mark: np.ndarray, count: np.ndarray) -> None:
+    """Rows row0 .. row0 + sym.size of the occ table (see the module's notes) and of the mark table (per 64
+    rows the marked rows before them and their bit word; none when mark is empty). count: the symbols A C G
+    T N before row0, then their counts at its superblock's row; the marks before row0 are read from mark."""
+    at_super = count[SYMBOLS:]
+    end = row0 + sym.size
+    marks = mark.shape[0] > 0
+    marked = np.uint64(0)
+    if marks and row0 > 0:
+        w = (row0 - 1) >> 6
+        marked = mark[w, 0] + np.uint64(_popcount(mark[w, 1]))
+    for b in range(row0 >> BLOCK_SHIFT, (end >> BLOCK_SHIFT) + 1 if end == n else end >> BLOCK_SHIFT):
+        row = b + (b >> SUPER_SHIFT) + 1
         if b & ((1 << SUPER_SHIFT) - 1) == 0:  # a superblock's row before its first block's
             for c in range(SYMBOLS):
                 at_super[c] = count[c]
-                occ[row, c] = count[c]
-            occ[row, OCC_WORDS - 1] = LAYOUT_MARK
-            row += 1
+                occ[row - 1, c] = count[c]
+            occ[row - 1, OCC_WORDS - 1] = LAYOUT_MARK
         for c in range(SYMBOLS):
             occ[row, COUNTS_AT + (c >> 2)] |= (count[c] - at_super[c]) << np.uint64(16 * (c & 3))
         lo = b << BLOCK_SHIFT
-        for i in range(lo, min(lo + (1 << BLOCK_SHIFT), n)):
-            v = sa[i]
-            c = text[v - 1] if v > 0 else text[n - 1]
+        for i in range(lo, min(lo + (1 << BLOCK_SHIFT), end)):
+            s = sym[i - row0]
+            c = s & 7
             bit = np.uint64(1) << np.uint64(i & 63)
             half = (i - lo) >> 6
             for k in range(PLANES):
@@ -178,24 +249,32 @@ def _fill_tables(text: np.ndarray, sa: np.ndarray, r: int, occ: np.ndarray, mark
                     occ[row, 2 * k + half] |= bit
             if c > 0:
                 count[c - 1] += np.uint64(1)
-            if r and i & 63 == 0:
-                mark[i >> 6, 0] = marked
-            if r and (v % r == 0 or c == 0):
-                mark[i >> 6, 1] |= bit
-                ssa[marked] = v
-                marked += 1
-        row += 1
-    if r and n & 63 == 0:  # the mark block of row n (rank is read there too)
+            if marks:
+                if i & 63 == 0:
+                    mark[i >> 6, 0] = marked
+                if s & MARK:
+                    mark[i >> 6, 1] |= bit
+                    marked += np.uint64(1)
+    if marks and end == n and n & 63 == 0:  # the mark block of row n (rank is read there too)
         mark[n >> 6, 0] = marked
+
+
+@njit(cache=True, nogil=True)
+def _popcount(x: np.uint64) -> int:
+    m = 0
+    while x:
+        x &= x - np.uint64(1)
+        m += 1
+    return m
 
 
 def symbol_counts(text: np.ndarray) -> np.ndarray:
     """C table: C[c] = text symbols smaller than c + 1 (the separator included)."""
-    return np.cumsum(_histogram(text))[:SYMBOLS].copy()
+    return np.cumsum(histogram(text))[:SYMBOLS].copy()
 
 
 @njit(cache=True, nogil=True)
-def _histogram(text: np.ndarray) -> np.ndarray:
+def histogram(text: np.ndarray) -> np.ndarray:
     hist = np.zeros(SYMBOLS + 1, dtype=np.int64)
     for c in text:
         hist[c] += 1
@@ -203,7 +282,7 @@ def _histogram(text: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _reverse_body(text: np.ndarray) -> None:
+def reverse_body(text: np.ndarray) -> None:
     """text[:-1] reversed in place: the forward text becomes the reverse text (both end with a separator)."""
     i, j = 0, text.size - 2
     while i < j:
@@ -218,8 +297,8 @@ def build(ref: Reference, r: int = DEFAULT_SA_SAMPLE, first: int = 0, last: int 
     check_parameters(r)
     text, text_starts = make_text(ref, first, last)
     counts = symbol_counts(text)  # the reverse text has the same symbols
-    fwd = one_text(text, r)
-    _reverse_body(text)
+    fwd = one_text(text, r, text_starts)
+    reverse_body(text)
     rev_occ = one_text(text, 0)[0]
     return FmIndex(r, int(text.size), counts, text_starts, *fwd, rev_occ)
 
@@ -237,6 +316,13 @@ def build_bytes_per_base(r: int, sa_bytes: int = 4) -> float:
     """A build holds the text, its suffix array and the forward and reverse occ tables (OCC_WORDS words per
     128 rows), the forward mark table (2 words per 64 rows) and SA samples (one SA value per r rows)."""
     return 1 + sa_bytes + 2 * OCC_WORDS * 8 / 128 + 2 * 8 / 64 + sa_bytes / r + MEASURED_EXTRA
+
+
+def fits_in_one_piece(ref: Reference, r: int, max_memory: int) -> bool:
+    """A build of the whole reference in one piece (a 32-bit suffix array) fits max_memory."""
+    fixed = segments.FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes
+    n = ref.total + len(ref.names)
+    return n <= MAX_SEGMENT_TEXT and fixed + n * build_bytes_per_base(r) <= max_memory
 
 
 def segment_bounds(ref: Reference, r: int, max_memory: int = 0, segment_bases: int = 0) -> list[int]:

@@ -52,7 +52,7 @@ _U32_2D = types.Array(types.uint32, 2, "C")  # the k-mer tables (filter/fm_looku
 
 
 def fill_signature(ssa: types.Array) -> tuple:
-    """fill_kernel's argument types for an index whose sampled SA (ssa) has this type (int32 below 2 Gbp)."""
+    """fill_kernel's argument types for an index whose sampled SA (ssa) has this type (index/fm.py ssa_dtype)."""
     return (_I64, _I64, _I, _I, _I64, _I64, _U64_2D, _U64_2D, ssa, _I64, _I64_2D, _I64, _I64, _I64, _I64, _I64,
             _I64)
 
@@ -62,6 +62,7 @@ SIGNATURES = {
     "search_kernel": [(_U8, _I64, _I64, _I64, _I, _I, _I, _I64, _U64_2D, _U64_2D, _U32_2D, _U32_2D, _I, _I64_2D,
                        _I64_2D, _I64, _I64, _I64)],
     "fill_kernel": [fill_signature(types.Array(types.int32, 1, "C")),
+                    fill_signature(types.Array(types.uint32, 1, "C")),
                     fill_signature(types.Array(types.int64, 1, "C"))],
 }
 

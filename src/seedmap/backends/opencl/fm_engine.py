@@ -20,7 +20,7 @@ from seedmap.index.fm import FmIndex
 
 I64 = np.int64
 SOURCES = (WINDOWS_SOURCE, "fm_index.cl", "fm_scheme.cl")
-SSA_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long"}  # fm_index.cl's SSA_T per sampled SA dtype
+SSA_TYPES = {np.dtype(np.int32): "int", np.dtype(np.uint32): "uint", np.dtype(np.int64): "long"}  # fm_index.cl's SSA_T
 # Search scratch per engine (each worker has its own): at 100 bp and e = 5 a query takes 42 kB, so about 1,500
 # queries are searched per launch.
 SCRATCH_BYTES = 64 << 20
@@ -37,7 +37,7 @@ CONSTANTS = {"BLOCK_SHIFT": fm.BLOCK_SHIFT, "SUPER_SHIFT": fm.SUPER_SHIFT, "COUN
 
 
 def fm_program(device: OpenClDevice, ssa_dtype: np.dtype) -> object:
-    """The FM kernels built for an index whose SA samples are of `ssa_dtype` (int32 or int64), once per device."""
+    """The FM kernels built for an index whose SA samples are of `ssa_dtype` (int32, uint32 or int64), once per device."""
     options = tuple(f"-D{name}={int(value)}L" for name, value in CONSTANTS.items())
     return device.program(SOURCES, (*options, f"-DSSA_T={SSA_TYPES[np.dtype(ssa_dtype)]}"))
 

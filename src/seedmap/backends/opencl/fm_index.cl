@@ -4,7 +4,7 @@
 
    Built in front of fm_scheme.cl. The constants come from the Python modules as build options (program.py),
    so the two cannot drift apart: BLOCK_SHIFT, SUPER_SHIFT, COUNTS_AT, OCC_WORDS, MAX_PIECE, CUT_FROM, CUT_ABOVE,
-   CUT_WORK, BIG; SSA_T is the sampled SA's type (int below 2 Gbp, long above). */
+   CUT_WORK, BIG; SSA_T is the sampled SA's type (int below 2^31 symbols, uint below 2^32, long above). */
 
 #ifndef SSA_T
 #define SSA_T int
