@@ -18,6 +18,12 @@ the same across engines where more than one ran. Then each seedmap figure over y
     python benchmarks/human_pairs.py --sizes 250 --pairs 20000 --reads 200000 --rounds 2
     python benchmarks/human_pairs.py --sizes 250,1000 --skip bwa
     python benchmarks/human_pairs.py --sizes 5 --pairs 2000 --reads 2000        # a quick look
+    python benchmarks/human_pairs.py --sizes 1000,3100 --layout 24,300 --reads 20000 --max-memory 12G --skip yara,bwa
+
+With --max-memory (or --layout), seedmap's index is built by the run, timed (wall, peak RSS, size on disk; kept in
+build.json beside it for later runs), and each mode's reads/s are compared across the sizes: the per-read rate at
+every size over the smallest size's. --layout C,S: C chromosome-like sequences and S small scaffolds
+(synthetic_genome.py's --chromosomes and --scaffolds), as a real assembly is shaped.
 """
 
 from __future__ import annotations
@@ -39,17 +45,33 @@ FRAGMENT = (300, 30)
 MODES = ("se all", "se best", "pe all", "pe best")
 
 
-def genome(size: float, work: Path) -> Path:
-    """The human-like genome of `size` Mbp (made once, in human_like.py's place)."""
-    d = work / f"g{size:g}"
+def genome(size: float, work: Path, layout: str = "") -> Path:
+    """The human-like genome of `size` Mbp (made once, in human_like.py's place), of `layout` "C,S" (C
+    chromosomes, S scaffolds; default: synthetic_genome.py's)."""
+    d = work / (f"g{size:g}" + (f"-{layout.replace(',', 'x')}" if layout else ""))
     d.mkdir(parents=True, exist_ok=True)
     fasta = d / f"synth{size:g}.fa"
     if not fasta.exists():
         tmp = fasta.with_suffix(".tmp.fa")
+        shape = ["--chromosomes", layout.split(",")[0], "--scaffolds", layout.split(",")[1]] if layout else []
         subprocess.run([sys.executable, str(Path(__file__).with_name("synthetic_genome.py")), f"{size:g}", str(tmp),
-                        "--seed", str(SEED), "--bed", str(d / f"synth{size:g}.bed")], check=True)
+                        "--seed", str(SEED), "--bed", str(d / f"synth{size:g}.bed"), *shape], check=True)
         tmp.rename(fasta)
     return fasta
+
+
+def built_index(sm: list[str], fasta: Path, kind: str, index: Path, max_memory: str, log: Path) -> dict | None:
+    """Build seedmap's index unless there is one; with max_memory, the build is timed (and its figures kept in
+    build.json beside the index, for runs that find it built)."""
+    record = index.with_name(f"{index.name}.build.json")
+    if (index / "header.json").exists():
+        return json.loads(record.read_text()) if record.exists() else None
+    limit = ["--max-memory", max_memory] if max_memory else []
+    m = run_timed([*sm, "index", str(fasta), "--kind", kind, "-o", str(index), *limit], log)
+    row = {"tool": f"seedmap {kind}", "mode": "index", "wall_s": m.wall_s, "peak_mb": m.peak_mb, "cpu_s": m.cpu_s,
+           "disk_mb": sum(f.stat().st_size for f in index.iterdir()) / 2**20, "max_memory": max_memory}
+    record.write_text(json.dumps(row))
+    return row
 
 
 def mason(fasta: Path, n: int, length: int, paired: bool, seed: int) -> tuple[list[Path], Path]:
@@ -114,6 +136,8 @@ def main() -> int:
     ap.add_argument("--slack", type=int, default=10, help="bases a primary may lie from its origin (default 10)")
     ap.add_argument("--seedmap", help="command prefix for seedmap (default: the installed seedmap)")
     ap.add_argument("--work", type=Path, default=DEFAULT_WORK / "human_like", help="scratch dir (default %(default)s)")
+    ap.add_argument("--layout", default="", metavar="C,S", help="chromosomes and small scaffolds of the genomes")
+    ap.add_argument("--max-memory", default="", metavar="SIZE", help="seedmap index --max-memory; times the build")
     args = ap.parse_args()
     work = args.work.resolve()
     skip = set(filter(None, args.skip.split(",")))
@@ -124,6 +148,7 @@ def main() -> int:
         rows = run_size(args, size, work, sm, skip, modes)
         results += rows
         report(size, rows, args)
+    rates(results)
     (work / "human_pairs.json").write_text(json.dumps(results, indent=1))
     return 0
 
@@ -132,7 +157,7 @@ def run_size(args: argparse.Namespace, size: float, work: Path, sm: list[str], s
              modes: list[str]) -> list[dict]:
     from seedmap.index import default_kind
 
-    fasta = genome(size, work)
+    fasta = genome(size, work, args.layout)
     d = fasta.parent
     log = d / "human_pairs.log"
     kinds = [k for k in args.kinds.split(",") if k] or [default_kind.kind_for(fasta.stat().st_size)]
@@ -143,16 +168,20 @@ def run_size(args: argparse.Namespace, size: float, work: Path, sm: list[str], s
     t, e = str(args.threads), str(args.edits)
     pct = str(math.ceil(100 * args.edits / args.read_length))  # yara's -e: a percentage of the read length
     jobs: list[tuple[dict, list[str], Path, bool]] = []
+    builds = []
     for kind in kinds:
         index = d / f"idx.{kind}"
-        if not (index / "header.json").exists():
-            run_timed([*sm, "index", str(fasta), "--kind", kind, "-o", str(index), "-q"], log)
+        build = built_index(sm, fasta, kind, index, args.max_memory, log)
+        if build is not None:
+            builds.append({"size_mbp": size, **build})
+            print(json.dumps(builds[-1]), flush=True)
         for mode in modes:
             reads = pe if mode.startswith("pe") else se
             sam = d / f"hp.{kind}.{mode.replace(' ', '_')}.sam"
             cmd = [*sm, "map", str(fasta), *map(str, reads), "--engine", kind, "--index", str(index), "-e", e,
                    "-t", t, "-q", "-o", str(sam), *(["--best"] if mode.endswith("best") else [])]
-            jobs.append(({"size_mbp": size, "tool": f"seedmap {kind}", "mode": mode}, cmd, sam, False))
+            jobs.append(({"size_mbp": size, "tool": f"seedmap {kind}", "mode": mode,
+                          "reads": args.pairs * 2 if mode.startswith("pe") else args.reads}, cmd, sam, False))
     if "yara" not in skip and find_exe("yara_mapper"):
         index = d / "yara_idx"
         if not Path(f"{index}.txt.size").exists():
@@ -182,7 +211,7 @@ def run_size(args: argparse.Namespace, size: float, work: Path, sm: list[str], s
             if row["tool"].startswith("seedmap"):
                 row["digest"] = records_digest(sam)
         print(json.dumps(row), flush=True)
-    return [row for row, *_ in jobs]
+    return builds + [row for row, *_ in jobs]
 
 
 def report(size: float, rows: list[dict], args: argparse.Namespace) -> None:
@@ -190,6 +219,10 @@ def report(size: float, rows: list[dict], args: argparse.Namespace) -> None:
           f"reads of {args.read_length} bp (mason, Illumina), e = {args.edits}, -t {args.threads}\n")
     table = []
     for r in rows:
+        if r["mode"] == "index":
+            table.append([r["tool"], f"index (--max-memory {r['max_memory'] or 'default'})", f"{r['wall_s']:.0f}",
+                          f"{r['peak_mb'] / 1024:.2f}", "", f"{r['disk_mb'] / 1024:.2f} GB on disk", ""])
+            continue
         if "error" in r:
             table.append([r["tool"], r["mode"], "error: " + r["error"][:60], "", "", "", ""])
             continue
@@ -217,6 +250,23 @@ def report(size: float, rows: list[dict], args: argparse.Namespace) -> None:
     if any(len({r["tool"] for r in ok.values() if "digest" in r and r["mode"] == m}) > 1 for m in digests):
         same = all(len(v) == 1 for v in digests.values())
         print(f"\nseedmap records identical across engines, every mode: {'yes' if same else 'NO'}")
+
+
+def rates(results: list[dict]) -> None:
+    """seedmap's reads/s per mode and size, and each over the smallest size's."""
+    maps = [r for r in results if r["tool"].startswith("seedmap") and "reads" in r and "error" not in r]
+    sizes = sorted({r["size_mbp"] for r in maps})
+    if len(sizes) < 2:
+        return
+    rate = {(r["tool"], r["mode"], r["size_mbp"]): r["reads"] / r["wall_s"] for r in maps}
+    rows = []
+    for tool, mode in dict.fromkeys((r["tool"], r["mode"]) for r in maps):
+        base = rate.get((tool, mode, sizes[0]))
+        cells = [f"{rate[tool, mode, s]:,.0f}" + (f" ({rate[tool, mode, s] / base:.2f}x)" if base and s != sizes[0]
+                                                  else "") if (tool, mode, s) in rate else "" for s in sizes]
+        rows.append([tool, mode, *cells])
+    print(f"\n### reads/s by genome size (in brackets: over the {sizes[0]:g} Mbp rate)\n")
+    print(markdown_table(["seedmap", "mode", *(f"{s:g} Mbp" for s in sizes)], rows))
 
 
 if __name__ == "__main__":

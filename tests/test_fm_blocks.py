@@ -3,14 +3,19 @@ and both follow index/fm_order.py's suffix order (against a sort of every suffix
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
+from helpers import engine_locations, repetitive_genome, sample_reads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fm_engine import oracle_suffix_array
 
+from seedmap.engines.fm import FmEngine
 from seedmap.index import fm, fm_blocks
 from seedmap.io.reference import Reference
+from seedmap.verify.bulk import bulk_distances
 
 
 def tailed_genome(rng: np.random.Generator) -> list[np.ndarray]:
@@ -96,3 +101,29 @@ def test_block_bounds_cut_whole_sequences():
         assert bounds[0] == 0 and bounds[-1] == 6 and (sizes <= bases).all()
     with pytest.raises(Exception, match="too large"):
         fm_blocks.block_bounds(ref, 60)
+
+
+def test_text_and_genome_positions_past_2_31(rng):
+    """An index whose text positions and genome positions lie past 2^31 (forced: the sequences of a small
+    genome placed after 2^31 + 16 bases of padding, as a segment's sequences are, and its text positions
+    and SA samples moved on by 2^31 + 40, unsigned 32-bit as a 3 Gbp index's are) finds the locations the
+    small genome's index finds, moved on by the padding."""
+    seqs = repetitive_genome(rng)
+    names = [f"s{i}" for i in range(len(seqs))]
+    small = Reference.from_codes(names, seqs)
+    reads = sample_reads(rng, seqs, 40, (30, 90), 4)
+    ix = fm.build(small, 4)
+    want = engine_locations(FmEngine(ix, small.starts, bulk=bulk_distances, packed=small.packed,
+                                     nmask=small.nmask), small, reads, 0.04)
+    pad, shift = 2**31 + 16, 2**31 + 40
+    packed = np.zeros(pad // 4 + small.packed.size, dtype=np.uint8)  # untouched pages of zeros stay virtual
+    packed[pad // 4:] = small.packed
+    nmask = np.zeros(pad // 8 + small.nmask.size, dtype=np.uint8)
+    nmask[pad // 8:] = small.nmask
+    big = Reference(["pad", *names], np.concatenate([[0], small.starts + pad]), packed, nmask)
+    moved = dataclasses.replace(ix, text_starts=ix.text_starts + shift,
+                                fwd_ssa=(ix.fwd_ssa.astype(np.int64) + shift).astype(np.uint32))
+    got = engine_locations(FmEngine(moved, big.starts[1:], bulk=bulk_distances, packed=big.packed,
+                                    nmask=big.nmask), big, reads, 0.04)
+    assert sum(map(len, want)) > 30
+    assert got == [{(s, a + pad, b + pad, d) for s, a, b, d in w} for w in want]

@@ -33,7 +33,7 @@ from seedmap.engines.fm import fm_engine
 from seedmap.engines.segmented import SegmentedEngine, SegmentGate, drops_pages, merge_segments
 from seedmap.errors import SeedmapError
 from seedmap.filter.windows import merge_one
-from seedmap.index import fm, neighborhood, segments
+from seedmap.index import fm, fm_blocks, neighborhood, segments
 from seedmap.index.segments import SegmentedIndex
 from seedmap.index.words import range_words, sorted_words
 from seedmap.io.reference import Reference
@@ -260,7 +260,8 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             f2.write(f"@p{i}\n{m2}\n+\n{'I' * 100}\n")
     for name, extra in (("whole", []), ("seg", ["--segment-bases", "13000"]), ("whole_ph", ["--ph"]),
                         ("seg_ph", ["--ph", "--segment-bases", "25000"]), ("fm_whole", ["--kind", "fm"]),
-                        ("fm_seg", ["--kind", "fm", "--segment-bases", "40000"])):
+                        ("fm_seg", ["--kind", "fm", "--segment-bases", "40000"]),
+                        ("fm_blocks", ["--kind", "fm", "--block-bases", "25000"])):
         run = seedmap(d, "index", "ref.fa", "-o", f"{name}.smi", "-q", *extra)
         assert run.returncode == 0, run.stderr
     return d
@@ -278,6 +279,55 @@ def test_segmented_index_is_stored_in_segments(workdir):
     assert "seg1.fwd_occ" in fm_header["arrays"] and "fwd_occ" not in fm_header["arrays"]
 
 
+def test_fm_index_built_in_blocks_is_the_one_piece_index(workdir):
+    """Blocks of whole sequences (c0 | c1 | c2) merged: the one-piece index's arrays, byte for byte, and the
+    blocks are not part of the stored index."""
+    import json
+
+    header = json.loads((workdir / "fm_blocks.smi" / "header.json").read_text())
+    whole = json.loads((workdir / "fm_whole.smi" / "header.json").read_text())
+    assert header["params"] == whole["params"] and header["arrays"] == whole["arrays"]
+    for name in whole["arrays"]:
+        assert (workdir / "fm_blocks.smi" / f"{name}.npy").read_bytes() == \
+            (workdir / "fm_whole.smi" / f"{name}.npy").read_bytes(), name
+
+
+def test_fm_blocks_chosen_to_fit_max_memory():
+    """An FM index too large for one piece within --max-memory is built in blocks (not segments) while it fits
+    in blocks; a sequence larger than a block is one clear error under the user's limit."""
+    rng = np.random.default_rng(5)
+    ref = Reference.from_codes(["a", "b", "c", "d"], [random_genome(rng, 100_000) for _ in range(4)])
+    fixed = segments.FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes
+    n = ref.total + 4
+    one_piece = fixed + n * fm.build_bytes_per_base(8)
+    assert plan_build(ref, "fm", {"r": 8, "max_memory": int(one_piece) + 1}) == {"r": 8}
+    limit = int(fixed + n * fm_blocks.MERGE_OCC_BYTES + 210_000 * fm_blocks.SORT_BYTES)
+    params = plan_build(ref, "fm", {"r": 8, "max_memory": limit})
+    assert params["blocks"] == [0, 2, 4] and "segments" not in params
+    big = Reference.from_codes(["a", "b", "c"], [random_genome(rng, m) for m in (300_000, 50_000, 50_000)])
+    fixed = segments.FIXED_BUILD_BYTES + big.packed.nbytes + big.nmask.nbytes
+    limit = int(fixed + (big.total + 3) * fm_blocks.MERGE_OCC_BYTES + 200_000 * fm_blocks.SORT_BYTES)
+    with pytest.raises(SeedmapError, match="too large"):
+        plan_build(big, "fm", {"r": 8, "max_memory": limit})
+    assert plan_build(ref, "fm", {"r": 8, "block_bases": 150_000})["blocks"] == [0, 1, 2, 3, 4]
+
+
+def test_interrupted_blockwise_build_leaves_nothing(tmp_path, monkeypatch):
+    """An interruption while the blocks merge leaves neither an index nor the build's scratch files."""
+    from seedmap.kinds import build_index
+
+    rng = np.random.default_rng(2)
+    (tmp_path / "ref.fa").write_text("".join(f">c{i}\n{decode(random_genome(rng, 5000))}\n" for i in range(3)))
+
+    def interrupted(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fm_blocks, "_interleave", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build_index(str(tmp_path / "ref.fa"), None, "fm", {"r": 8, "block_bases": 6000})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.fa"]
+
+
 @pytest.mark.parametrize("args", [
     ["reads.fq", "-e", "4"],
     ["reads.fq", "-e", "4", "--best"],
@@ -287,7 +337,7 @@ def test_segmented_index_is_stored_in_segments(workdir):
 ])
 def test_segmented_index_gives_byte_identical_sam(workdir, args):
     """Neighborhood segments, and FM segments (runs of whole sequences): the unsegmented index's SAM."""
-    for name in ("whole", "seg", "fm_seg"):
+    for name in ("whole", "seg", "fm_seg", "fm_blocks"):
         if "--filter" in args and name.startswith("fm"):
             continue
         engine = ["--engine", "fm"] if name.startswith("fm") else []
@@ -296,6 +346,7 @@ def test_segmented_index_gives_byte_identical_sam(workdir, args):
     assert body(workdir / "seg.sam") == body(workdir / "whole.sam")
     if "--filter" not in args:
         assert body(workdir / "fm_seg.sam") == body(workdir / "whole.sam")
+        assert body(workdir / "fm_blocks.sam") == body(workdir / "whole.sam")
     assert body(workdir / "whole.sam").count("\n") > 300
 
 

@@ -119,7 +119,7 @@ def plan_build(ref: Reference, kind: str, params: dict) -> dict:
     max_memory, segment_bases = params.pop("max_memory", 0) or 0, params.pop("segment_bases", 0) or 0
     machine, block_bases = params.pop("machine_memory", 0) or 0, params.pop("block_bases", 0) or 0
     if kind == "fm" and not segment_bases:
-        blocks = _fm_blocks(ref, params, int(max_memory or machine), int(block_bases))
+        blocks = _fm_blocks(ref, params, int(max_memory or machine), int(block_bases), bool(max_memory or block_bases))
         if blocks:
             params["blocks"] = blocks
             return params
@@ -137,16 +137,23 @@ def plan_build(ref: Reference, kind: str, params: dict) -> dict:
     return params
 
 
-def _fm_blocks(ref: Reference, params: dict, max_memory: int, block_bases: int) -> list[int]:
-    """The block bounds of an FM build that needs blocks to fit max_memory (or of blocks of block_bases), []
-    for a build in one piece or one that not even blocks make fit (then segments)."""
+def _fm_blocks(ref: Reference, params: dict, max_memory: int, block_bases: int, user_limit: bool) -> list[int]:
+    """The block bounds of an FM build that needs blocks to fit max_memory (or of blocks of block_bases); []
+    for a build in one piece, or where not even blocks fit (then segments, or without the user's limit, a try
+    of the whole build)."""
     if not block_bases:
         if not max_memory or fm.fits_in_one_piece(ref, params["r"], max_memory):
             return []
         block_bases = fm_blocks.block_bases(ref, params["r"], max_memory)
         if not block_bases:
             return []
-    return fm_blocks.block_bounds(ref, block_bases)
+    try:
+        bounds = fm_blocks.block_bounds(ref, block_bases)
+    except SeedmapError:
+        if user_limit:
+            raise
+        return []
+    return bounds if len(bounds) > 2 else []
 
 
 def build_index(fasta: str, out: str | None, kind: str, params: dict) -> Path:

@@ -37,7 +37,7 @@ CONSTANTS = {"BLOCK_SHIFT": fm.BLOCK_SHIFT, "SUPER_SHIFT": fm.SUPER_SHIFT, "COUN
 
 
 def fm_program(device: OpenClDevice, ssa_dtype: np.dtype) -> object:
-    """The FM kernels built for an index whose SA samples are of `ssa_dtype` (int32, uint32 or int64), once per device."""
+    """The FM kernels built for an index whose SA samples are of `ssa_dtype` (SSA_TYPES), once per device."""
     options = tuple(f"-D{name}={int(value)}L" for name, value in CONSTANTS.items())
     return device.program(SOURCES, (*options, f"-DSSA_T={SSA_TYPES[np.dtype(ssa_dtype)]}"))
 
