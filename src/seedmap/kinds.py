@@ -32,7 +32,7 @@ class IndexKind:
 
     name: str
     arrays: Callable[[dict], tuple[str, ...]]  # the arrays a stored index with these parameters holds
-    build: Callable[[Reference, dict, Path], object]  # (reference, parameters, scratch directory)
+    build: Callable[[Reference, dict, Path | None], object]  # (reference, parameters, scratch directory)
     from_arrays: Callable[[dict, dict], object]
     engine: Callable[[object, Reference, EngineOptions], CandidateEngine]  # on the CPU
     describe: Callable[[object, dict], str]  # what a build made, for the log
@@ -67,10 +67,10 @@ DEFAULT_PARAMS = {
 }
 
 
-def _build_fm(ref: Reference, p: dict, scratch: Path) -> fm.FmIndex:
+def _build_fm(ref: Reference, p: dict, scratch: Path | None) -> fm.FmIndex:
     """An FM index (in one piece, or in blocks of whole sequences: the same index) with its k-mer tables,
     which a stored index keeps (each run built them: 0.15-0.2 s of a --best run's 3-4 s at 250 Mbp, -t 2)."""
-    ix = fm_blocks.build(ref, p["r"], p["blocks"], scratch) if p.get("blocks") else fm.build(ref, p["r"])
+    ix = fm_blocks.build(ref, p["r"], p["blocks"], scratch) if p.get("blocks") and scratch else fm.build(ref, p["r"])
     tables(ix)
     return ix
 
@@ -201,4 +201,4 @@ def load_or_build(fasta: str, index_path: str | None, kind: str = "neighborhood"
     check_fasta(fasta)  # before saying what it will build from it
     log.info("no %s index at %s: building one in memory (run 'seedmap index' to keep it)", kind, path)
     ref = read_fasta(fasta)
-    return ref, spec.build(ref, DEFAULT_PARAMS[kind])
+    return ref, spec.build(ref, DEFAULT_PARAMS[kind], None)  # in memory: in one piece (no blocks, no scratch)
