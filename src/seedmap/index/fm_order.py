@@ -125,5 +125,7 @@ def _reorder_runs(sa: np.ndarray, starts: np.ndarray, ends: np.ndarray, tail: np
                 continue
         if j - run > 1:
             a, b = rows[run], rows[j - 1] + 1
-            sa[a:b] = np.sort(sa[a:b])
+            by_position = np.sort(sa[a:b])
+            for i in range(b - a):  # (a loop: numba compiles a slice assignment slowly)
+                sa[a + i] = by_position[i]
         run = j
