@@ -39,6 +39,7 @@ from seedmap.index.fm_layout import (  # noqa: F401 (other modules read the layo
     SUPER_SHIFT,
     SYMBOLS,
 )
+from seedmap.index.fm_occ import popcount
 from seedmap.index.fm_order import separators_by_position
 from seedmap.io.reference import Reference, ref_code
 
@@ -228,7 +229,7 @@ def _fill_rows(sym: np.ndarray, row0: int, n: int, occ: np.ndarray, mark: np.nda
     marked = np.uint64(0)
     if marks and row0 > 0:
         w = (row0 - 1) >> 6
-        marked = mark[w, 0] + np.uint64(_popcount(mark[w, 1]))
+        marked = mark[w, 0] + np.uint64(popcount(mark[w, 1]))
     for b in range(row0 >> BLOCK_SHIFT, (end >> BLOCK_SHIFT) + 1 if end == n else end >> BLOCK_SHIFT):
         row = b + (b >> SUPER_SHIFT) + 1
         if b & ((1 << SUPER_SHIFT) - 1) == 0:  # a superblock's row before its first block's
@@ -257,15 +258,6 @@ def _fill_rows(sym: np.ndarray, row0: int, n: int, occ: np.ndarray, mark: np.nda
                     marked += np.uint64(1)
     if marks and end == n and n & 63 == 0:  # the mark block of row n (rank is read there too)
         mark[n >> 6, 0] = marked
-
-
-@njit(cache=True, nogil=True)
-def _popcount(x: np.uint64) -> int:
-    m = 0
-    while x:
-        x &= x - np.uint64(1)
-        m += 1
-    return m
 
 
 def symbol_counts(text: np.ndarray) -> np.ndarray:
