@@ -428,9 +428,10 @@ def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
         assert n_saved.max() > keep
 
 
-def test_fm_segments_and_int64_samples(small_blocks):
+@pytest.mark.parametrize("ssa_dtype", [np.uint32, np.int64])
+def test_fm_segments_and_wide_samples(small_blocks, ssa_dtype):
     """An FM index in genome segments (each part searched with its sequences' starts) through device_engine,
-    and SA samples stored as int64: the CPU's locations."""
+    and SA samples stored as the types of texts past 2^31 and 2^32 symbols: the CPU's locations."""
     from seedmap.backends.cuda.kinds import device_engine as make_engine
     from seedmap.index.segments import SegmentedIndex
 
@@ -439,7 +440,7 @@ def test_fm_segments_and_int64_samples(small_blocks):
     seg = SegmentedIndex([fm.build(ref, 4, *fm.sequence_range(ref.starts, a, b))
                           for a, b in zip(bounds[:-1], bounds[1:], strict=True)], bounds)
     for part in seg.parts:
-        part.fwd_ssa = part.fwd_ssa.astype(np.int64)
+        part.fwd_ssa = part.fwd_ssa.astype(ssa_dtype)
     qcodes, qoff = batch.queries()
     qerr = errors_per_read(batch.lengths, 0.05)
     want_q, want_rows = FmEngine(fm.build(ref, 4), ref.starts).candidate_windows(qcodes, qoff, qerr)

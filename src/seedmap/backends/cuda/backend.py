@@ -41,9 +41,10 @@ class CudaBackend:
         for level, line in cpu_stages(inputs.kind, inputs.index, inputs.options):
             log.log(level, line)
         if simulated():  # uint64 wrap-around is intended in the bit-vector kernels (their column step) and the FM
-            # popcount, whose twins (backends/cuda/twins.py) run the CPU module's code: numpy warns in the simulator
+            # occ's popcount, whose twins (backends/cuda/twins.py) run the CPU module's code: numpy warns in the
+            # simulator
             warnings.filterwarnings("ignore", category=RuntimeWarning,
-                                    module=r"seedmap\.(backends\.cuda|filter\.fm_|verify\.bulk)")
+                                    module=r"seedmap\.(backends\.cuda|filter\.fm_|index\.fm_occ|verify\.bulk)")
         quiet_performance_warnings()
         warm_up(self.ids, inputs.kind, inputs.index, inputs.options)
 
