@@ -11,14 +11,11 @@ import numpy as np
 from numba import cuda, types
 
 from seedmap.backends.cuda.twins import device_twins
-from seedmap.io import reference
 from seedmap.verify import align
 
 THREADS = 128
 
-align_location = device_twins(align._write_int, align._ungapped, align._mismatch, align._forward,
-                              align._diagonal_mismatches, align._one_gap, align._gotoh, align.align_one,
-                              reference.ref_code, reference.unpack_into, align.align_location).align_location
+align_location = device_twins(align.align_location).align_location
 
 _I = types.int64
 _U8 = types.Array(types.uint8, 1, "C")

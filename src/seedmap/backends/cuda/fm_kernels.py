@@ -18,7 +18,7 @@ import numpy as np
 from numba import cuda, types
 
 from seedmap.backends.cuda.twins import device_twins
-from seedmap.filter import fm_located, fm_pieces, fm_scheme, fm_search
+from seedmap.filter import fm_scheme, fm_search
 
 THREADS = 128
 
@@ -27,19 +27,7 @@ def _no_prefetch(occ_tab: object, i: int) -> None:
     """fm_search.prefetch_occ on the device: nothing (its CPU cache hint has no device spelling)."""
 
 
-_dev = device_twins(fm_search.popcount, fm_search.rank, fm_search.block_row, fm_search.super_row, fm_search._plane,
-                    fm_search._agree, fm_search.occ, fm_search.occ_all, fm_search.extend, fm_search.extend_right,
-                    fm_search.bwt_symbol, fm_search.lf_unless_marked, fm_search.sampled_position, fm_search.locate_four,
-                    fm_search.table_k, fm_search.level_row, fm_search.key_leftwards, fm_search.key_rightwards,
-                    fm_search._bound_step, fm_search.lower_bounds_pair,
-                    fm_pieces._looked_up, fm_scheme._at, fm_scheme._column,
-                    fm_scheme._first_column, fm_scheme._handed_on, fm_scheme._exact_pieces,
-                    fm_scheme._last_cell, fm_scheme._record, fm_scheme._record_rest, fm_pieces._by_count,
-                    fm_pieces.cut_pieces, fm_pieces._count_ends, fm_pieces._counts_total,
-                    fm_pieces.equal_pieces, fm_pieces.pieces, fm_scheme._left_walk, fm_scheme._right_walk,
-                    fm_scheme.search, fm_located.sequence_of, fm_located.put_window, fm_located.string_window,
-                    fm_scheme.row_windows, fm_search.prefetch_occ,
-                    stand_ins={fm_search.prefetch_occ: _no_prefetch})
+_dev = device_twins(fm_scheme.search, fm_scheme.row_windows, stand_ins={fm_search.prefetch_occ: _no_prefetch})
 search = _dev.search
 row_windows = _dev.row_windows
 

@@ -27,7 +27,6 @@ from seedmap.filter import neighborhood_bs, plan, windows
 from seedmap.filter.degenerate import device_enumerates
 from seedmap.index import perfect_hash as ph
 from seedmap.index.perfect_hash import Tables
-from seedmap.io import reference
 
 MAX_FE = 8  # substitutions per window the kernel can enumerate (local array size)
 THREADS = 128
@@ -41,12 +40,12 @@ _I64_2D = types.Array(types.int64, 2, "C")
 _PH = (types.boolean, _I64, types.Array(types.uint32, 2, "C"), _U8, _I64)
 
 # The BDZ lookup of the CPU's perfect-hash filter, the same code on the device (twins.py).
-_find = device_twins(ph._mix, ph.hash_key, ph._reduce, ph.edge, ph._g, ph.find_in, ph.find).find
+_find = device_twins(ph.find).find
 # The window plan, the binary search of a seed block and the windows of its hits: the CPU filter's code.
-plan_window = device_twins(plan.plan_shape, plan.plan_offset, plan.plan_window).plan_window
+plan_window = device_twins(plan.plan_window).plan_window
 _search = device_twins(neighborhood_bs._lower_bound, neighborhood_bs._prefix_end)
 lower_bound, prefix_end = _search._lower_bound, _search._prefix_end
-emit_windows = device_twins(reference.sequence_of, windows.put_window, windows.emit_windows).emit_windows
+emit_windows = device_twins(windows.emit_windows).emit_windows
 
 
 def fill_signature(pos: types.Array) -> tuple:
