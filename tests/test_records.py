@@ -9,18 +9,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seedmap.flags import FLAG_REVERSE, FLAG_SECONDARY, FLAG_UNMAPPED
-from seedmap.mapq import EDIT_RATIO, MAX_MAPQ, UNSEEN_WEIGHT
+from seedmap.mapq import EDIT_RATIO, MAPQ_STRATA, MAX_MAPQ, UNSEEN_WEIGHT
 from seedmap.records import make_records
 
 
-def numpy_mapq(read, dist, rank, edits, n_reads):
+def numpy_mapq(read, dist, rank, edits, searched, n_reads):
+    """Locations within MAPQ_STRATA of the best counted; the virtual location at e + 1 where the search reached
+    them, else just beyond the strata searched."""
     best = np.zeros(n_reads, dtype=np.int64)
     first = rank == 0
     best[read[first]] = dist[first]
     delta = (dist - best[read]).astype(np.float64)
-    others = np.bincount(read[~first], weights=EDIT_RATIO ** delta[~first], minlength=n_reads)
+    counted = ~first & (delta <= MAPQ_STRATA)
+    others = np.bincount(read[counted], weights=EDIT_RATIO ** delta[counted], minlength=n_reads)
     n_best = np.bincount(read[dist == best[read]], minlength=n_reads)
-    unseen = UNSEEN_WEIGHT * EDIT_RATIO ** (edits + 1 - best).astype(np.float64)
+    prior = np.where(searched >= np.minimum(edits, best + MAPQ_STRATA), edits, searched)
+    unseen = UNSEEN_WEIGHT * EDIT_RATIO ** (prior + 1 - best).astype(np.float64)
     rest = others + unseen
     with np.errstate(divide="ignore"):
         q = -10.0 * np.log10(rest / (1.0 + rest))
@@ -55,11 +59,12 @@ def numpy_records(n_reads, loc_q, loc_s, loc_d, best_only, max_hits, edits=None,
     rank = np.array([i - int(np.searchsorted(read, read[i])) for i in range(read.size)], dtype=np.int64)
     if edits is None:
         edits = np.full(n_reads, int(dist.max(initial=0)), dtype=np.int64)
+    searched = edits
     if best_only or max_hits > 0:
-        edits = numpy_depth(n_reads, read, dist, rank, edits, best_only, max_hits, strata)
-        inside = dist <= edits[read]
+        searched = numpy_depth(n_reads, read, dist, rank, edits, best_only, max_hits, strata)
+        inside = dist <= searched[read]
         order, read, dist, rank = order[inside], read[inside], dist[inside], rank[inside]
-    se_mapq = numpy_mapq(read, dist, rank, edits, n_reads)
+    se_mapq = numpy_mapq(read, dist, rank, edits, searched, n_reads)
     best = np.zeros(n_reads, dtype=np.int64)
     best[read[rank == 0]] = dist[rank == 0]
     keep = np.ones(read.size, dtype=bool)

@@ -17,9 +17,10 @@ GPU_BATCH = GPU_READS // MIN_GPU_WORKERS  # per GPU worker, with the fewest work
 DEFAULT_MIN_LENGTH = 20  # shorter reads are reported unmapped (bwa mem's smallest seed is 19 bases)
 MAX_ERROR_RATE = 0.25  # -e above this share of a read's length is refused (pipeline/inputs.py says why)
 # --best / -n by default search the next stratum beyond a read's stop stratum when its best location is
-# unique, none after a tie (MAPQ 0 whatever lies beyond): a unique best then gets MAPQ 40 with nothing one
-# edit behind it and about 20 with a location there, as in all-mapping (where 40-60 and 20), so a
-# `samtools view -q 30` keeps what it keeps there; one round more for those reads, not two.
+# unique, none after a tie (MAPQ 0 whatever lies beyond): MAPQ counts the best stratum and the next one
+# (mapq.MAPQ_STRATA), so a read gets the MAPQ all-mapping gives it (60 for a unique read, about 20 with a
+# location one edit behind); one round more for those reads, not two. Paired --best searches each mate that
+# far, tie or not (pipeline/pair_strata.py).
 AUTO_STRATA = 1
 
 

@@ -164,7 +164,8 @@ def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.n
                  shifted: np.ndarray | None = None) -> Records:
     """Single-end records. edits: edits searched per read (for MAPQ; default: the largest distance found).
     With --best or -n, MAPQ sees only the strata they search (searched_depth), whatever else the locations
-    hold. shifted: other placements inside each read's best location (verify/shifts.py), for MAPQ."""
+    hold (mapq.py: the default strata hold all it counts, so MAPQ is all-mapping's). shifted: other placements
+    inside each read's best location (verify/shifts.py), for MAPQ."""
     loc_read = loc_q >> 1
     strand = loc_q & 1
     order = _record_order(n_reads, loc_read, strand, loc_s, loc_d, _NONE)
@@ -172,11 +173,13 @@ def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.n
     rank = _rank_within(read)
     if edits is None:
         edits = np.full(n_reads, int(dist.max(initial=0)), dtype=np.int64)
+    searched = edits
     if best_only or max_hits > 0:
-        edits = searched_depth(n_reads, read, dist, rank, edits, best_only, max_hits, strata)
-        inside = dist <= edits[read]
+        searched = searched_depth(n_reads, read, dist, rank, edits, best_only, max_hits, strata)
+        inside = dist <= searched[read]
         order, read, dist, rank = order[inside], read[inside], dist[inside], rank[inside]
-    se_mapq = single_end_mapq(read, dist, rank, edits, n_reads, shifted)  # all (searched) locations, before a cap
+    # all (searched) locations, before a cap
+    se_mapq = single_end_mapq(read, dist, rank, edits, n_reads, shifted, searched)
     return Records(*_assemble(n_reads, order, read, rank, loc_d, strand, se_mapq, best_only, max_hits, False,
                               SINGLE))
 

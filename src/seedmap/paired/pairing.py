@@ -6,7 +6,9 @@ insert bounds. The primary pair is the proper pair with the fewest edits in tota
 at most the two best single locations plus the unpaired penalty (bwa's rule; ties go to the proper
 pair), then the insert closest to the mean, then the leftmost locations; otherwise each mate's best
 location (fewest edits, then leftmost, then forward). MAPQ of a mate is the posterior of mapq.py
-summed over the pairs its location is in. One numba task per pair; locations of mate 2 within the
+summed over the pairs its location is in, over each mate's locations within MAPQ_STRATA of its best (and the
+chosen ones), as single-end MAPQ counts them: so paired --best, which searches each mate that far, gives
+all-mapping's MAPQ. One numba task per pair; locations of mate 2 within the
 insert bound of a mate-1 location are found by binary search, so a pair costs O(n1 log n2 + proper).
 """
 
@@ -17,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from seedmap.mapq import phred_of_rest
+from seedmap.mapq import MAPQ_STRATA, phred_of_rest
 from seedmap.spread import spread
 
 ORIENTATIONS = {"fr": 0, "rf": 1, "ff": 2}
@@ -105,7 +107,7 @@ def choose_pairs(loc: MateLocations, se_best: np.ndarray, edits: np.ndarray, lib
 @njit(cache=True, nogil=True)
 def _choose_pairs(loc: MateLocations, se_best: np.ndarray, edits: np.ndarray, lib: Library, w: PairWeights,
                   unseen_pair: np.ndarray, out: PairChoice, partner_w: np.ndarray, p0: int, p1: int) -> None:
-    """choose_pairs of pairs [p0, p1)."""
+    """choose_pairs of pairs [p0, p1): the choice from every pair, the weights from the counted locations."""
     off, ls, le, ld, lrev, lref = loc
     ratio, penalty = w.ratio, w.penalty
     chosen, mapq = out.chosen, out.mapq
@@ -127,16 +129,7 @@ def _choose_pairs(loc: MateLocations, se_best: np.ndarray, edits: np.ndarray, li
             continue
         ba = ld[se_best[a]] if a1 > a0 else 0
         bb = ld[se_best[b]] if b1 > b0 else 0
-        sa_w = w.unseen * ratio ** (edits[a] + 1 - ba)
-        sb_w = w.unseen * ratio ** (edits[b] + 1 - bb)
-        for i in range(a0, a1):
-            sa_w += ratio ** (ld[i] - ba)
-            partner_w[i] = 0.0
-        for j in range(b0, b1):
-            sb_w += ratio ** (ld[j] - bb)
-            partner_w[j] = 0.0
-        # Proper pairs: mate-2 starts within hi of each mate-1 start.
-        proper_w = 0.0
+        # The choice: proper pairs (mate-2 starts within hi of each mate-1 start).
         bi, bj, bdelta, bdev = -1, -1, 0, 0.0
         for i in range(a0, a1):
             j = b0 + np.searchsorted(ls[b0:b1], ls[i] - lib.hi)
@@ -144,11 +137,6 @@ def _choose_pairs(loc: MateLocations, se_best: np.ndarray, edits: np.ndarray, li
                 ins = proper_insert(ls[i], le[i], lref[i], lrev[i], ls[j], le[j], lref[j], lrev[j], lib.orient,
                                     lib.lo, lib.hi)
                 if ins >= 0:
-                    wi = ratio ** (ld[i] - ba)
-                    wj = ratio ** (ld[j] - bb)
-                    proper_w += wi * wj
-                    partner_w[i] += wj
-                    partner_w[j] += wi
                     out.partnered[i] = True
                     out.partnered[j] = True
                     delta = ld[i] - ba + ld[j] - bb
@@ -162,21 +150,51 @@ def _choose_pairs(loc: MateLocations, se_best: np.ndarray, edits: np.ndarray, li
             chosen[a] = bi
             chosen[b] = bj
             out.proper[p] = True
+        # The weights: the locations within MAPQ_STRATA of their mate's best, and the chosen ones (mapq.py);
+        # the rest, like origins beyond e, are the virtual location at edits + 1 of each mate.
+        ca, cb = chosen[a], chosen[b]
+        sa_w = w.unseen * ratio ** (edits[a] + 1 - ba)
+        sb_w = w.unseen * ratio ** (edits[b] + 1 - bb)
+        for i in range(a0, a1):
+            partner_w[i] = 0.0
+            if ld[i] - ba <= MAPQ_STRATA or i == ca:
+                sa_w += ratio ** (ld[i] - ba)
+        for j in range(b0, b1):
+            partner_w[j] = 0.0
+            if ld[j] - bb <= MAPQ_STRATA or j == cb:
+                sb_w += ratio ** (ld[j] - bb)
+        proper_w = 0.0
+        for i in range(a0, a1):
+            if ld[i] - ba > MAPQ_STRATA and i != ca:
+                continue
+            j = b0 + np.searchsorted(ls[b0:b1], ls[i] - lib.hi)
+            while j < b1 and ls[j] <= ls[i] + lib.hi:
+                if ((ld[j] - bb <= MAPQ_STRATA or j == cb)
+                        and proper_insert(ls[i], le[i], lref[i], lrev[i], ls[j], le[j], lref[j], lrev[j],
+                                          lib.orient, lib.lo, lib.hi) >= 0):
+                    wi = ratio ** (ld[i] - ba)
+                    wj = ratio ** (ld[j] - bb)
+                    proper_w += wi * wj
+                    partner_w[i] += wj
+                    partner_w[j] += wi
+                j += 1
         # An unseen proper pair competes with every seen one (it may hold either mate's chosen location or not).
         z = ru * sa_w * sb_w + (1.0 - ru) * proper_w + unseen_pair[p]
-        mapq[a] = _mate_mapq(chosen[a], a0, a1, ba, sb_w, ld, partner_w, ratio, ru, z)
-        mapq[b] = _mate_mapq(chosen[b], b0, b1, bb, sa_w, ld, partner_w, ratio, ru, z)
+        mapq[a] = _mate_mapq(ca, a0, a1, ba, sb_w, ld, partner_w, ratio, ru, z)
+        mapq[b] = _mate_mapq(cb, b0, b1, bb, sa_w, ld, partner_w, ratio, ru, z)
 
 
 @njit(cache=True, nogil=True)
 def _mate_mapq(c: int, r0: int, r1: int, best: int, other_w: float, ld: np.ndarray, partner_w: np.ndarray,
                ratio: float, ru: float, z: float) -> int:
-    """MAPQ of location c of a mate (locations r0:r1): its pairs' weight against the total z; 0 on a tie."""
+    """MAPQ of location c of a mate (locations r0:r1): its pairs' weight against the total z; 0 on a tie with a
+    counted location (_choose_pairs)."""
     if c < 0:
         return 0
     mc = ratio ** (ld[c] - best) * (ru * other_w + (1.0 - ru) * partner_w[c])
     for k in range(r0, r1):
-        if k != c and ratio ** (ld[k] - best) * (ru * other_w + (1.0 - ru) * partner_w[k]) >= mc * (1.0 - 1e-9):
+        if (k != c and ld[k] - best <= MAPQ_STRATA
+                and ratio ** (ld[k] - best) * (ru * other_w + (1.0 - ru) * partner_w[k]) >= mc * (1.0 - 1e-9)):
             return 0
     return phred_of_rest(max(z - mc, 0.0) / mc)
 

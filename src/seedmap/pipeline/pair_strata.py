@@ -1,6 +1,7 @@
 """Paired --best: both mates searched stratum by stratum, as far as the best pair and its MAPQ need.
 
-Each mate is first searched to its best stratum only (pipeline/strata.py with no extra strata). A pair (i, j) of
+Each mate is first searched to MAPQ_STRATA beyond its best stratum (pipeline/strata.py): every location MAPQ counts
+(mapq.py) is then found, tie or not, so a pair's MAPQ is all-mapping's. A pair (i, j) of
 locations has delta = the edits of i and j beyond their mates' best single locations; the primary pair is the
 proper pair of least delta when that is at most the unpaired penalty P, else each mate's best (pairing.py). What
 the search has not seen of a pair searched to need_a and need_b edits:
@@ -11,15 +12,16 @@ the search has not seen of a pair searched to need_a and need_b edits:
 - a proper pair with neither mate found: its delta is at least u = (need_a + 1 - best_a) + (need_b + 1 - best_b).
 
 So the choice is that of the all-mapping search once u > d*, the least delta of the pairs seen (u > P where none is
-within P), and the runner-up a pair's MAPQ weighs (d* + 1) is seen once u >= d* + 2. Pairs that fall short are
-searched again with more strata (raise_extra), split between the mates; a mate searched to its e (or with no
-location within it) leaves nothing unseen within e. MAPQ counts the unseen pairs as one pair of weight
-EDIT_RATIO ** u (none where a mate was searched to its e).
+within P). Pairs that fall short are searched again with more strata (raise_extra), split between the mates; a mate
+searched to its e (or with no location within it) leaves nothing unseen within e. MAPQ counts each mate's locations
+within MAPQ_STRATA of its best and the chosen ones, all found: a proper pair beyond them is in the mates' virtual
+locations at e + 1, as in all-mapping (were a mate searched short of them: one pair of weight EDIT_RATIO ** u
+instead).
 
 Guarantee: the primary pair (and proper flag) is the one the all-mapping search chooses, unless a read has more than
-MAX_ANCHORS found locations without a partner (the anchors tried); MAPQ may differ from all-mapping's by the unseen
-pairs' weight (at most 40 for a pair both of whose mates were searched to their best stratum only). Records: the
-primary, then each mate's other locations at its best distance, as all-mapping's --best.
+MAX_ANCHORS found locations without a partner (the anchors tried), and so is its MAPQ, unless a mate has no location
+within e and is rescued (its rescue's anchors are the locations found of its mate, fewer than all-mapping's).
+Records: the primary, then each mate's other locations at its best distance, as all-mapping's --best.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Protocol
 import numpy as np
 
 from seedmap.io.reference import Reference, sequences_of
+from seedmap.mapq import MAPQ_STRATA
 from seedmap.options import MapOptions
 from seedmap.order import lex_order
 from seedmap.paired.pairing import Library, MateLocations, PairChoice, PairWeights, choose_pairs
@@ -107,9 +110,10 @@ class FilteredSearch:
 
 
 def pair_search_options(opts: MapOptions) -> MapOptions:
-    """The per-mate strata of a paired --best search: none beyond the best by default (the pairs ask for more),
-    --strata N where given."""
-    return replace(opts, strata=max(opts.strata, 0))
+    """The per-mate strata of a paired --best search: MAPQ_STRATA beyond the best (what the pair's MAPQ counts of
+    each mate, tie or not: a pair can tell tied locations of one mate apart), --strata N where more (the pairs ask
+    for more where their choice needs it)."""
+    return replace(opts, strata=max(opts.strata, MAPQ_STRATA))
 
 
 def stratified_pairs(search: MateSearch, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
@@ -126,7 +130,8 @@ def stratified_pairs(search: MateSearch, n_reads: int, qerr: np.ndarray, rescue_
         pl, edits = joined(searched, found, search.need, rescue_qerr, ref.starts)
         clock.lap("rescue")
         se_best = best_locations(n_reads, pl.read, pl.query & 1, pl.start, pl.dist)
-        choice = choose_pairs(pl.mates, se_best, edits, lib, w, _unseen_weight(search, qerr, w))
+        choice = choose_pairs(pl.mates, se_best, _prior_edits(search, qerr, edits), lib, w,
+                              _unseen_weight(search, qerr, w))
         clock.lap("pairing")
         reads, extra = _more_strata(search, qerr, choice.delta, w.penalty)
         if reads.size == 0:
@@ -199,11 +204,22 @@ def joined(searched: PairLocations, found: Rescued, searched_edits: np.ndarray, 
     return sorted_locations(n_reads, *map(np.concatenate, zip(own, found.columns(), strict=True)), ref_starts), edits
 
 
+def _short(search: MateSearch, qerr: np.ndarray) -> np.ndarray:
+    """Per read: searched short of the strata MAPQ counts (MAPQ_STRATA beyond its best, at most its e)."""
+    return (search.need < np.minimum(qerr, search.best + MAPQ_STRATA)) & (search.best >= 0)
+
+
+def _prior_edits(search: MateSearch, qerr: np.ndarray, edits: np.ndarray) -> np.ndarray:
+    """Per read, the edits whose next stratum MAPQ's virtual location takes (mapq.py): e where the search reached
+    the strata MAPQ counts, as all-mapping's; the edits searched where it did not; a rescued read's rescue edits."""
+    return np.maximum(edits, np.where(_short(search, qerr), search.need, qerr))
+
+
 def _unseen_weight(search: MateSearch, qerr: np.ndarray, w: PairWeights) -> np.ndarray:
     """Per pair, the weight of the proper pairs with neither mate found: EDIT_RATIO ** u (module notes); 0 where a
-    mate was searched to its e."""
+    mate reached the strata MAPQ counts (a pair beyond them is in the mates' virtual locations, mapq.py)."""
     need, best = search.need, search.best
-    short = (need < qerr) & (best >= 0)
+    short = _short(search, qerr)
     u = (need + 1 - best).reshape(-1, 2).sum(axis=1)
     both = short.reshape(-1, 2).all(axis=1)
     return np.where(both, w.ratio ** u.astype(np.float64), 0.0)

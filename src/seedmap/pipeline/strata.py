@@ -9,9 +9,8 @@ engine's D arrays: 250 Mbp human-like genome, 20,000 reads, -t 2, e = 5: candida
     stop   --best: the best distance found (every location within the edits searched is found, so it is exact);
            -n N:   the distance of the N-th location, once N are known;
     need = min(e, stop + extra): the deepest stratum searched, so MAPQ sees the runner-up strata;
-           extra = MapOptions.extra_strata: by default 1 after a unique best (MAPQ 40 with nothing one
-           edit behind it, about 20 with something there: >= 30 where all-mapping's is), 0 after a tie
-           (MAPQ 0 whatever follows).
+           extra = MapOptions.extra_strata: by default 1 after a unique best (the strata MAPQ counts,
+           mapq.py: all-mapping's MAPQ), 0 after a tie (MAPQ 0 whatever follows).
 
 The first round is k = the least extra (a read whose best distance is 0 needs those strata anyway); after k = 1
 the rounds step by two (next_round): a read whose best distance b is found needs b + 1 searched when it is
