@@ -61,3 +61,27 @@ def test_paired_mapq_is_the_same_in_every_mode(rng, monkeypatch, kind_of_genome)
     mapq = {key: (int(full[key][0][4]), int(best[key][0][4])) for key in same}
     assert [k for k, (a, b) in mapq.items() if a != b] == []
     assert {60, 0} <= {a for a, _ in mapq.values()}
+
+
+@pytest.mark.parametrize("kind_of_genome", ["random", "repetitive"])
+def test_paired_best_with_no_extra_strata_chooses_the_same_pairs(rng, monkeypatch, kind_of_genome):
+    """--strata 0 (each mate to its best stratum only): --best's primary pairs and flags, and a MAPQ counting
+    the stratum behind each mate's best as unseen."""
+    monkeypatch.setattr(rescue_module, "MAX_ANCHORS", 1 << 20)
+    e, m = 3, 50
+    seqs = genome(rng, kind_of_genome)
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    pairs = simulate_pairs(rng, seqs, 120, m, "fr", e)
+    popts = PairOptions(rescue_edits=0)
+    best = by_mate(run_pairs(ref, pairs, e, popts, best_only=True))
+    short = by_mate(run_pairs(ref, pairs, e, popts, best_only=True, strata=0))
+    assert short.keys() == best.keys()
+    assert {k: (v[0][1], v[0][2], v[0][3]) for k, v in short.items()} == {
+        k: (v[0][1], v[0][2], v[0][3]) for k, v in best.items()}
+    def nm(fields: list[str]) -> int:
+        return next(int(t[5:]) for t in fields[11:] if t.startswith("NM:i:"))
+
+    # A stratum left unsearched lowers the MAPQ of the mates found within e - 1 (all but those whose pair's choice
+    # asked for more strata).
+    sixty = [k for k, v in best.items() if int(v[0][4]) == 60 and nm(v[0]) < e]
+    assert sixty and sum(int(short[k][0][4]) == 60 for k in sixty) < len(sixty) / 2

@@ -62,7 +62,7 @@ def test_stored_and_in_memory_perfect_hashes_match_bs(workdir):
     (["map", "ref.fa", "reads.fq", "--engine", "fm", "--step", "3"], "--step needs the neighborhood engine"),
     (["map", "ref.fa", "reads.fq", "--engine", "fm", "--adjacency", "2"], "--adjacency needs --engine kmer"),
     (["map", "ref.fa", "reads.fq", "--strata", "1"], "--strata needs --best or -n"),
-    (["map", "ref.fa", "reads.fq", "reads.fq", "--best", "--strata", "1"], "--strata applies to single-end"),
+    (["map", "ref.fa", "reads.fq", "reads.fq", "-n", "2", "--strata", "1"], "--strata applies to single-end"),
     (["index", "ref.fa", "--kind", "kmer", "--ph", "-o", "k.smi"], "not of --kind kmer"),
 ])
 def test_misuse_is_one_error_line(workdir, args, message):

@@ -459,5 +459,5 @@ def _check_engine_options(args: argparse.Namespace) -> None:
         raise SeedmapError(f"--adjacency needs --engine kmer, not --engine {args.engine}")
     if args.strata >= 0 and not (args.best or args.max_hits):
         raise SeedmapError("--strata needs --best or -n (the full search already sees every stratum)")
-    if args.strata >= 0 and (args.reads2 or args.interleaved):
-        raise SeedmapError("--strata applies to single-end reads: paired-end --best and -n search every stratum")
+    if args.strata >= 0 and (args.reads2 or args.interleaved) and not args.best:
+        raise SeedmapError("--strata applies to single-end reads and paired --best: paired -n searches every stratum")
