@@ -112,8 +112,8 @@ class FilteredSearch:
 def pair_search_options(opts: MapOptions) -> MapOptions:
     """The per-mate strata of a paired --best search: by default MAPQ_STRATA beyond the best (what the pair's MAPQ
     counts of each mate, tie or not: a pair can tell tied locations of one mate apart); --strata S where given
-    (S = 0: each mate to its best stratum only, a third faster, MAPQ from what was searched (docs/usage/pairs.md); the pairs ask for more
-    where their choice needs it)."""
+    (S = 0: each mate to its best stratum only, a third faster, MAPQ from what was searched: docs/usage/pairs.md).
+    The pairs ask for more where their choice needs it."""
     return replace(opts, strata=MAPQ_STRATA if opts.strata < 0 else opts.strata)
 
 
