@@ -217,7 +217,8 @@ def test_batch_size_defaults_by_device():
     its workers (100,000 each for the fewest, two), never less than the CPU's batch; a size given is kept."""
     from dataclasses import replace
 
-    from seedmap.options import CPU_BATCH, GPU_BATCH, RunOptions
+    from seedmap.options import CPU_BATCH, GPU_BATCH
+    from seedmap.pipeline.run_options import RunOptions
 
     opts = RunOptions("ref.fa", "reads.fq")
     assert opts.batch_size is None

@@ -164,8 +164,9 @@ class Index:
 
     def _options(self, e: float | None, best: bool | None, max_hits: int | None, threads: int | None,
                  reads2: bool = False, output: str | None = None) -> Any:
-        from seedmap.options import MapOptions, RunOptions
+        from seedmap.options import MapOptions
         from seedmap.pipeline.inputs import check_error_rate
+        from seedmap.pipeline.run_options import RunOptions
 
         e = self.e if e is None else e
         check_error_rate(e)
@@ -193,7 +194,8 @@ class Index:
         class Columns(SamFormatter):
             """The records' columns instead of their SAM text (io/record_columns.py)."""
 
-            def records(self, recs: Any, batch: Any, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict) -> dict:
+            def records(self, recs: Any, batch: Any, loc_s: np.ndarray, loc_d: np.ndarray,  # type: ignore[override]
+                        aln: dict) -> dict:  # (columns where the formatter returns SAM bytes: the API's own run)
                 from seedmap.io.record_columns import record_columns
 
                 return record_columns(recs, batch.columns, self.alignments(loc_s, loc_d, aln), self.refs, batch.first)
@@ -289,8 +291,10 @@ def _head(opts: Any, reads: Reads, reads2: Reads | None, paired: bool, workers: 
             raise SeedmapError("reads2: a path, as reads is")
         return open_reads(replace(opts, reads=str(reads), reads2=None if reads2 is None else str(reads2),
                                   interleaved=paired and reads2 is None), workers)
+    assert not isinstance(reads, (str, os.PathLike))  # (a path returned above)
     names, seqs, quals = _unpack(reads, 0)
     if reads2 is not None:
+        assert not isinstance(reads2, (str, os.PathLike))  # (a path where reads is one: above)
         names2, seqs2, quals2 = _unpack(reads2, len(names))
         if len(names2) != len(names):
             raise SeedmapError(f"reads2: {len(names2)} reads, not {len(names)} as reads")

@@ -10,6 +10,7 @@ import shlex
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from seedmap import jit
 from seedmap.version import __version__
@@ -24,7 +25,11 @@ from seedmap.index.segments import machine_memory  # noqa: E402
 from seedmap.io.reference import check_fasta  # noqa: E402
 from seedmap.options import CPU_BATCH, CPU_PAIRS, DEFAULT_MIN_LENGTH, GPU_READS, MapOptions  # noqa: E402
 
+if TYPE_CHECKING:  # (imported where used: `seedmap --help` loads no pipeline)
+    from seedmap.pipeline.run_options import RunOptions
+
 log = logging.getLogger("seedmap")
+CLI_HANDLER = "seedmap-cli"  # the name of the stderr handler main() installs (replaced when main() runs again)
 
 def edits_or_rate(text: str) -> float:
     try:
@@ -237,11 +242,11 @@ def _setup_logging(quiet: bool) -> None:
     """seedmap's messages on stderr. Only the "seedmap" logger is configured (not the root logger, whose
     handler other libraries' loggers would reach: numba-cuda logs every deallocation at INFO)."""
     logger = logging.getLogger("seedmap")
-    for old in [h for h in logger.handlers if getattr(h, "seedmap_cli", False)]:  # main() called again
+    for old in [h for h in logger.handlers if h.get_name() == CLI_HANDLER]:  # main() called again
         logger.removeHandler(old)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("[seedmap] %(message)s"))
-    handler.seedmap_cli = True
+    handler.set_name(CLI_HANDLER)
     logger.addHandler(handler)
     logger.setLevel(logging.WARNING if quiet else logging.INFO)
     logger.propagate = False
@@ -401,9 +406,10 @@ def _progress_every(args: argparse.Namespace) -> float:
     return every
 
 
-def _run_options(args: argparse.Namespace, argv: list[str] | None) -> object:
+def _run_options(args: argparse.Namespace, argv: list[str] | None) -> RunOptions:
     from seedmap.io.read_group import parse_read_group
-    from seedmap.options import EngineOptions, MapOptions, PairOptions, RunOptions
+    from seedmap.options import EngineOptions, MapOptions, PairOptions
+    from seedmap.pipeline.run_options import RunOptions
 
     args.engine = args.engine or _engine_of(args)
     _check_engine_options(args)

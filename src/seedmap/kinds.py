@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from seedmap.engines.base import CandidateEngine, Engine
 from seedmap.engines.factory import neighborhood_engine
@@ -19,6 +20,7 @@ from seedmap.engines.segmented import SegmentedEngine
 from seedmap.errors import SeedmapError
 from seedmap.filter.fm_lookup import tables
 from seedmap.index import fm, fm_blocks, kmer, neighborhood, segments, store
+from seedmap.index.interface import StoredIndex
 from seedmap.io.reference import Reference, check_fasta, read_fasta
 from seedmap.options import EngineOptions
 from seedmap.verify.bulk import bulk_distances
@@ -32,10 +34,10 @@ class IndexKind:
 
     name: str
     arrays: Callable[[dict], tuple[str, ...]]  # the arrays a stored index with these parameters holds
-    build: Callable[[Reference, dict, Path | None], object]  # (reference, parameters, scratch directory)
-    from_arrays: Callable[[dict, dict], object]
-    engine: Callable[[object, Reference, EngineOptions], CandidateEngine]  # on the CPU
-    describe: Callable[[object, dict], str]  # what a build made, for the log
+    build: Callable[[Reference, dict, Path | None], StoredIndex]  # (reference, parameters, scratch directory)
+    from_arrays: Callable[[dict, dict], StoredIndex]
+    engine: Callable[[Any, Reference, EngineOptions], CandidateEngine]  # (this kind's index) on the CPU
+    describe: Callable[[Any, dict], str]  # what a build (of this kind) made, for the log
 
 
 KINDS = {
@@ -75,20 +77,21 @@ def _build_fm(ref: Reference, p: dict, scratch: Path | None) -> fm.FmIndex:
     return ix
 
 
-def _build_neighborhood(ref: Reference, p: dict) -> object:
+def _build_neighborhood(ref: Reference, p: dict) -> StoredIndex:
     shape, ph = p.get("shape", ""), bool(p.get("ph"))
     if p.get("segments"):  # built part by part as the store writes them
         return neighborhood.segmented_build(ref, p["u"], p["l"], shape, ph, segments.bounds_of(p))
     return neighborhood.build(ref, p["u"], p["l"], shape, ph=ph)
 
 
-def _neighborhood_from_arrays(p: dict, a: dict) -> object:
+def _neighborhood_from_arrays(p: dict, a: dict) -> StoredIndex:
     if p.get("segments"):
         return segments.SegmentedIndex.from_arrays(p, a, neighborhood.NeighborhoodIndex.from_arrays)
     return neighborhood.NeighborhoodIndex.from_arrays(p, a)
 
 
-def _neighborhood_engine(ix: object, ref: Reference, o: EngineOptions) -> CandidateEngine:
+def _neighborhood_engine(ix: neighborhood.NeighborhoodIndex | segments.SegmentedIndex, ref: Reference,
+                         o: EngineOptions) -> CandidateEngine:
     verifier = {"bulk": bulk_distances, "packed": ref.packed, "nmask": ref.nmask}
     if isinstance(ix, segments.SegmentedIndex):
         return SegmentedEngine([neighborhood_engine(part, ref.starts, o, **verifier) for part in ix.parts])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -69,44 +69,6 @@ class PairOptions:
     orientation: str = "fr"
     rescue_edits: float = 0.1  # edits (>= 1) or a rate of the read length; 0 = no rescue
     unpaired_penalty: int = 3  # edits an improper pair pays against a proper one (bwa: 17 score ~ 3 edits)
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """One `seedmap map` run."""
-
-    reference: str
-    reads: str
-    reads2: str | None = None
-    interleaved: bool = False
-    output: str | None = None  # None or '-': SAM on stdout; *.bam: BAM
-    index: str | None = None
-    threads: int = 1
-    batch_size: int | None = None  # reads (pairs for paired runs) per batch; None: the device's default
-    device: str = "cpu"
-    progress: bool = False  # a live count of the reads mapped (stderr is a terminal)
-    progress_every: float = 0.0  # else a log line of the reads mapped every this many seconds (0: none)
-    verbose: bool = False  # stage timings at the end
-    dask: str | None = None  # map on the workers of this Dask scheduler address, or local:N (a LocalCluster)
-    command_line: str = "seedmap map"
-    read_group: object = None  # seedmap.io.read_group.ReadGroup
-    secondary_seq: bool = False  # SEQ and QUAL on secondary records too (default '*', as bwa mem writes)
-    insert: object = None  # seedmap.paired.insert_size.InsertModel given with -I, else estimated
-    map: MapOptions = field(default_factory=MapOptions)
-    engine: EngineOptions = field(default_factory=EngineOptions)
-    pairs: PairOptions = field(default_factory=PairOptions)
-
-    @property
-    def paired(self) -> bool:
-        return self.reads2 is not None or self.interleaved
-
-    def with_batch_size(self, gpu_workers: int = 0) -> RunOptions:
-        """These options with the batch size settled: the one given, else the CPU's, or, with `gpu_workers`
-        per device, each worker's share of a device's reads in flight (never less than the CPU's)."""
-        if self.batch_size is not None:
-            return self
-        cpu = CPU_PAIRS if self.paired else CPU_BATCH
-        return replace(self, batch_size=max(cpu, GPU_READS // gpu_workers) if gpu_workers else cpu)
 
 
 def gpu_workers(threads: int, devices: int) -> int:

@@ -95,7 +95,7 @@ def _passed(first: int, last: int, cand_off: np.ndarray, cand_len: np.ndarray, b
     return ok
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]  # (_nrt: numba's, not in its stubs)
 def _keep_verified(first: int, last: int, cand_off: np.ndarray, cand_len: np.ndarray, ok: np.ndarray,
                    win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
     """Move each query's candidates that passed bulk verification to the front of its segment, in order."""
@@ -200,8 +200,8 @@ class CandidateEngine:
         engines are always fully sensitive; window plans override this."""
         return plan.FULL
 
-    def __init__(self, ref_starts: np.ndarray, bulk: object = None, packed: np.ndarray | None = None,
-                 nmask: np.ndarray | None = None) -> None:
+    def __init__(self, ref_starts: np.ndarray, bulk: Callable[..., np.ndarray] | None = None,
+                 packed: np.ndarray | None = None, nmask: np.ndarray | None = None) -> None:
         self.ref_starts = np.ascontiguousarray(ref_starts, dtype=np.int64)
         self.bulk = bulk
         self.packed = packed
@@ -246,6 +246,7 @@ class CandidateEngine:
                                                   win_e, win_d)
         if not cl_q.size:
             return
+        assert self.bulk is not None  # (candidate_windows calls this only with a bulk verifier)
         dist = self.bulk(qcodes, qoff, qerr, cl_q, cl_s, cl_e, self.packed, self.nmask)
         ok = _passed(first, last, cand_off, cand_len, self.bulk_min, member, dist <= qerr[cl_q >> 1])
         _keep_verified(first, last, cand_off, cand_len, ok, win_s, win_e, win_d)

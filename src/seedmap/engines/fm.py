@@ -41,7 +41,7 @@ class FmEngine(CandidateEngine):
     # 10.5 s with round 0 against 11.2 s without.
     round0_min = 0.25
 
-    def __init__(self, index: FmIndex, ref_starts: np.ndarray, bulk: object = None,
+    def __init__(self, index: FmIndex, ref_starts: np.ndarray, bulk: Callable[..., np.ndarray] | None = None,
                  packed: np.ndarray | None = None, nmask: np.ndarray | None = None,
                  verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = FIRST_ROWS,
                  scratch_rows: int = SCRATCH_ROWS) -> None:
@@ -98,10 +98,10 @@ class FmEngine(CandidateEngine):
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
-        rows, row_at, n_saved, located = state
+        rows, row_at, n_saved, (at, pos) = state
         spread(last - first, lambda a, b: fill_windows(
             qoff, qerr, first, cand_off, self.index.text_starts, self.ref_starts, rows, row_at, n_saved, win_s, win_e,
-            win_d, *located, first + a, first + b), grain=QUERIES)
+            win_d, at, pos, first + a, first + b), grain=QUERIES)
 
 
 def _with_spills(pool: np.ndarray, spills: list[np.ndarray], cuts: list[int], row_at: np.ndarray) -> np.ndarray:
@@ -117,7 +117,7 @@ def _with_spills(pool: np.ndarray, spills: list[np.ndarray], cuts: list[int], ro
     return np.concatenate([pool, *spills])
 
 
-def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: object = None,
+def fm_engine(ix: FmIndex | SegmentedIndex, ref: Reference, bulk: Callable[..., np.ndarray] | None = None,
               make: Callable[[FmIndex, np.ndarray], CandidateEngine] | None = None) -> CandidateEngine:
     """The engine of an FM index, or of one in genome segments (each searched with its sequences' starts):
     FmEngines verifying in bulk with `bulk`, or make(index, its sequences' starts)'s (a device's)."""

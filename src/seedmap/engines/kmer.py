@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from seedmap.engines.base import CandidateEngine, QueryMemo
@@ -15,8 +17,9 @@ QUERIES = 64  # the fewest queries a thread is handed
 class KmerEngine(CandidateEngine):
     """Seeds from the k-mer table; candidates verified in bulk (the device's bulk verifier) when given."""
 
-    def __init__(self, index: KmerIndex, ref_starts: np.ndarray, adjacency: int = 1, bulk: object = None,
-                 packed: np.ndarray | None = None, nmask: np.ndarray | None = None) -> None:
+    def __init__(self, index: KmerIndex, ref_starts: np.ndarray, adjacency: int = 1,
+                 bulk: Callable[..., np.ndarray] | None = None, packed: np.ndarray | None = None,
+                 nmask: np.ndarray | None = None) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
         self.index = index
         self.adjacency = max(1, adjacency)

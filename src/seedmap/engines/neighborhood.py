@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from seedmap.engines.base import CandidateEngine, QueryMemo
@@ -22,12 +24,12 @@ class NeighborhoodEngine(CandidateEngine):
     bulk_min raw candidates has each verified in bulk before merging (the merged windows of such a read
     would otherwise hold gigabases and most of the run's memory)."""
 
-    count_kernel = staticmethod(count_candidates)
-    fill_kernel = staticmethod(fill_windows)
+    count_kernel: Callable[..., None] = staticmethod(count_candidates)  # (a subclass's filter has its own)
+    fill_kernel: Callable[..., None] = staticmethod(fill_windows)
     bulk_min = 32  # a unique read has a handful (one per window and neighborhood match)
 
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
-                 fe: int = 0, bulk: object = None, packed: np.ndarray | None = None,
+                 fe: int = 0, bulk: Callable[..., np.ndarray] | None = None, packed: np.ndarray | None = None,
                  nmask: np.ndarray | None = None) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
         self.index = index

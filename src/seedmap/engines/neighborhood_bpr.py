@@ -3,6 +3,8 @@ neighborhood are tolerated, so the plan needs ceil((e + 1) / (fe + 1)) windows (
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from seedmap.engines.neighborhood import NeighborhoodEngine
@@ -17,7 +19,7 @@ class NeighborhoodBprEngine(NeighborhoodEngine):
     fill_kernel = staticmethod(fill_windows)
 
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
-                 fe: int = 0, **verifier: object) -> None:
+                 fe: int = 0, **verifier: Any) -> None:
         if fe > index.l:
             raise SeedmapError(f"--fe {fe} is more than the index's neighborhood length l = {index.l}")
         super().__init__(index, ref_starts, windows=windows, step=step, fe=fe, **verifier)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ def ensure_perfect_hash(index: NeighborhoodIndex) -> perfect_hash.PerfectHash:
 
 class PerfectHashEngine(NeighborhoodEngine):
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
-                 fe: int = 0, **verifier: object) -> None:
+                 fe: int = 0, **verifier: Any) -> None:
         super().__init__(index, ref_starts, windows=windows, step=step, fe=fe, **verifier)
         self.ph = ensure_perfect_hash(index)
 

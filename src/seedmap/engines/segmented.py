@@ -17,7 +17,7 @@ kept: 75 k faults, candidates 11.5 s, 8.0 s in all, peak 2.39 GB instead of 1.90
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 
 import numpy as np
@@ -76,7 +76,7 @@ class SegmentGate:
     `release`). Every batch takes the segments in the same order and holds one at a time, so nobody waits
     forever."""
 
-    def __init__(self, arrays: list[Iterable[np.ndarray]], open_max: int = 2, release: bool = True) -> None:
+    def __init__(self, arrays: Sequence[Iterable[np.ndarray]], open_max: int = 2, release: bool = True) -> None:
         self.arrays = [list(a) for a in arrays]
         self.open_max = open_max
         self.release = release

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from seedmap.errors import SeedmapError
+from seedmap.index.interface import Index
 
 FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
 MIN_SEGMENT = 1 << 16  # bases (positions) in the smallest segment a limit may ask for
@@ -81,7 +82,7 @@ class SegmentedBuild:
     is in memory at a time; `made` keeps tally(part) of each part for the log."""
 
     bounds: list[int]
-    make: Callable[[int, int], object]
+    make: Callable[[int, int], Index]
     tally: Callable[[object], object]
     made: list = field(default_factory=list)
 

@@ -69,7 +69,7 @@ CRC_CHUNK = 64 << 20  # bytes per zlib.crc32 call of a full check
 
 
 def _bytes(arr: np.ndarray) -> memoryview:
-    return memoryview(np.ascontiguousarray(arr).reshape(-1)).cast("B")
+    return np.ascontiguousarray(arr).reshape(-1).data.cast("B")
 
 
 def _crc(arr: np.ndarray, progress: Callable[[int], object] | None = None) -> int:

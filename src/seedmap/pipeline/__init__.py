@@ -12,7 +12,8 @@ from seedmap import jit
 
 jit.activate()
 
-from seedmap.options import EngineOptions, MapOptions, PairOptions, RunOptions, errors_per_read  # noqa: E402
+from seedmap.options import EngineOptions, MapOptions, PairOptions, errors_per_read  # noqa: E402
+from seedmap.pipeline.run_options import RunOptions  # noqa: E402
 from seedmap.pipeline.stages import BatchStats, Locations, SamFormatter, locate, map_batch  # noqa: E402
 
 __all__ = ["BatchStats", "EngineOptions", "Locations", "MapOptions", "PairOptions", "RunOptions", "SamFormatter",

@@ -33,7 +33,7 @@ from seedmap.errors import SeedmapError
 from seedmap.io.chunks import RawBatch
 from seedmap.io.output import open_sink
 from seedmap.io.sam import header
-from seedmap.options import MIN_GPU_WORKERS, RunOptions
+from seedmap.options import MIN_GPU_WORKERS
 from seedmap.pipeline.dask_worker import (
     Done,
     Failure,
@@ -49,6 +49,7 @@ from seedmap.pipeline.dask_worker import (
 from seedmap.pipeline.empty import header_only
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head, check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.pairs import PairRun, chosen_insert, sample
+from seedmap.pipeline.run_options import RunOptions
 from seedmap.pipeline.single import DEPTH, SingleRun, progress
 from seedmap.pipeline.timings import RunTimings
 

@@ -33,7 +33,7 @@ import numpy as np
 from seedmap.errors import SeedmapError
 from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch
-from seedmap.options import RunOptions
+from seedmap.pipeline.run_options import RunOptions
 
 log = logging.getLogger("seedmap")
 

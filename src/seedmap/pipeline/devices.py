@@ -42,7 +42,7 @@ def device_scheduler(batches: Iterable[object], backend: DeviceBackend, inputs: 
     device (a device listed twice gets twice as many), each device's workers sharing its resident copies."""
     makers = {dev: backend.engine_maker(dev) for dev in backend.ids}
 
-    def worker(dev: int) -> Callable[[], Callable[..., tuple[bytes, object]]]:
+    def worker(dev: int) -> Callable[[], Callable[..., object]]:
         return lambda: device_mapper(backend, makers[dev], inputs, map_on)
 
     backend.prepare(inputs)

@@ -8,7 +8,7 @@ import logging
 from seedmap.io.output import open_sink
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
-from seedmap.options import RunOptions
+from seedmap.pipeline.run_options import RunOptions
 
 log = logging.getLogger("seedmap")
 

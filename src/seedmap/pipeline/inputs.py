@@ -17,7 +17,8 @@ from seedmap.io.output import is_cram
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import check_fasta
 from seedmap.jit.quick_load import cached_kernels_load_quickly
-from seedmap.options import MAX_ERROR_RATE, MapOptions, RunOptions
+from seedmap.options import MAX_ERROR_RATE, MapOptions
+from seedmap.pipeline.run_options import RunOptions
 
 log = logging.getLogger("seedmap")
 
@@ -74,6 +75,7 @@ def open_reads(opts: RunOptions, workers: int = 0) -> Head:
     """The first batch of reads (a paired run: its first ESTIMATE_PAIRS pairs, for the insert size), read and
     parsed here: a missing, unreadable or broken input fails now. Then -e is checked against their lengths.
     `workers`: the threads that will take single-end batches (they taper near the end of a plain FASTQ)."""
+    assert opts.batch_size is not None  # (RunOptions.with_batch_size settles it)
     if opts.paired:
         batches = raw_pair_batches(opts.reads, opts.reads2, opts.batch_size)
         reads = 2 * ESTIMATE_PAIRS

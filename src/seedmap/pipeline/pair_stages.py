@@ -22,6 +22,7 @@ from seedmap.paired.pairing import ORIENTATIONS, Library, PairChoice, PairWeight
 from seedmap.paired.records import make_pair_records
 from seedmap.pipeline.pair_strata import (
     FilteredSearch,
+    MateSearch,
     PairLocations,
     joined,
     pair_search_options,
@@ -29,8 +30,9 @@ from seedmap.pipeline.pair_strata import (
     sorted_locations,
     stratified_pairs,
 )
-from seedmap.pipeline.stages import BatchStats, SamFormatter, StageClock, locate
+from seedmap.pipeline.stages import BatchStats, SamFormatter, locate
 from seedmap.pipeline.strata import StrataSearch
+from seedmap.pipeline.timings import StageClock
 from seedmap.records import best_locations
 
 ESTIMATE_EDITS = 1  # the insert size estimate's search: mates with one location within this many edits
@@ -81,6 +83,7 @@ def _best_pairs(batch: ReadBatch, engine: Engine, ref: Reference, opts: MapOptio
     """Paired --best: both mates searched only as deep as their pair needs (pair_strata.py)."""
     searchable = batch.lengths > qerr
     mate_opts = pair_search_options(opts)
+    search: MateSearch
     if opts.early_stop:
         qcodes, qoff = batch.queries()
         clock.lap("queries")

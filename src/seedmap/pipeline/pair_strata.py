@@ -38,6 +38,7 @@ from seedmap.order import lex_order
 from seedmap.paired.pairing import Library, MateLocations, PairChoice, PairWeights, choose_pairs
 from seedmap.paired.rescue import rescue, unlocated_anchors, unpartnered_anchors
 from seedmap.pipeline.strata import raise_need
+from seedmap.pipeline.timings import StageClock
 from seedmap.records import best_and_ties, best_locations
 
 
@@ -81,7 +82,7 @@ class MateSearch(Protocol):
 
     def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None: ...
 
-    def locations(self) -> tuple[np.ndarray, ...]: ...
+    def locations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
 
 
 class FilteredSearch:
@@ -104,7 +105,7 @@ class FilteredSearch:
     def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None:
         raise_need(self.need, self.best, self.qerr, self.extra, reads, extra)
 
-    def locations(self) -> tuple[np.ndarray, ...]:
+    def locations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         keep = self.d <= self.need[self.q >> 1]
         return self.q[keep], self.s[keep], self.e[keep], self.d[keep]
 
@@ -119,7 +120,7 @@ def pair_search_options(opts: MapOptions) -> MapOptions:
 
 def stratified_pairs(search: MateSearch, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
                      qcodes: np.ndarray, qoff: np.ndarray, ref: Reference, lib: Library, w: PairWeights,
-                     clock: object) -> tuple[PairLocations, PairChoice, np.ndarray]:
+                     clock: StageClock) -> tuple[PairLocations, PairChoice, np.ndarray]:
     """The pairs of a batch by the module's rounds: (locations, the pairing's choice, edits searched per read)."""
     search.search()
     found = Rescued.none()
@@ -202,7 +203,8 @@ def joined(searched: PairLocations, found: Rescued, searched_edits: np.ndarray, 
     beyond = reads[np.bincount(searched.read, minlength=n_reads)[reads] == 0]
     edits[beyond] = rescue_qerr[beyond]
     own = (searched.query, searched.start, searched.end, searched.dist)
-    return sorted_locations(n_reads, *map(np.concatenate, zip(own, found.columns(), strict=True)), ref_starts), edits
+    q, s, e, d = (np.concatenate(pair) for pair in zip(own, found.columns(), strict=True))
+    return sorted_locations(n_reads, q, s, e, d, ref_starts), edits
 
 
 def _short(search: MateSearch, qerr: np.ndarray) -> np.ndarray:

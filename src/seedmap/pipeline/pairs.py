@@ -11,12 +11,12 @@ import numpy as np
 from seedmap.engines.base import Engine
 from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch
-from seedmap.options import RunOptions
 from seedmap.paired.insert_size import FALLBACK, InsertModel
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head
 from seedmap.pipeline.pair_stages import estimate_insert, map_pair_batch
+from seedmap.pipeline.run_options import RunOptions
 from seedmap.pipeline.single import Setup, SingleRun, short_note, unplaced_note
-from seedmap.pipeline.stages import StageClock
+from seedmap.pipeline.timings import StageClock
 
 log = logging.getLogger("seedmap")
 

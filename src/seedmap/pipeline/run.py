@@ -19,13 +19,14 @@ from seedmap.io.output import open_sink
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
 from seedmap.kinds import reference_only
-from seedmap.options import EngineOptions, MapOptions, RunOptions, gpu_workers
+from seedmap.options import EngineOptions, MapOptions, gpu_workers
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.devices import device_scheduler
 from seedmap.pipeline.empty import header_only
 from seedmap.pipeline.inputs import check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.pairs import PairRun
 from seedmap.pipeline.precompile import VARIANTS
+from seedmap.pipeline.run_options import RunOptions
 from seedmap.pipeline.scheduler import Scheduler
 from seedmap.pipeline.single import DEPTH, SingleRun, device_backend, engine_inputs, prepare, progress
 from seedmap.pipeline.stages import SamFormatter
@@ -47,7 +48,7 @@ def run_map(opts: RunOptions) -> None:
     per_device = gpu_workers(opts.threads, len(backend.ids)) if backend is not None else 0
     opts = opts.with_batch_size(per_device)
     shares = threading_setup.ThreadShares(opts.threads)
-    workers = per_device * len(backend.ids) if per_device else shares.threads
+    workers = per_device * len(backend.ids) if backend is not None and per_device else shares.threads
     head = open_reads(opts, workers)  # bad reads, or an -e too large for them, fail before the index loads
     if head.empty():  # (no index built in memory for it, no kernels compiled)
         header_only(opts, reference_only(opts.reference, opts.index, opts.engine.kind))

@@ -14,14 +14,14 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 
 class Scheduler:
     """Runs worker factories over items; iterate results() once. reader_seconds: time the reader spent
     producing items (parsing), worker_seconds: time workers spent in fn (busy)."""
 
-    def __init__(self, items: Iterable, workers: list[Callable[[], Callable[[object], object]]],
+    def __init__(self, items: Iterable, workers: Sequence[Callable[[], Callable[..., object]]],
                  depth: int = 2) -> None:
         self.items = items
         self.workers = workers
@@ -105,6 +105,7 @@ class Scheduler:
                     ok, value = self.done.pop(i)
                 self.caller_waiting += time.perf_counter() - t0
                 if not ok:
+                    assert isinstance(value, BaseException)
                     raise value
                 yield value
                 self.slots.release()

@@ -21,12 +21,13 @@ from seedmap.io.output import bam_records
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.kinds import cpu_engine, load_or_build
-from seedmap.options import MAX_ERROR_RATE, RunOptions
+from seedmap.options import MAX_ERROR_RATE
 from seedmap.pipeline import threads as threading_setup
 from seedmap.pipeline.guarantee import GuaranteeWarnings
 from seedmap.pipeline.inputs import Head
-from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
-from seedmap.pipeline.timings import RunTimings
+from seedmap.pipeline.run_options import RunOptions
+from seedmap.pipeline.stages import SamFormatter, map_batch
+from seedmap.pipeline.timings import RunTimings, StageClock
 
 log = logging.getLogger("seedmap")
 
@@ -151,9 +152,9 @@ def progress(bar: bool, every: float = 0.0) -> Iterator:
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("mapping {task.completed:,} reads"), TimeElapsedColumn(),
-                  transient=True, console=Console(stderr=True)) as bar:
-        task = bar.add_task("map", total=None)
-        yield lambda n: bar.advance(task, n)
+                  transient=True, console=Console(stderr=True)) as live:
+        task = live.add_task("map", total=None)
+        yield lambda n: live.advance(task, n)
 
 
 def _progress_lines(every: float) -> Callable[[int], None]:

@@ -9,8 +9,6 @@ parallel; the clock records each stage's seconds for `seedmap map -v`.
 
 from __future__ import annotations
 
-import time
-from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,26 +17,15 @@ from seedmap.engines.base import Engine
 from seedmap.io.bam_encode import encode_records
 from seedmap.io.columns import Alignments, Records, RefNames
 from seedmap.io.md_letters import restore_iupac
+from seedmap.io.read_group import ReadGroup
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records
 from seedmap.options import MapOptions
 from seedmap.pipeline.strata import stratified_locate
+from seedmap.pipeline.timings import StageClock
 from seedmap.records import make_records
 from seedmap.verify.shifts import shifted_placements
-
-
-class StageClock:
-    """Seconds per stage of one thread's work: lap(stage) charges the time since the last lap."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = defaultdict(float)
-        self.t = time.perf_counter()
-
-    def lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.seconds[stage] += now - self.t
-        self.t = now
 
 
 @dataclass
@@ -69,7 +56,7 @@ class SamFormatter:
     group tag. Secondary records get SEQ and QUAL '*' unless secondary_seq. Holds the reference names in
     the flat layout the kernels read."""
 
-    def __init__(self, ref: Reference, read_group: object = None, bam: bool = False,
+    def __init__(self, ref: Reference, read_group: ReadGroup | None = None, bam: bool = False,
                  secondary_seq: bool = False) -> None:
         self.ref = ref
         names = [n.encode() for n in ref.names]

@@ -40,6 +40,7 @@ from seedmap.engines.base import Engine, QueryMemo
 from seedmap.io.reference import Reference
 from seedmap.options import MapOptions
 from seedmap.order import lex_order
+from seedmap.pipeline.timings import StageClock
 from seedmap.ranges import gather_ranges
 from seedmap.records import best_and_ties
 from seedmap.verify.runs import run_heads
@@ -106,7 +107,7 @@ class StrataSearch:
     reads, and search() again runs the rounds they now need; locations() joins what the rounds found."""
 
     def __init__(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, searchable: np.ndarray,
-                 engine: Engine, ref: Reference, opts: MapOptions, clock: object) -> None:
+                 engine: Engine, ref: Reference, opts: MapOptions, clock: StageClock) -> None:
         self.qcodes, self.qoff, self.qerr, self.searchable = qcodes, qoff, qerr, searchable
         self.engine, self.ref, self.opts, self.clock = engine, ref, opts, clock
         n_reads = qerr.size
@@ -182,7 +183,7 @@ class StrataSearch:
         search(); reads without any location were searched to their e already."""
         raise_need(self.need, self.best, self.qerr, self.extra, reads, extra)
 
-    def locations(self) -> tuple[np.ndarray, ...]:
+    def locations(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Locations (query, start, end, dist; by query then start) up to each read's `need`."""
         ref, qerr, need, last = self.ref, self.qerr, self.need, self.last
         kept = [[a[last[loc[0] >> 1] == i] for a in loc] for i, loc in enumerate(self.rounds)]
@@ -197,7 +198,7 @@ class StrataSearch:
 
 
 def stratified_locate(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, searchable: np.ndarray,
-                      engine: Engine, ref: Reference, opts: MapOptions, clock: object) -> tuple[np.ndarray, ...]:
+                      engine: Engine, ref: Reference, opts: MapOptions, clock: StageClock) -> tuple[np.ndarray, ...]:
     """Locations (query, start, end, dist; by query then start) up to each read's `need` (which
     records.searched_depth derives again from them)."""
     search = StrataSearch(qcodes, qoff, qerr, searchable, engine, ref, opts, clock)

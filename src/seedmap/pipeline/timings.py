@@ -5,10 +5,25 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections import defaultdict
 
 log = logging.getLogger("seedmap")
 
 BATCH_STAGES = ("parse", "queries", "candidates", "verify", "traceback", "records", "format", "pairing")
+
+
+class StageClock:
+    """Seconds per stage of one thread's work: lap(stage) charges the time since the last lap."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.seconds[stage] += now - self.t
+        self.t = now
 
 
 class RunTimings:

@@ -131,8 +131,10 @@ def warm_up(ref: Reference, paired: bool, kind: str, run: Callable[[ReadBatch], 
                      paired else "", " with BAM output" if bam else "")
             if marker is not None and processes:
                 parallel = compile_listed(kind, name)
+        batch = warmup_batch(ref, paired)
+        assert batch is not None  # (a reference long enough to cut reads from: checked above)
         with CompileClock() as clock:
-            run(warmup_batch(ref, paired))
+            run(batch)
         if cold and clock.kernels:
             clock.report(more=parallel > 0)
     if marker is not None:
