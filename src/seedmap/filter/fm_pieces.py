@@ -76,7 +76,7 @@ def _counts_total(q: np.ndarray, k: int, n: int, counts: np.ndarray, fwd_occ: np
                   bounds: np.ndarray, lanes: np.ndarray) -> int:
     """The pieces' occurrences in the forward index, summed: their backward searches (each from its last kk symbols
     looked up in table) a base of each in turn, each asking for its next blocks while the others take theirs
-    (fm_scheme._exact_pieces). lanes[3 j:]: piece j's rows and next base."""
+    (fm_scheme.exact_pieces). lanes[3 j:]: piece j's rows and next base."""
     kk = table_k(table)
     busy = 0
     for j in range(k):

@@ -128,7 +128,7 @@ MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 # and bulk verification with / without them: e = 1 1.58 / 0.68 s, e = 2 2.33 / 1.90, e = 3 5.5 / 6.4, e = 4
 # 13.1 / 18.4). Below D_FROM_E the bounds are zero.
 D_FROM_E = 3
-EXACT = 6  # words of a piece's exact search (_exact_pieces)
+EXACT = 6  # words of a piece's exact search (exact_pieces)
 KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children; of the left walk: (lo, hi)
 
 
@@ -444,7 +444,7 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray,
+def exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray,
                   rev_occ: np.ndarray, fwd_table: np.ndarray, rev_table: np.ndarray, kk: int, small: int,
                   ex: np.ndarray) -> None:
     """Every piece's exact search (k > 1), a base of each in turn: ex[EXACT * j:] = (lo, hi) of the reverse-text
@@ -569,7 +569,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     at += 2 * KIDS * dim
     work = scratch[at:at + 2]  # the step's walk: nodes so far, and its limit
     at += 2
-    ex = scratch[at:at + EXACT * k]  # each piece's exact search (_exact_pieces)
+    ex = scratch[at:at + EXACT * k]  # each piece's exact search (exact_pieces)
     at += EXACT * k
     bounds, piece = scratch[at:at + k + 1], scratch[at + k + 1:at + k + 1 + m]  # the pieces, each base's piece
     pieces(q, m, k, n, counts, fwd_occ, fwd_table, bounds, scratch[at + k + 1 + m:], ex)  # (ex: free until the steps)
@@ -602,7 +602,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     left_stack = Stack(s0, s1, s2, none, none, left_kids, work)
     right_stack = Stack(s3, s4, s6, s5, s7, kids, work)
     if k > 1:
-        _exact_pieces(q, bounds, k, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, kk, small, ex)
+        exact_pieces(q, bounds, k, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, kk, small, ex)
     n_out = 0
     total = 0
     for j in range(k):
@@ -629,7 +629,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
                 if flo >= fhi:
                     break
             hi = max(fhi - flo, 0)  # only the row count of the reverse index's rows is used from here
-        else:  # searched before the steps, every piece at once (_exact_pieces)
+        else:  # searched before the steps, every piece at once (exact_pieces)
             x = EXACT * j
             lo, hi, flo, fhi, handed = ex[x], ex[x + 1], ex[x + 2], ex[x + 3], ex[x + 4]
         if handed >= 0:

@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.index.fm_layout import COUNTS_AT
-from seedmap.index.fm_occ import ONE, ZERO, _agree, _plane, block_row, occ, popcount, super_row  # noqa: F401
+from seedmap.index.fm_occ import ONE, ZERO, block_row, occ, popcount, super_row  # noqa: F401  (occ: re-exported)
 from seedmap.intrinsics import prefetch_row
 
 

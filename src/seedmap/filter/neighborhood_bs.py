@@ -21,7 +21,7 @@ SCRATCH = 2  # scratch words per pattern: the patterns and hamming_patterns' own
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _lower_bound(arr: np.ndarray, lo: int, hi: int, value: int) -> int:
+def lower_bound(arr: np.ndarray, lo: int, hi: int, value: int) -> int:
     while lo < hi:
         mid = (lo + hi) >> 1
         if np.int64(arr[mid]) < value:
@@ -65,8 +65,8 @@ def block_ranges(base: int, r: int, l: int, fe: int, b0: int, b1: int, nbs: np.n
         return 0
     shift = 2 * (l - r)
     if fe == 0:  # the word itself (what hamming_patterns gives, without building its table)
-        lo = _lower_bound(nbs, b0, b1, base << shift)
-        hi = _prefix_end(nbs, lo, b1, base, r, l)
+        lo = lower_bound(nbs, b0, b1, base << shift)
+        hi = prefix_end(nbs, lo, b1, base, r, l)
         out[0, 0] = lo
         out[0, 1] = hi
         return 1 if hi > lo else 0
@@ -76,8 +76,8 @@ def block_ranges(base: int, r: int, l: int, fe: int, b0: int, b1: int, nbs: np.n
     n = 0
     for t in range(n_pat):
         value = patterns[t]
-        lo = _lower_bound(nbs, b0, b1, value << shift)
-        hi = _prefix_end(nbs, lo, b1, value, r, l)
+        lo = lower_bound(nbs, b0, b1, value << shift)
+        hi = prefix_end(nbs, lo, b1, value, r, l)
         if hi > lo:
             out[n, 0] = lo
             out[n, 1] = hi
@@ -86,11 +86,11 @@ def block_ranges(base: int, r: int, l: int, fe: int, b0: int, b1: int, nbs: np.n
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _prefix_end(nbs: np.ndarray, lo: int, b1: int, value: int, r: int, l: int) -> int:
+def prefix_end(nbs: np.ndarray, lo: int, b1: int, value: int, r: int, l: int) -> int:
     """End of the neighborhoods from lo (the first >= value's) that start with the r-base word value."""
     if r == l:  # whole neighborhoods are unique in the block: one match at most
         return lo + 1 if lo < b1 and np.int64(nbs[lo]) == value else lo
-    return _lower_bound(nbs, lo, b1, (value + 1) << (2 * (l - r)))  # a prefix: every one that starts with it
+    return lower_bound(nbs, lo, b1, (value + 1) << (2 * (l - r)))  # a prefix: every one that starts with it
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -102,7 +102,7 @@ def to_positions(out: np.ndarray, n: int, nb_pos: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _window_ranges(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: int,
+def window_ranges(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: int,
                    seed_start: np.ndarray, nbs: np.ndarray, nb_pos: np.ndarray, out: np.ndarray,
                    scratch: np.ndarray) -> int:
     """Position ranges [out[i, 0], out[i, 1]) in `pos` matching window q[o:o+length]; returns the count.

@@ -20,10 +20,10 @@ from numba import njit
 from seedmap.filter.degenerate import max_patterns
 from seedmap.filter.neighborhood_bs import (
     SCRATCH,
-    _window_ranges,
     block_ranges,
     lookup_key,
     to_positions,
+    window_ranges,
     word_at,
 )
 from seedmap.filter.neighborhood_ph import SCRATCH_PH, window_ranges_ph
@@ -48,7 +48,7 @@ def _lookup(q: np.ndarray, o: int, length: int, care: np.ndarray, l: int, fe: in
     """The window's position ranges by perfect hash, or by binary search when ph is None (a branch
     numba removes at compile time)."""
     if ph is None:
-        return _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, out, scratch)
+        return window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, out, scratch)
     return window_ranges_ph(q, o, length, care, l, fe, seed_start, nbs, nb_pos, Tables(ph[0], ph[1], ph[2], ph[3]),
                             out, scratch)
 

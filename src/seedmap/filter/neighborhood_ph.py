@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.filter.degenerate import hamming_patterns
-from seedmap.filter.neighborhood_bs import SCRATCH, _window_ranges
+from seedmap.filter.neighborhood_bs import SCRATCH, window_ranges
 from seedmap.index.perfect_hash import Tables, find_many
 
 SCRATCH_PH = 5  # scratch words per pattern: the pattern, its rank, its 3 vertices
@@ -33,7 +33,7 @@ def window_ranges_ph(q: np.ndarray, o: int, length: int, care: np.ndarray, l: in
     span = care[care.size - 1] + 1
     if length < span + l or l == 0:
         short = scratch[:SCRATCH * (scratch.size // SCRATCH_PH)]
-        return _window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, out, short)
+        return window_ranges(q, o, length, care, l, fe, seed_start, nbs, nb_pos, out, short)
     for i in range(length):
         if q[o + i] > 3:
             return 0  # N never matches: this window cannot be the exact one

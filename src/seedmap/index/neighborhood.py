@@ -25,7 +25,7 @@ from numba import njit
 
 from seedmap.index import perfect_hash, segments
 from seedmap.index.perfect_hash import PerfectHash
-from seedmap.index.words import _radix_sort, range_words, sorted_words
+from seedmap.index.words import radix_sort, range_words, sorted_words
 from seedmap.io.reference import Reference
 
 DEFAULT_SEED_LENGTH = 10
@@ -120,7 +120,7 @@ def spaced_words(ref: Reference, shape: str, l: int, first: int = 0,
     care = care_positions(shape)
     keys, pos = range_words(ref, len(shape) + l, first, ref.total if last is None else last)
     _gather(keys, care, len(shape), l)
-    return _radix_sort(keys, pos, 2 * (care.size + l))  # stable: positions come in ascending order
+    return radix_sort(keys, pos, 2 * (care.size + l))  # stable: positions come in ascending order
 
 
 @njit(cache=True, nogil=True)

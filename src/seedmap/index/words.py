@@ -18,7 +18,7 @@ def sorted_words(ref: Reference, k: int, first: int = 0, last: int | None = None
     """(keys, positions) of the words starting at positions [first, last) (default: all), sorted by key,
     positions ascending within a key."""
     keys, pos = range_words(ref, k, first, ref.total if last is None else last)
-    return _radix_sort(keys, pos, 2 * k)
+    return radix_sort(keys, pos, 2 * k)
 
 
 def position_dtype(ref: Reference) -> type:
@@ -102,7 +102,7 @@ def _radix_pass(keys: np.ndarray, pos: np.ndarray, shift: int, bits: int,
         count[b] = j + 1
 
 
-def _radix_sort(keys: np.ndarray, pos: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray]:
+def radix_sort(keys: np.ndarray, pos: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray]:
     """Stable LSD radix sort by key; positions come in ascending order, so ties stay ascending."""
     bits = 11
     k2, p2 = np.empty_like(keys), np.empty_like(pos)

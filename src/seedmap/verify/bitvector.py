@@ -35,24 +35,24 @@ from seedmap.verify.bulk import (
     B63,
     ONE,
     ZERO,
-    _advance,
-    _band_fill,
-    _band_init,
-    _band_step,
-    _build_peq,
+    advance,
+    band_fill,
     band_fits,
+    band_init,
+    band_step,
+    build_peq,
 )
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def build_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray, rpeq: np.ndarray, rq: np.ndarray) -> None:
-    """Match masks (bulk._build_peq's layout) of the read qcodes[a:a + m] in peq and of it reversed in
+    """Match masks (bulk.build_peq's layout) of the read qcodes[a:a + m] in peq and of it reversed in
     rpeq; rq is scratch of at least m codes. rpeq's virtual rows (word 0) match nothing: the start pass
     is anchored, its rows above row 1 are not a free start (banded_start)."""
-    _build_peq(qcodes, a, m, peq)
+    build_peq(qcodes, a, m, peq)
     for i in range(m):
         rq[i] = qcodes[a + m - 1 - i]
-    _build_peq(rq, 0, m, rpeq)
+    build_peq(rq, 0, m, rpeq)
     for c in range(8):
         rpeq[c] = ZERO
 
@@ -60,7 +60,7 @@ def build_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray, rpeq: np.nd
 @njit(cache=True, nogil=True, _nrt=False)
 def match_masks(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray) -> None:
     """The match masks of the read qcodes[a:a + m] alone (build_masks' peq), in 8 * (words + 2) slots."""
-    _build_peq(qcodes, a, m, peq)
+    build_peq(qcodes, a, m, peq)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -68,7 +68,7 @@ def _column(peq: np.ndarray, pv: np.ndarray, mv: np.ndarray, nb: int, hlast: np.
     """One text column through every word of the pattern (pv, mv updated); the last row's change."""
     h = hin
     for b in range(nb):
-        vp, vn, h = _advance(pv[b], mv[b], peq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
+        vp, vn, h = advance(pv[b], mv[b], peq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
         pv[b] = vp
         mv[b] = vn
     return h
@@ -86,7 +86,7 @@ def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv:
         vp = ALL
         vn = ZERO
         for j in range(1, t.size + 1):
-            vp, vn, h = _advance(vp, vn, peq[8 + t[j - 1]], 0, hlast)
+            vp, vn, h = advance(vp, vn, peq[8 + t[j - 1]], 0, hlast)
             score += h
             dcol[j] = score
         return
@@ -94,8 +94,8 @@ def column_distances(peq: np.ndarray, m: int, t: np.ndarray, pv: np.ndarray, mv:
         vp0, vn0, vp1, vn1 = ALL, ZERO, ALL, ZERO
         for j in range(1, t.size + 1):
             c = t[j - 1]
-            vp0, vn0, h = _advance(vp0, vn0, peq[8 + c], 0, B63)
-            vp1, vn1, h = _advance(vp1, vn1, peq[16 + c], h, hlast)
+            vp0, vn0, h = advance(vp0, vn0, peq[8 + c], 0, B63)
+            vp1, vn1, h = advance(vp1, vn1, peq[16 + c], h, hlast)
             score += h
             dcol[j] = score
         return
@@ -112,7 +112,7 @@ def every_end_hits(peq: np.ndarray, m: int, e: int, packed: np.ndarray, nmask: n
                    jb: int, pv: np.ndarray, mv: np.ndarray) -> bool:
     """Whether D(m, j) <= e for every column j in [ja, jb] of the reference read from position lo (column j
     ends just before lo + j), streamed column by column and stopped at the first end over e: a few columns
-    past ja where the answer is no (peq: _build_peq's masks of the read; pv, mv: scratch of its words)."""
+    past ja where the answer is no (peq: build_peq's masks of the read; pv, mv: scratch of its words)."""
     nb = (m + 63) >> 6
     hlast = np.uint64(m - ((nb - 1) << 6) - 1)
     for b in range(nb):
@@ -133,7 +133,7 @@ def banded_distances(fb: np.ndarray, peq: np.ndarray, m: int, e: int, t: np.ndar
 
     Every alignment of cost <= e inside the window lies on diagonals [-e, n - m + e + 1] (it starts on a
     diagonal >= 0 and ends on one <= n - m, with at most e indels), so the one-word band of verify.bulk
-    (_band_step: rows and columns as documented in bulk._band_run) gives those distances exactly; a
+    (band_step: rows and columns as documented in bulk.band_run) gives those distances exactly; a
     100 bp read costs one word a column instead of two. Columns before m - e cannot end such an
     alignment (it would need more than e deletions of read bases)."""
     n = t.size
@@ -143,15 +143,15 @@ def banded_distances(fb: np.ndarray, peq: np.ndarray, m: int, e: int, t: np.ndar
     jm = m - e  # first column whose row m is in the band
     for j in range(jm):
         dcol[j] = e + 1
-    vp = _band_init(e, n, m)
+    vp = band_init(e, n, m)
     vn = ZERO
     st = 0  # the band's top cell: 0 while its row is virtual
     j = 1
     while j <= n:
-        _band_fill(fb, peq, j, dhi)
+        band_fill(fb, peq, j, dhi)
         je = min(j + 65 - wd, n + 1)  # columns sharing one set of shifted masks
         for jj in range(j, je):
-            vp, vn, xv = _band_step((fb[t[jj - 1]] >> np.uint64(jj - j)) & maskw, vp, vn)
+            vp, vn, xv = band_step((fb[t[jj - 1]] >> np.uint64(jj - j)) & maskw, vp, vn)
             st += 1 - np.int64(xv & ONE)
             if jj >= jm:
                 mk = (ONE << np.uint64(m - jj + dhi)) - ONE
@@ -165,7 +165,7 @@ def banded_start(fb: np.ndarray, rpeq: np.ndarray, m: int, t: np.ndarray, j: int
     anchored matrix G(i, k) = edit(reversed read[:i], t[j - k:j] reversed).
 
     The band step, its layout (bit b of column k is row k - dhi + b) and the mask funnel are
-    verify.bulk's (_band_run); only the boundary differs. Rows above row 0 are virtual, match nothing
+    verify.bulk's (band_run); only the boundary differs. Rows above row 0 are virtual, match nothing
     (rpeq's word 0 is zero) and hold G(-r, k) = k + r, which makes row 0 hold k as anchoring requires
     and keeps the band's top cell at dhi while it is virtual: column 0 starts with -1 deltas down to row 0
     and +1 below. A cell whose value is <= d has an optimal path on diagonals [-d, d], inside the band,
@@ -181,10 +181,10 @@ def banded_start(fb: np.ndarray, rpeq: np.ndarray, m: int, t: np.ndarray, j: int
     km = m - d  # first column whose row m is in the band
     k = 1
     while k <= kmax:
-        _band_fill(fb, rpeq, k, dhi)
+        band_fill(fb, rpeq, k, dhi)
         ke = min(k + 65 - wd, kmax + 1)  # columns sharing one set of shifted masks
         for kk in range(k, ke):
-            vp, vn, xv = _band_step((fb[t[j - kk]] >> np.uint64(kk - k)) & maskw, vp, vn)
+            vp, vn, xv = band_step((fb[t[j - kk]] >> np.uint64(kk - k)) & maskw, vp, vn)
             st += 1 - np.int64(xv & ONE)
             if kk >= km:
                 mk = (ONE << np.uint64(m - kk + dhi)) - ONE
@@ -212,8 +212,8 @@ def start_of(rpeq: np.ndarray, m: int, t: np.ndarray, j: int, d: int, pv: np.nda
             c = t[j - k]
             h = 1
             if nb == 2:
-                vp0, vn0, h = _advance(vp0, vn0, rpeq[8 + c], 1, B63)
-            vp1, vn1, h = _advance(vp1, vn1, rpeq[last + c], h, hlast)
+                vp0, vn0, h = advance(vp0, vn0, rpeq[8 + c], 1, B63)
+            vp1, vn1, h = advance(vp1, vn1, rpeq[last + c], h, hlast)
             score += h
             if score == d:
                 return j - k

@@ -70,7 +70,7 @@ MYERS = 1  # Myers everywhere (reference path, benchmarks)
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _build_peq(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray) -> None:
+def build_peq(qcodes: np.ndarray, a: int, m: int, peq: np.ndarray) -> None:
     """Match masks of query qcodes[a:a+m], word w of character c at peq[8w + c]: word 1 + v bit b <=>
     query[64v + b] == c (c < 4; c = 4..7, N, matches nothing). Word 0 is all ones for every character:
     64 virtual rows above row 1 that match anything (the banded kernel's free start); word nw + 1 is 0
@@ -136,8 +136,8 @@ def _decode(packed: np.ndarray, nmask: np.ndarray, ws: int, n: int, t32: np.ndar
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _band_step(eq: np.uint64, vp: np.uint64, vn: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64]:
-    """One column of the band (see _band_run); returns the new vp, vn and xv."""
+def band_step(eq: np.uint64, vp: np.uint64, vn: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64]:
+    """One column of the band (see band_run); returns the new vp, vn and xv."""
     xv = eq | vn
     xh = (((eq & vp) + vp) ^ vp) | eq
     nph = ~vn & (xh | vp)  # ~ph, ph = vn | ~(xh | vp) (written for andn)
@@ -147,7 +147,7 @@ def _band_step(eq: np.uint64, vp: np.uint64, vn: np.uint64) -> tuple[np.uint64, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _band_fill(fb: np.ndarray, peq: np.ndarray, j: int, dhi: int) -> None:
+def band_fill(fb: np.ndarray, peq: np.ndarray, j: int, dhi: int) -> None:
     """fb[c] = the match bits of character c for the 64 rows from column j's band top (row j - dhi)."""
     off = 63 + j - dhi  # row r <-> bit 63 + r of the masks
     w8 = np.uint64((off >> 6) << 3)
@@ -171,7 +171,7 @@ def _band_last(st: int, vp: np.uint64, vn: np.uint64, mk: np.uint64, best: int, 
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _band_run(fb: np.ndarray, peq: np.ndarray, t8: np.ndarray, o: int, m: int, e: int, n: int, j: int,
+def band_run(fb: np.ndarray, peq: np.ndarray, t8: np.ndarray, o: int, m: int, e: int, n: int, j: int,
               vp: np.uint64, vn: np.uint64, st: int, best: int) -> int:
     """The banded kernel (see the module docstring) from column j to the end; returns min(D, e + 1).
     Requires m > e, n >= m - e and n - m + 2e + 2 <= 64.
@@ -197,17 +197,17 @@ def _band_run(fb: np.ndarray, peq: np.ndarray, t8: np.ndarray, o: int, m: int, e
     j1 = min(dhi, jm - 1)
     t = t8[o - 1:]  # t[j]: code of column j
     while j <= n:
-        _band_fill(fb, peq, j, dhi)
+        band_fill(fb, peq, j, dhi)
         je = min(j + span, n + 1)
         for jj in range(j, min(je, j1 + 1)):
-            vp, vn, xv = _band_step((fb[t[np.uint64(jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
+            vp, vn, xv = band_step((fb[t[np.uint64(jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
         for jj in range(max(j, j1 + 1), min(je, jm)):
-            vp, vn, xv = _band_step((fb[t[np.uint64(jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
+            vp, vn, xv = band_step((fb[t[np.uint64(jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
             st -= np.int64(xv & ONE) - 1
             if st - np.int64(_popcount(vn)) >= best:
                 return best
         for jj in range(max(j, jm), je):
-            vp, vn, xv = _band_step((fb[t[np.uint64(jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
+            vp, vn, xv = band_step((fb[t[np.uint64(jj)]] >> np.uint64(jj - j)) & maskw, vp, vn)
             st -= np.int64(xv & ONE) - 1
             best, done = _band_last(st, vp, vn, (ONE << np.uint64(m - jj + dhi)) - ONE, best, n - jj)
             if done:
@@ -224,7 +224,7 @@ def band_fits(m: int, e: int, n: int) -> bool:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _band_init(e: int, n: int, m: int) -> np.uint64:
+def band_init(e: int, n: int, m: int) -> np.uint64:
     """vp of column 0 (D(i, 0) = i), aligned to column 1."""
     return (ALL >> np.uint64(63 - e)) << np.uint64(n - m + e + 1)
 
@@ -243,7 +243,7 @@ def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: n
     j1 = min(dhi, jm - 1)
     ta = ta8[oa - 1:]  # ta[j]: code of column j
     tb = tb8[ob - 1:]
-    vpa = _band_init(e, n, m)
+    vpa = band_init(e, n, m)
     vpb = vpa
     vna = ZERO
     vnb = ZERO
@@ -255,16 +255,16 @@ def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: n
     db = False
     j = 1
     while j <= n and not (da or db):
-        _band_fill(fb, peq, j, dhi)
+        band_fill(fb, peq, j, dhi)
         je = min(j + span, n + 1)
         for jj in range(j, min(je, j1 + 1)):
             s = np.uint64(jj - j)
-            vpa, vna, xva = _band_step((fb[ta[np.uint64(jj)]] >> s) & maskw, vpa, vna)
-            vpb, vnb, xvb = _band_step((fb[tb[np.uint64(jj)]] >> s) & maskw, vpb, vnb)
+            vpa, vna, xva = band_step((fb[ta[np.uint64(jj)]] >> s) & maskw, vpa, vna)
+            vpb, vnb, xvb = band_step((fb[tb[np.uint64(jj)]] >> s) & maskw, vpb, vnb)
         for jj in range(max(j, j1 + 1), min(je, jm)):
             s = np.uint64(jj - j)
-            vpa, vna, xva = _band_step((fb[ta[np.uint64(jj)]] >> s) & maskw, vpa, vna)
-            vpb, vnb, xvb = _band_step((fb[tb[np.uint64(jj)]] >> s) & maskw, vpb, vnb)
+            vpa, vna, xva = band_step((fb[ta[np.uint64(jj)]] >> s) & maskw, vpa, vna)
+            vpb, vnb, xvb = band_step((fb[tb[np.uint64(jj)]] >> s) & maskw, vpb, vnb)
             sta += 1 - np.int64(xva & ONE)
             stb += 1 - np.int64(xvb & ONE)
             da = sta - np.int64(_popcount(vna)) >= besta
@@ -276,8 +276,8 @@ def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: n
             break
         for jj in range(max(j, jm), je):
             s = np.uint64(jj - j)
-            vpa, vna, xva = _band_step((fb[ta[np.uint64(jj)]] >> s) & maskw, vpa, vna)
-            vpb, vnb, xvb = _band_step((fb[tb[np.uint64(jj)]] >> s) & maskw, vpb, vnb)
+            vpa, vna, xva = band_step((fb[ta[np.uint64(jj)]] >> s) & maskw, vpa, vna)
+            vpb, vnb, xvb = band_step((fb[tb[np.uint64(jj)]] >> s) & maskw, vpb, vnb)
             sta += 1 - np.int64(xva & ONE)
             stb += 1 - np.int64(xvb & ONE)
             mk = (ONE << np.uint64(m - jj + dhi)) - ONE
@@ -290,14 +290,14 @@ def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: n
             break
         j = je
     if not da:
-        besta = _band_run(fb, peq, ta8, oa, m, e, n, j, vpa, vna, sta, besta)
+        besta = band_run(fb, peq, ta8, oa, m, e, n, j, vpa, vna, sta, besta)
     if not db:
-        bestb = _band_run(fb, peq, tb8, ob, m, e, n, j, vpb, vnb, stb, bestb)
+        bestb = band_run(fb, peq, tb8, ob, m, e, n, j, vpb, vnb, stb, bestb)
     return besta, bestb
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _advance(vp: np.uint64, vn: np.uint64, eq: np.uint64, hin: int,
+def advance(vp: np.uint64, vn: np.uint64, eq: np.uint64, hin: int,
              hs: np.uint64) -> tuple[np.uint64, np.uint64, int]:
     """One column step of a 64-row block (Myers' block algorithm, branch-free) given the horizontal
     delta above it; returns the new vertical deltas and the horizontal delta at the block's last row
@@ -358,7 +358,7 @@ def _myers(peq: np.ndarray, m: int, e: int, n: int, t8: np.ndarray, o: int, pv: 
         c = np.uint64(t[np.uint64(j)])
         h = 0  # row 0 is 0 in every column (free start)
         for b in range(y + 1):
-            vp, vn, h = _advance(pv[b], mv[b], peq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
+            vp, vn, h = advance(pv[b], mv[b], peq[np.uint64((b + 1) << 3) + c], h, hlast if b == nb - 1 else B63)
             pv[b] = vp
             mv[b] = vn
             sc[b] += h
@@ -367,7 +367,7 @@ def _myers(peq: np.ndarray, m: int, e: int, n: int, t8: np.ndarray, o: int, pv: 
         while y + 1 < nb and (sc[y] <= e or sc[y] - h <= e):
             y += 1
             sc[y] = sc[y - 1] - h + (64 if y < nb - 1 else last_rows)  # re-entered: "+1 per row"
-            vp, vn, h = _advance(ALL, ZERO, peq[np.uint64((y + 1) << 3) + c], h, hlast if y == nb - 1 else B63)
+            vp, vn, h = advance(ALL, ZERO, peq[np.uint64((y + 1) << 3) + c], h, hlast if y == nb - 1 else B63)
             pv[y] = vp
             mv[y] = vn
             sc[y] += h
@@ -433,7 +433,7 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
             m = np.int64(qoff[qi + 1]) - a
             e = np.int64(qerr[qi >> 1])
             if qi != cur:
-                _build_peq(qcodes, a, m, peq)
+                build_peq(qcodes, a, m, peq)
                 cur = qi
             ws = np.int64(win_start[k])
             n = max(np.int64(win_end[k]) - ws, 0)
@@ -453,7 +453,7 @@ def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.nda
                         paired = True
                         k += 1
                 if not paired:
-                    out[k] = _band_run(fb, peq, ta8, oa, m, e, n, 1, _band_init(e, n, m), ZERO, 0, e + 1)
+                    out[k] = band_run(fb, peq, ta8, oa, m, e, n, 1, band_init(e, n, m), ZERO, 0, e + 1)
             k += 1
 
 

@@ -43,8 +43,8 @@ _PH = (types.boolean, _I64, types.Array(types.uint32, 2, "C"), _U8, _I64)
 _find = device_twins(ph.find).find
 # The window plan, the binary search of a seed block and the windows of its hits: the CPU filter's code.
 plan_window = device_twins(plan.plan_window).plan_window
-_search = device_twins(neighborhood_bs._lower_bound, neighborhood_bs._prefix_end)
-lower_bound, prefix_end = _search._lower_bound, _search._prefix_end
+_search = device_twins(neighborhood_bs.lower_bound, neighborhood_bs.prefix_end)
+lower_bound, prefix_end = _search.lower_bound, _search.prefix_end
 emit_windows = device_twins(windows.emit_windows).emit_windows
 
 

@@ -60,7 +60,7 @@ SIGNATURES = {"bitvector_kernel": [VERIFY_SIGNATURE], "banded_kernel": [VERIFY_S
 
 # The CPU's code of: a reference base (4 for N) and one column step of a 64-row block of Myers' bit vectors.
 ref_code = device_twins(reference.ref_code).ref_code
-advance = device_twins(bulk._advance)._advance
+advance = device_twins(bulk.advance).advance
 
 
 @cuda.jit(device=True, inline=True)
@@ -87,7 +87,7 @@ def start_column(pv: np.ndarray, mv: np.ndarray, nb: int) -> None:
 @cuda.jit(device=True, inline=True)
 def column(peq: np.ndarray, pv: np.ndarray, mv: np.ndarray, nb: int, hlast: np.uint64, c: int, hin: int) -> int:
     """One text column (code c; N matches nothing) through the nb words of a read's match masks peq[code,
-    word] (Myers' block algorithm, each word's step the CPU's, bulk._advance): pv, mv updated; returns the
+    word] (Myers' block algorithm, each word's step the CPU's, bulk.advance): pv, mv updated; returns the
     last row's change. hin is row 0's change (0: free start in the text, 1: start anchored)."""
     h = hin
     for b in range(nb):
