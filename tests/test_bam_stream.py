@@ -176,7 +176,7 @@ def test_parallel_encoding_equals_serial(monkeypatch):
 def test_long_read_name():
     batch = make_batch([dnaio.SequenceRecord("n" * 254, "ACGT", None), dnaio.SequenceRecord("x" * 255, "ACGT", None)])
     unmapped = Records(np.array([0]), np.array([-1]), np.array([4]), *[np.array([0])] * 2, np.array([-1]),
-                       *[np.array([0])] * 2)
+                       *[np.array([0])] * 2, np.array([1]), np.array([0, 0]), np.zeros(0, int))
     rest = (batch.columns, Alignments(*[np.zeros(0, int)] * 9),
             RefNames(np.array([0, 10]), np.frombuffer(b"c", np.uint8), np.array([0, 1])))
     assert encode_records(unmapped, *rest)[12] == 255  # l_read_name

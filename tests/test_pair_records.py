@@ -89,7 +89,7 @@ def test_pair_records_equal_the_numpy_reference(locs, n_pairs, data, best_only, 
                             max_hits)
     want = numpy_pair_records(n_reads, start, end, dist, strand.astype(np.bool_), ref_id, read, chosen, proper,
                               mapq, best_only, max_hits)
-    for name, a, b in zip(got._fields, got, want, strict=True):
+    for name, a, b in zip(got._fields[:len(want)], got, want, strict=False):  # (XS, XA: test_xs_xa.py)
         assert np.array_equal(a, b), name
         assert a.dtype == np.int64, name
 
@@ -107,5 +107,5 @@ def test_many_locations_keep_the_chosen_first():
     want = numpy_pair_records(2, start, start + 100, dist, np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int64),
                               read, chosen, np.array([False]), np.array([9, 0]), False, 0)
     assert got.loc[0] == 7 and got.mapq[0] == 9
-    for name, a, b in zip(got._fields, got, want, strict=True):
+    for name, a, b in zip(got._fields[:len(want)], got, want, strict=False):  # (XS, XA: test_xs_xa.py)
         assert np.array_equal(a, b), name

@@ -156,7 +156,8 @@ def test_named_tuple_signatures_read_back():
     from seedmap.io.columns import Records
     from seedmap.records import SINGLE
 
-    uniform = Records(*[SINGLE.chosen] * 8)  # a NamedUniTuple, where SINGLE's types differ (a NamedTuple)
+    # a NamedUniTuple, where SINGLE's types differ (a NamedTuple)
+    uniform = Records(*[SINGLE.chosen] * len(Records._fields))
     sig = (typeof(SINGLE), typeof(uniform), typeof(SINGLE.chosen), typeof(True), typeof(tuple(SINGLE)))
     text = precompile.signature_text(sig)
     assert "cls('seedmap.records:Mates')" in text and "cls('seedmap.io.columns:Records')" in text

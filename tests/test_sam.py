@@ -83,7 +83,8 @@ def test_flags_nh_mapq_and_order(rng):
     nms = [int(dict((t[:2], t[5:]) for t in f[11:])["NM"]) for f in r0]
     assert nms == sorted(nms)
     assert all(f"NH:i:{len(r0)}" in f for f in r0)
-    assert [f[-1] for f in r0] == [f"HI:i:{i}" for i in range(1, len(r0) + 1)]  # beside NH, 1 on the primary
+    assert [f[15] for f in r0] == [f"HI:i:{i}" for i in range(1, len(r0) + 1)]  # beside NH, 1 on the primary
+    assert r0[0][16:] == [f"XS:i:{-nms[1]}"] and all(len(f) == 16 for f in r0[1:])  # XS: the primary's
     assert by_read["r1"][0][-2:] == ["NH:i:1", "HI:i:1"] and by_read["r2"][0][11:] == []  # unmapped: neither
     assert r0[0][4] == "0"  # several locations share the best distance
     assert by_read["r1"][0][4] == "60" and int(by_read["r1"][0][1]) & 256 == 0

@@ -148,6 +148,15 @@ def build_parser() -> argparse.ArgumentParser:
                          "that exists)")
     ck.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
 
+    co = sub.add_parser("compile", help="compile every kernel into the installation's cache, once for all its users",
+                        formatter_class=Formatter,
+                        description="Compiles the kernels of every kind of run (engines, single-end and paired, "
+                                    "--best, BAM) that the kernel cache lacks. Run by whoever can write the "
+                                    "installation, it fills the installation's own cache, which every user then "
+                                    "starts from instead of compiling (docs/compiling.md); otherwise this user's "
+                                    "cache.")
+    co.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+
     st = sub.add_parser("stats", help="summarise a SAM or BAM file: mapped, unique, multi-mapped, edits, flagstat",
                         formatter_class=Formatter,
                         description="Counts per read (a QNAME, or QNAME + mate for pairs): mapped, unmapped, "
@@ -318,10 +327,34 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     if args.command == "index":
         _index(args)
         return 0
+    if args.command == "compile":
+        _compile()
+        return 0
     from seedmap.pipeline.run import run_map
 
     run_map(_run_options(args, argv))
     return 0
+
+
+def _compile() -> None:
+    import time
+
+    from seedmap.jit.cache import install_cache
+    from seedmap.pipeline.precompile import compile_all, serialized_cache_saves
+
+    where = jit.KERNEL_CACHE
+    if where is None:
+        raise SeedmapError(jit.CACHE_WARNING or "no directory can hold the compiled kernels")
+    if where != str(install_cache()):
+        log.warning("cannot write the installation's kernel cache (%s): compiling into %s, this user's only",
+                    install_cache(), where)
+    t0 = time.perf_counter()
+    with serialized_cache_saves():
+        n = compile_all()
+    if n:
+        log.info("%d kernels compiled into %s in %.1f s", n, where, time.perf_counter() - t0)
+    else:
+        log.info("every kernel is in the cache already (%s)", where)
 
 
 def _index(args: argparse.Namespace) -> None:

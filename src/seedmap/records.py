@@ -6,7 +6,9 @@ Order per read: distance, then reference position, then strand; a paired read's 
 (pairing.py) goes first. The first is primary, the others secondary (flag 256). MAPQ of the primary:
 single-end, the posterior of mapq.py (0 when several locations share the best distance, growing with the
 edit gap to the others); paired, the pair's (pairing.py); secondaries get 0. --best keeps only the best
-stratum (and the primary), -n N the first N locations.
+stratum (and the primary), -n N the first N locations. XS on a primary: the alignment score (-NM, as AS) of
+the read's best other location found; XA, with --best or -n, the locations found that they leave out (at most
+MAX_XA, best first), as bwa writes the alternatives it does not write as records.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from seedmap.flags import (
     FLAG_SECONDARY,
     FLAG_UNMAPPED,
 )
-from seedmap.io.columns import Records
+from seedmap.io.columns import NO_XS, Records
 from seedmap.keysort import stable_argsort
 from seedmap.mapq import single_end_mapq
 from seedmap.ranges import put
@@ -61,6 +63,7 @@ def _rank_within(groups: np.ndarray) -> np.ndarray:
     return rank
 
 
+MAX_XA = 5  # alternatives an XA tag lists at most (bwa mem's default, -h 5)
 SHORT = 16  # a read's locations up to this many are sorted by insertion, more by a merge sort
 
 
@@ -205,7 +208,8 @@ def _assemble(n_reads: int, order: np.ndarray, read: np.ndarray, rank: np.ndarra
     by read, rank 0 its primary; dist, strand: per location), less those --best (best_only: other than the
     read's best distance, the primary kept) or -n (max_hits > 0: rank max_hits on) leave out; the primary
     with the read's MAPQ (mapq, per read), the others secondary with 0; a read without any, one unmapped
-    record (loc -1) in its place. paired: the mate fields and flags from mates (Mates)."""
+    record (loc -1) in its place. paired: the mate fields and flags from mates (Mates). The primary's XS and XA:
+    Records' notes."""
     best = np.full(n_reads, np.iinfo(np.int64).max, dtype=np.int64)
     for i in range(order.size):
         best[read[i]] = min(best[read[i]], dist[order[i]])
@@ -215,9 +219,21 @@ def _assemble(n_reads: int, order: np.ndarray, read: np.ndarray, rank: np.ndarra
         keep[i] = ((not best_only or rank[i] == 0 or dist[order[i]] == best[read[i]])
                    and (max_hits <= 0 or rank[i] < max_hits))
         nh[read[i]] += keep[i]
+    # XS: the read's best location after its primary (rank 1); XA, with --best or -n: the first MAX_XA of the
+    # locations the records leave out, in record order (so records and XA together are all-mapping's first ones).
+    second = np.full(n_reads, -1, dtype=np.int64)
+    n_alt = np.zeros(n_reads, dtype=np.int64)
+    for i in range(order.size):
+        if rank[i] == 1:
+            second[read[i]] = order[i]
+        if (best_only or max_hits > 0) and not keep[i] and n_alt[read[i]] < MAX_XA:
+            n_alt[read[i]] += 1
     size = 0
     for r in range(n_reads):
         size += max(nh[r], 1)
+    out_xs = np.full(size, NO_XS, dtype=np.int64)
+    xa_off = np.zeros(size + 1, dtype=np.int64)
+    xa_loc = np.empty(n_alt.sum(), dtype=np.int64)
     out_read = np.empty(size, dtype=np.int64)
     out_loc = np.empty(size, dtype=np.int64)
     out_flag = np.empty(size, dtype=np.int64)
@@ -240,8 +256,17 @@ def _assemble(n_reads: int, order: np.ndarray, read: np.ndarray, rank: np.ndarra
             flag = FLAG_UNMAPPED if li < 0 else (FLAG_REVERSE if strand[li] == 1 else 0)
             if not primary:
                 flag |= FLAG_SECONDARY
+            xa_off[k + 1] = xa_off[k]
             if li >= 0 and primary:
                 out_mapq[k] = mapq[r]
+                if second[r] >= 0:
+                    out_xs[k] = -dist[second[r]]
+                j = i
+                while xa_off[k + 1] - xa_off[k] < n_alt[r]:  # (the read's locations from its primary on)
+                    if not keep[j]:
+                        xa_loc[xa_off[k + 1]] = 2 * order[j] + strand[order[j]]
+                        xa_off[k + 1] += 1
+                    j += 1
             if paired:
                 mi = mates.chosen[r ^ 1]
                 flag |= FLAG_PAIRED | (FLAG_FIRST if r % 2 == 0 else FLAG_LAST)
@@ -262,4 +287,4 @@ def _assemble(n_reads: int, order: np.ndarray, read: np.ndarray, rank: np.ndarra
             if nh[r] > 0:
                 i += 1
             k += 1
-    return out_read, out_loc, out_flag, out_mapq, out_nh, mate_loc, mate_mapq, tlen
+    return out_read, out_loc, out_flag, out_mapq, out_nh, mate_loc, mate_mapq, tlen, out_xs, xa_off, xa_loc

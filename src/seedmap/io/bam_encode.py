@@ -16,9 +16,9 @@ from numba import njit
 
 from seedmap.errors import SeedmapError
 from seedmap.flags import FLAG_PAIRED, FLAG_REVERSE, FLAG_SECONDARY
-from seedmap.io.columns import Alignments, Reads, Records, RefNames
+from seedmap.io.columns import NO_XS, Alignments, Reads, Records, RefNames
 from seedmap.io.reference import sequence_of
-from seedmap.io.sam import _cigar, _copy
+from seedmap.io.sam import _cigar, _copy, xa_entries, xa_size
 
 BAM_MAGIC = b"BAM\x01"
 SEQ_NIBBLES = np.array([1, 2, 4, 8, 15], dtype=np.uint8)  # A C G T N in "=ACMGRSVTWYHKDBN"
@@ -174,6 +174,7 @@ def _encode(rec_t: tuple, read_t: tuple, aln_t: tuple, ref_t: tuple, secondary_s
         mi = mate_loc[k]
         if mi >= 0:
             size += 11 * n_runs[mi] + 16
+        size += xa_size(k, recs, alns, refs) + 16  # XS, XA
     buf = np.empty(size, dtype=np.uint8)
     p = 0
     hi = 0
@@ -235,6 +236,12 @@ def _encode(rec_t: tuple, read_t: tuple, aln_t: tuple, ref_t: tuple, secondary_s
             p = _tag_int(buf, p, 65, 83, -d)  # AS
             p = _tag_int(buf, p, 78, 72, rec_nh[k])  # NH
             p = _tag_int(buf, p, 72, 73, hi)  # HI, as in the SAM text
+            if recs.xs[k] != NO_XS:
+                p = _tag_int(buf, p, 88, 83, recs.xs[k])  # XS
+            if recs.xa_off[k + 1] > recs.xa_off[k]:
+                p = xa_entries(buf, _tag_name(buf, p, 88, 65, 90), k, recs, alns, refs)  # XA, as text
+                buf[p] = 0
+                p += 1
         if paired and mi >= 0:
             p = _cigar(buf, _tag_name(buf, p, 77, 67, 90), mi, alns)  # MC, as text
             buf[p] = 0

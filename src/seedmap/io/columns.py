@@ -8,11 +8,15 @@ from typing import NamedTuple
 
 import numpy as np
 
+NO_XS = 1  # Records.xs of a record without XS (an alignment score is never positive: AS = -NM)
+
 
 class Records(NamedTuple):
     """One row per SAM record, in output order (a read's records consecutive, its primary first). loc: the
     record's location (an index into Alignments), -1 for an unmapped read. mate_loc: the mate's primary
-    location, -1 when the mate is unmapped or the read single-end; mate_mapq and tlen: 0 there."""
+    location, -1 when the mate is unmapped or the read single-end; mate_mapq and tlen: 0 there. xs: a primary's
+    XS (the alignment score of its read's best other location), NO_XS elsewhere. The XA tag of record k lists
+    the locations xa_loc[xa_off[k]:xa_off[k + 1]] (2 * location + strand; xa_off: one more than the records)."""
 
     read: np.ndarray
     loc: np.ndarray
@@ -22,6 +26,9 @@ class Records(NamedTuple):
     mate_loc: np.ndarray
     mate_mapq: np.ndarray
     tlen: np.ndarray
+    xs: np.ndarray
+    xa_off: np.ndarray
+    xa_loc: np.ndarray
 
 
 class Reads(NamedTuple):

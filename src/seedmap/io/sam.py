@@ -7,7 +7,7 @@ from numba import njit
 
 from seedmap.flags import FLAG_PAIRED, FLAG_REVERSE, FLAG_SECONDARY
 from seedmap.io.ascii import CIGAR_CHARS, write_int
-from seedmap.io.columns import Alignments, Reads, Records, RefNames
+from seedmap.io.columns import NO_XS, Alignments, Reads, Records, RefNames
 from seedmap.io.reference import Reference, sequence_of
 from seedmap.ranges import put
 from seedmap.version import __version__
@@ -18,6 +18,8 @@ UNMAPPED_FIELDS = np.frombuffer(b"*\t0\t0\t*\t*\t0\t0", dtype=np.uint8)  # RNAME
 MATE_FIELDS = np.frombuffer(b"\t*\t0\t0", dtype=np.uint8)  # RNEXT, PNEXT, TLEN
 MD_TAG = np.frombuffer(b"\tMD:Z:", dtype=np.uint8)
 MC_TAG = np.frombuffer(b"\tMC:Z:", dtype=np.uint8)
+XA_TAG = np.frombuffer(b"\tXA:Z:", dtype=np.uint8)
+XA_BYTES = 48  # an XA entry's bytes besides its sequence name and CIGAR: the sign, POS, NM and separators
 UNMAPPED_MAPQ_CIGAR = np.frombuffer(b"\t0\t*\t=\t", dtype=np.uint8)  # MAPQ, CIGAR, RNEXT of a placed unmapped mate
 
 
@@ -69,6 +71,37 @@ def _ref_pos(buf: np.ndarray, p: int, pos: int, refs: RefNames) -> int:
     return write_int(buf, p + 1, pos - refs.starts[s] + 1)
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def xa_entries(buf: np.ndarray, p: int, k: int, recs: Records, alns: Alignments, refs: RefNames) -> int:
+    """Record k's XA value as bwa writes it: `RNAME,±POS,CIGAR,NM;` per alternative (Records.xa_loc)."""
+    for a in range(recs.xa_off[k], recs.xa_off[k + 1]):
+        li = recs.xa_loc[a] >> 1
+        pos = alns.start[li]
+        s = sequence_of(refs.starts, pos)
+        p = _copy(buf, p, refs.names[refs.name_off[s]:refs.name_off[s + 1]])
+        buf[p] = 44  # ','
+        buf[p + 1] = 45 if recs.xa_loc[a] & 1 else 43  # '-' / '+'
+        p = write_int(buf, p + 2, pos - refs.starts[s] + 1)
+        buf[p] = 44
+        p = _cigar(buf, p + 1, li, alns)
+        buf[p] = 44
+        p = write_int(buf, p + 1, alns.dist[li])
+        buf[p] = 59  # ';'
+        p += 1
+    return p
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def xa_size(k: int, recs: Records, alns: Alignments, refs: RefNames) -> int:
+    """An upper bound of the bytes of record k's XA value."""
+    size = 0
+    for a in range(recs.xa_off[k], recs.xa_off[k + 1]):
+        li = recs.xa_loc[a] >> 1
+        s = sequence_of(refs.starts, alns.start[li])
+        size += refs.name_off[s + 1] - refs.name_off[s] + 11 * alns.n_runs[li] + XA_BYTES
+    return size
+
+
 def format_records(recs: Records, reads: Reads, alns: Alignments, refs: RefNames,
                    secondary_seq: bool = False) -> np.ndarray:
     """SAM lines of a batch of records. Paired records (flag 1) take the mate fields of recs (mate_loc: the
@@ -102,6 +135,7 @@ def _format(rec_t: tuple, read_t: tuple, aln_t: tuple, ref_t: tuple, secondary_s
         if mi >= 0:
             s = sequence_of(ref_starts, loc_s[mi])
             size += 2 * (ref_name_off[s + 1] - ref_name_off[s]) + 11 * n_runs[mi] + 80
+        size += xa_size(k, recs, alns, refs)
     buf = np.empty(size, dtype=np.uint8)
     return buf[:_write(recs, reads, alns, refs, secondary_seq, buf)]
 
@@ -198,6 +232,10 @@ def _write(recs: Records, reads: Reads, alns: Alignments, refs: RefNames, second
             p = _tag_int(buf, p, 65, 83, -d)  # AS
             p = _tag_int(buf, p, 78, 72, rec_nh[k])  # NH
             p = _tag_int(buf, p, 72, 73, hi)  # HI: 1-based among the read's records, as STAR and HISAT2 write it
+            if recs.xs[k] != NO_XS:
+                p = _tag_int(buf, p, 88, 83, recs.xs[k])  # XS
+            if recs.xa_off[k + 1] > recs.xa_off[k]:
+                p = xa_entries(buf, _copy(buf, p, XA_TAG), k, recs, alns, refs)
         if paired and mi >= 0:
             p = _copy(buf, p, MC_TAG)
             p = _cigar(buf, p, mi, alns)

@@ -11,7 +11,8 @@ What `activate()` changes in numba, once per process:
 - `Dispatcher.get_call_template`: seedmap's kernels are typed for their arguments' plain types (`literals.py`);
   other functions as numba would;
 - only where no directory can be written: `Dispatcher.enable_caching` leaves seedmap's kernels uncached (numba
-  alone fails as they are defined); other functions as numba would.
+  alone fails as they are defined); other functions as numba would;
+- a listener on numba's compile events: one log line when a seedmap kernel compiles (`compile_log.py`).
 
 Also here, for a run's warm-up (pipeline/warmup.py) and its first reads: `quick_load.cached_kernels_load_quickly`
 and `lazy_bitcode.bitcode_parsed_lazily`, numba's cache loads made quicker within a block, undone after it. What
@@ -53,6 +54,10 @@ def activate(cache_dir: str | None = None) -> None:
 
             numba.config.CACHE_DIR = KERNEL_CACHE
         no_literal_specialisations()
+        if not cache_dir:  # (a compiling worker's compiles are its caller's to report)
+            from seedmap.jit.compile_log import log_compiles
+
+            log_compiles(KERNEL_CACHE)
         _activated = True
 
 

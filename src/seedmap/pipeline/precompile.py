@@ -250,6 +250,25 @@ class _Worker:
 _RESULT = "seedmap-compiled "
 
 
+def compile_all() -> int:
+    """`seedmap compile`: every listed kernel of every kind of run that the cache lacks, in worker processes where
+    there are enough of them, else in this one; how many were pending."""
+    from seedmap.pipeline.kernel_list import RUNS
+
+    total = 0
+    for kind, runs in RUNS.items():
+        for name in runs:
+            tasks = pending(kind, name)
+            total += len(tasks)
+            if tasks and not compile_listed(kind, name):
+                for module, fn, text, _ in tasks:
+                    try:
+                        dispatcher(module, fn).compile(signature(text))
+                    except Exception as exc:  # a signature the code no longer takes (a stale list)
+                        log.debug("could not compile %s.%s from the list: %s", module, fn, exc)
+    return total
+
+
 def _worker(cache_dir: str) -> None:
     """A worker's life: compile each task read from stdin, with the caller's cache and saves serialized."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle: it stops the workers
