@@ -26,8 +26,10 @@ class CompileLine(event.Listener):
         if self.said:
             return
         disp = (ev.data or {}).get("dispatcher")
-        func = getattr(disp, "py_func", None)
-        module = getattr(func, "__module__", "") or ""
+        func = getattr(disp, "py_func", None)  # (a CPU or a CUDA dispatcher)
+        if func is None:
+            return
+        module = func.__module__ or ""
         if not module.startswith("seedmap."):
             return
         self.said = True
