@@ -239,7 +239,7 @@ def test_traceback_matches_cpu(seed, scratch_bytes, small_blocks):
     want = align(*args)
     got = DeviceAligner(DeviceVerifier(ref.packed, ref.nmask), scratch_bytes=scratch_bytes)(*args)
     assert_same_alignments(got, want)
-    runs = got["n_runs"]
+    runs = got.n_runs
     assert (runs > 1).any()  # gapped alignments: the DP and its traceback ran, not only the ungapped path
 
 

@@ -25,6 +25,7 @@ from seedmap.paired.insert_size import InsertModel
 from seedmap.pipeline import EngineOptions, MapOptions, RunOptions, errors_per_read, locate
 from seedmap.pipeline.run import run_map
 from seedmap.verify import windows as cpu_windows
+from seedmap.verify.align import Traceback
 from seedmap.verify.bulk import AUTO, bulk_distances, window_of
 
 # --------------------------------------------------------------------------------------- genomes, reads, batches
@@ -598,8 +599,9 @@ SEED_FILTER_CASES = [
 ]
 
 
-def assert_same_alignments(got: dict, want: dict) -> None:
+def assert_same_alignments(got_aln: Traceback, want_aln: Traceback) -> None:
     """Every output the same (dtypes, shapes; the filled slots of ops, lens and md byte for byte)."""
+    got, want = got_aln._asdict(), want_aln._asdict()
     assert got.keys() == want.keys()
     for name in want:
         assert got[name].dtype == want[name].dtype and got[name].shape == want[name].shape, name

@@ -117,15 +117,15 @@ def test_alignments_have_the_fewest_gaps_at_the_verified_distance(seed, e, repet
     lo, hi = free_bounds(ls, le, ld, ref.starts)
     for k in range(lq.size):
         q = qcodes[qoff[lq[k]]:qoff[lq[k] + 1]]
-        d, a, b = int(ld[k]), int(aln["start"][k]), int(aln["end"][k])
+        d, a, b = int(ld[k]), int(aln.start[k]), int(aln.end[k])
         seq = np.searchsorted(ref.starts, ls[k], side="right") - 1
         assert ref.starts[seq] <= lo[k] <= a <= ls[k] and le[k] <= b <= hi[k] <= ref.starts[seq + 1]
         assert lo[k] >= ls[k] - d and hi[k] <= le[k] + d
-        c0, n = aln["cig_off"][k], aln["n_runs"][k]
-        ops, lens = aln["ops"][c0:c0 + n].tolist(), aln["lens"][c0:c0 + n].tolist()
+        c0, n = aln.cig_off[k], aln.n_runs[k]
+        ops, lens = aln.ops[c0:c0 + n].tolist(), aln.lens[c0:c0 + n].tolist()
         edits, gaps = replay(q, codes[a:b], ops, lens)
         assert edits == d
-        md = bytes(aln["md"][aln["md_off"][k]:aln["md_off"][k] + aln["md_len"][k]]).decode()
+        md = bytes(aln.md[aln.md_off[k]:aln.md_off[k] + aln.md_len[k]]).decode()
         cigar = "".join(f"{n}{'MID'[op]}" for op, n in zip(ops, lens, strict=True))
         assert reference_from_alignment(decode(q), cigar, md) == (decode(codes[a:b]), d)
         assert (a, b) == aligned_interval(q, codes, ref.starts, int(ls[k]), int(le[k]), d)

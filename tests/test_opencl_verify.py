@@ -181,7 +181,7 @@ def test_traceback_matches_cpu(opencl_device, seed, reads, scratch_bytes):
     loc, want, got = locations_and_alignments(opencl_device, ref, c, scratch_bytes)
     assert loc[0].size > 10 and (loc[3] > 0).any()
     assert_same_alignments(got, want)
-    assert (got["n_runs"] > 1).any()  # gapped alignments: the DP and its traceback ran, not only the ungapped path
+    assert (got.n_runs > 1).any()  # gapped alignments: the DP and its traceback ran, not only the ungapped path
 
 
 def ends_case() -> tuple[Reference, dict]:
@@ -217,8 +217,8 @@ def ends_case() -> tuple[Reference, dict]:
 
 
 def cigars(aln: dict) -> list[str]:
-    return ["".join(f"{n}{'MID'[o]}" for o, n in zip(aln["ops"][a:a + r], aln["lens"][a:a + r], strict=True))
-            for a, r in zip(aln["cig_off"][:-1], aln["n_runs"], strict=True)]
+    return ["".join(f"{n}{'MID'[o]}" for o, n in zip(aln.ops[a:a + r], aln.lens[a:a + r], strict=True))
+            for a, r in zip(aln.cig_off[:-1], aln.n_runs, strict=True)]
 
 
 def test_traceback_indels_at_read_ends_n_and_reverse_strand(opencl_device):
@@ -229,7 +229,7 @@ def test_traceback_indels_at_read_ends_n_and_reverse_strand(opencl_device):
     assert any(x.startswith("1I") for x in found), found  # a leading insertion
     assert any(re.fullmatch(r"\d+M1I\dM|\d+M1I", x) for x in found), found  # an insertion at the last bases
     assert any(re.match(r"\dM1D", x) for x in found), found  # a deletion after the first bases
-    assert np.any(got["md"] == ord("N"))  # a mismatch against N in the reference, in MD
+    assert np.any(got.md == ord("N"))  # a mismatch against N in the reference, in MD
     assert (loc[0] & 1).any() and (loc[0] & 1 == 0).any()  # both strands' queries
 
 
@@ -284,6 +284,6 @@ def test_traceback_long_reads_on_the_cpu_logged_once(opencl_device, caplog, monk
             assert_same_alignments(aligner(*full), align(*full))
     assert caplog.text.count("reads longer than 256 bp are aligned on the CPU") == 1
     none = aligner(*args[:3], *(x[:0] for x in loc), ref.packed, ref.nmask, ref.starts)
-    assert none["n_runs"].size == 0
+    assert none.n_runs.size == 0
     with pytest.raises(ValueError, match="another reference"):
         aligner(*full[:7], ref.packed.copy(), ref.nmask, ref.starts)

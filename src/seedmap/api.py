@@ -18,11 +18,14 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from seedmap import jit
+
+if TYPE_CHECKING:  # (seedmap's modules load on the first call: `import seedmap` stays light)
+    from seedmap.verify.align import Traceback
 
 # Reads: a FASTA/FASTQ path (plain or gz), or a sequence of reads, each a str (its name: its number) or a
 # (name, sequence) or (name, sequence, qualities) tuple.
@@ -195,7 +198,7 @@ class Index:
             """The records' columns instead of their SAM text (io/record_columns.py)."""
 
             def records(self, recs: Any, batch: Any, loc_s: np.ndarray, loc_d: np.ndarray,  # type: ignore[override]
-                        aln: dict) -> dict:  # (columns where the formatter returns SAM bytes: the API's own run)
+                        aln: Traceback) -> dict:  # (columns where the formatter returns SAM bytes: the API's run)
                 from seedmap.io.record_columns import record_columns
 
                 return record_columns(recs, batch.columns, self.alignments(loc_s, loc_d, aln), self.refs, batch.first)

@@ -17,6 +17,7 @@ from seedmap.engines.base import Engine, QueryMemo
 from seedmap.io.reference import Reference
 from seedmap.options import EngineOptions
 from seedmap.verify import windows
+from seedmap.verify.align import Traceback
 
 log = logging.getLogger("seedmap")
 
@@ -65,7 +66,7 @@ class DeviceBackend(Protocol):
 
 # The twins of verify.windows.verify and verify.align.align on a device (same arguments, same results).
 VerifyWindows = Callable[..., tuple[np.ndarray, ...]]
-AlignLocations = Callable[..., dict]
+AlignLocations = Callable[..., Traceback]
 
 
 class DeviceEngine:
@@ -96,7 +97,7 @@ class DeviceEngine:
 
     def align_locations(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                         loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
-                        nmask: np.ndarray, seq_starts: np.ndarray) -> dict:
+                        nmask: np.ndarray, seq_starts: np.ndarray) -> Traceback:
         return self.aligner(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, seq_starts)
 
 

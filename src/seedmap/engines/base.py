@@ -14,7 +14,7 @@ from numba import njit
 
 from seedmap.filter import plan
 from seedmap.filter.windows import merge_windows
-from seedmap.verify.align import align
+from seedmap.verify.align import Traceback, align
 from seedmap.verify.windows import verify
 
 # Raw candidates materialised at once (24 bytes each, and 40 more while verified in bulk); more are processed in
@@ -173,7 +173,7 @@ class Engine(Protocol):
 
     def align_locations(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                         loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
-                        nmask: np.ndarray, seq_starts: np.ndarray) -> dict: ...
+                        nmask: np.ndarray, seq_starts: np.ndarray) -> Traceback: ...
 
 
 class CandidateEngine:
@@ -226,7 +226,7 @@ class CandidateEngine:
 
     def align_locations(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                         loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
-                        nmask: np.ndarray, seq_starts: np.ndarray) -> dict:
+                        nmask: np.ndarray, seq_starts: np.ndarray) -> Traceback:
         """The locations' CIGAR and MD, aligned on the CPU (verify/align.py)."""
         return align(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, packed, nmask, seq_starts)
 

@@ -112,7 +112,7 @@ def map_pair_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: Ma
         pl, choice, edits, (qcodes, qoff) = _all_pairs(batch, engine, ref, qerr, rescue_qerr, lib, w, clock)
     aln = engine.align_locations(qcodes, qoff, edits, pl.query, pl.start, pl.end, pl.dist, ref.packed, ref.nmask,
                                  ref.starts)
-    pl.start, pl.end = aln.pop("start"), aln.pop("end")  # each alignment's interval: POS and TLEN
+    pl.start, pl.end = aln.start, aln.end  # each alignment's interval: POS and TLEN
     clock.lap("traceback")
     recs = make_pair_records(n, pl.start, pl.end, pl.dist, pl.query & 1, pl.ref_id, pl.read, choice.chosen,
                              choice.proper, choice.mapq, opts.best_only, opts.max_hits)

@@ -25,6 +25,7 @@ from seedmap.options import MapOptions
 from seedmap.pipeline.strata import stratified_locate
 from seedmap.pipeline.timings import StageClock
 from seedmap.records import make_records
+from seedmap.verify.align import Traceback
 from seedmap.verify.shifts import shifted_placements
 
 
@@ -70,17 +71,17 @@ class SamFormatter:
         self.rg = np.frombuffer(rg, dtype=np.uint8)
         self.rg_tag = b"\tRG:Z:" + rg + b"\n" if rg else b""
 
-    def alignments(self, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict) -> Alignments:
+    def alignments(self, loc_s: np.ndarray, loc_d: np.ndarray, aln: Traceback) -> Alignments:
         """The locations' alignments as the writers take them, MD naming the reference's IUPAC letters."""
-        restore_iupac(aln["md"], aln["md_off"], aln["md_len"], loc_s, self.ref.iupac_pos, self.ref.iupac_code)
-        return Alignments(loc_s, loc_d, aln["cig_off"], aln["ops"], aln["lens"], aln["n_runs"], aln["md_off"],
-                          aln["md"], aln["md_len"])
+        restore_iupac(aln.md, aln.md_off, aln.md_len, loc_s, self.ref.iupac_pos, self.ref.iupac_code)
+        return Alignments(loc_s, loc_d, aln.cig_off, aln.ops, aln.lens, aln.n_runs, aln.md_off, aln.md, aln.md_len)
 
-    def records(self, recs: Records, batch: ReadBatch, loc_s: np.ndarray, loc_d: np.ndarray, aln: dict) -> np.ndarray:
+    def records(self, recs: Records, batch: ReadBatch, loc_s: np.ndarray, loc_d: np.ndarray,
+                aln: Traceback) -> np.ndarray:
         """The batch's output bytes as the kernel's own uint8 array: copying them into a bytes object
         held the GIL (numpy's tobytes), a serial step of every worker thread. Writers take any buffer.
         loc_s, loc_d and aln: each location's start, distance and alignment (Engine.align_locations); MD
-        strings name the reference's IUPAC letters (rewritten in aln["md"])."""
+        strings name the reference's IUPAC letters (rewritten in aln.md)."""
         alns = self.alignments(loc_s, loc_d, aln)
         if self.bam:
             return encode_records(recs, batch.columns, alns, self.refs, self.secondary_seq, rg=self.rg)
@@ -111,10 +112,10 @@ def map_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: MapOpti
         loc, (qcodes, qoff) = locate(batch, engine, ref, qerr, clock)
     aln = engine.align_locations(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, ref.packed,
                                  ref.nmask, ref.starts)
-    loc.start, loc.end = aln.pop("start"), aln.pop("end")  # each alignment's interval: the records' POS
+    loc.start, loc.end = aln.start, aln.end  # each alignment's interval: the records' POS
     clock.lap("traceback")
-    shifted = shifted_placements(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, aln["cig_off"],
-                                 aln["ops"], aln["lens"], aln["n_runs"], ref.packed, ref.nmask, ref.starts, batch.size)
+    shifted = shifted_placements(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, aln.cig_off, aln.ops,
+                                 aln.lens, aln.n_runs, ref.packed, ref.nmask, ref.starts, batch.size)
     recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr,
                         opts.extra_strata, shifted)
     mapped = int(np.count_nonzero(np.diff(loc.query >> 1, prepend=-1)))  # queries are sorted

@@ -15,6 +15,8 @@ OpenCL twin, align.cl, runs the DP for every gapped alignment and gives the same
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -404,7 +406,24 @@ def free_bounds(loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray,
     return lo, hi
 
 
-def layout(qoff: np.ndarray, loc_q: np.ndarray, loc_d: np.ndarray) -> dict:
+class Traceback(NamedTuple):
+    """The alignments of a batch's locations: CIGAR runs (ops, lens: location k's at cig_off[k], n_runs[k] of
+    them), MD bytes (at md_off[k], md_len[k] of them), the distance of each traceback (dist, checked against the
+    verification's) and each alignment's reference interval [start, end) (the record's POS)."""
+
+    cig_off: np.ndarray
+    ops: np.ndarray
+    lens: np.ndarray
+    n_runs: np.ndarray
+    md_off: np.ndarray
+    md: np.ndarray
+    md_len: np.ndarray
+    dist: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+
+def layout(qoff: np.ndarray, loc_q: np.ndarray, loc_d: np.ndarray) -> Traceback:
     """Empty outputs of an alignment of the locations: CIGAR runs (ops, lens) and MD bytes, room for the
     worst case of each location at cig_off / md_off; n_runs, md_len, dist and the alignment's start and
     end per location."""
@@ -415,31 +434,29 @@ def layout(qoff: np.ndarray, loc_q: np.ndarray, loc_d: np.ndarray) -> dict:
     np.cumsum(cig_cap, out=cig_off[1:])
     md_off = np.zeros(loc_q.size + 1, dtype=np.int64)
     np.cumsum(md_cap, out=md_off[1:])
-    return {"cig_off": cig_off, "ops": np.empty(int(cig_off[-1]), dtype=np.uint8),
-            "lens": np.empty(int(cig_off[-1]), dtype=np.int32), "n_runs": np.empty(loc_q.size, dtype=np.int64),
-            "md_off": md_off, "md": np.empty(int(md_off[-1]), dtype=np.uint8),
-            "md_len": np.empty(loc_q.size, dtype=np.int64), "dist": np.empty(loc_q.size, dtype=np.int32),
-            "start": np.empty(loc_q.size, dtype=np.int64), "end": np.empty(loc_q.size, dtype=np.int64)}
+    return Traceback(cig_off, np.empty(int(cig_off[-1]), dtype=np.uint8), np.empty(int(cig_off[-1]), dtype=np.int32),
+                     np.empty(loc_q.size, dtype=np.int64), md_off, np.empty(int(md_off[-1]), dtype=np.uint8),
+                     np.empty(loc_q.size, dtype=np.int64), np.empty(loc_q.size, dtype=np.int32),
+                     np.empty(loc_q.size, dtype=np.int64), np.empty(loc_q.size, dtype=np.int64))
 
 
-def checked(aln: dict, loc_d: np.ndarray) -> dict:
+def checked(aln: Traceback, loc_d: np.ndarray) -> Traceback:
     """The alignments, once their distances are the verified ones (an internal error otherwise)."""
-    if not np.array_equal(aln.pop("dist"), loc_d):
+    if not np.array_equal(aln.dist, loc_d):
         raise AssertionError("internal error: traceback distance differs from verification distance")
     return aln
 
 
 def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
           loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
-          seq_starts: np.ndarray) -> dict:
+          seq_starts: np.ndarray) -> Traceback:
     """CIGAR runs and MD strings of all locations, in flat arrays with offsets, and each alignment's
-    reference interval ("start", "end": the location's own, or up to d bases further out where that avoids
+    reference interval (start, end: the location's own, or up to d bases further out where that avoids
     an insertion at a read end; the record's POS). (qerr belongs to the stage's interface, which the GPU's
     twin shares; the band of a location is its own distance.)"""
     aln = layout(qoff, loc_q, loc_d)
     loc_lo, loc_hi = free_bounds(loc_s, loc_e, loc_d, seq_starts)
     spread((loc_q.size + BLOCK - 1) // BLOCK, lambda b0, b1: _align_all(
-        qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, aln["cig_off"], aln["md_off"],
-        aln["ops"], aln["lens"], aln["md"], aln["n_runs"], aln["md_len"], aln["dist"], aln["start"], aln["end"],
-        b0, b1))
+        qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, aln.cig_off, aln.md_off, aln.ops,
+        aln.lens, aln.md, aln.n_runs, aln.md_len, aln.dist, aln.start, aln.end, b0, b1))
     return checked(aln, loc_d)

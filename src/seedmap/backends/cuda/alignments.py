@@ -8,7 +8,7 @@ from numba import cuda
 
 from seedmap.backends.cuda import align_kernels as ak
 from seedmap.backends.cuda.verify_kernels import DeviceVerifier, sync
-from seedmap.verify.align import checked, free_bounds, layout, scratch_sizes
+from seedmap.verify.align import Traceback, checked, free_bounds, layout, scratch_sizes
 
 SCRATCH_BYTES = 1 << 30  # per worker: a 100 bp location at distance 5 takes up to 39 kB, 27,000 a launch
 
@@ -22,7 +22,7 @@ class DeviceAligner:
 
     def __call__(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                  loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
-                 nmask: np.ndarray, seq_starts: np.ndarray) -> dict:
+                 nmask: np.ndarray, seq_starts: np.ndarray) -> Traceback:
         dev = self.device
         if packed is not dev.packed:
             raise ValueError("this aligner holds another reference")
@@ -38,9 +38,9 @@ class DeviceAligner:
         per_launch = max(1, min(n, self.scratch_bytes // (8 * cells + 2 * span)))
         d_codes, d_qoff, _ = dev.resident_reads(qcodes, qoff, qerr)  # the verifier's copies
         d_locs = [cuda.to_device(x, stream=st) for x in locs]
-        d_off = [cuda.to_device(aln[name], stream=st) for name in ("cig_off", "md_off")]
-        outputs = ("ops", "lens", "md", "n_runs", "md_len", "dist", "start", "end")
-        d_out = [cuda.device_array(max(aln[name].size, 1), dtype=aln[name].dtype, stream=st) for name in outputs]
+        d_off = [cuda.to_device(a, stream=st) for a in (aln.cig_off, aln.md_off)]
+        outputs = (aln.ops, aln.lens, aln.md, aln.n_runs, aln.md_len, aln.dist, aln.start, aln.end)
+        d_out = [cuda.device_array(max(a.size, 1), dtype=a.dtype, stream=st) for a in outputs]
         d_cells = cuda.device_array(per_launch * cells, dtype=np.int64, stream=st)
         d_bytes = cuda.device_array(per_launch * 2 * span, dtype=np.uint8, stream=st)
         for first in range(0, n, per_launch):
@@ -48,8 +48,8 @@ class DeviceAligner:
             ak.align_kernel[(last - first + ak.THREADS - 1) // ak.THREADS, ak.THREADS, st](
                 d_codes, d_qoff, *d_locs, dev.d_packed, dev.d_nmask, *d_off, *d_out, first, last, d_cells, d_bytes,
                 cells, span)
-        for name, d in zip(outputs, d_out, strict=True):
-            if aln[name].size:
-                d.copy_to_host(aln[name], stream=st)
+        for a, d in zip(outputs, d_out, strict=True):
+            if a.size:
+                d.copy_to_host(a, stream=st)
         sync(st)
         return checked(aln, loc_d)

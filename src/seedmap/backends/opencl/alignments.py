@@ -37,7 +37,7 @@ class OpenClAligner:
 
     def __call__(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                  loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
-                 nmask: np.ndarray, seq_starts: np.ndarray) -> dict:
+                 nmask: np.ndarray, seq_starts: np.ndarray) -> align.Traceback:
         if packed is not self.packed:
             raise ValueError("this aligner holds another reference")
         aln = align.layout(qoff, loc_q, loc_d)
@@ -53,15 +53,16 @@ class OpenClAligner:
             idx = np.flatnonzero(long)
             on_cpu = align.align(qcodes, qoff, qerr, loc_q[idx], loc_s[idx], loc_e[idx], loc_d[idx], packed, nmask,
                                  seq_starts)
-            place(aln, on_cpu, idx, loc_d)
+            place(aln._asdict(), on_cpu._asdict(), idx, loc_d)
         sel = np.flatnonzero(~long)
         if sel.size:
-            self._run(qcodes, qoff64, sel, loc_q, loc_s, loc_e, loc_d, seq_starts, aln)
+            aln = self._run(qcodes, qoff64, sel, loc_q, loc_s, loc_e, loc_d, seq_starts, aln)
         return align.checked(aln, loc_d)
 
     def _run(self, qcodes: np.ndarray, qoff: np.ndarray, sel: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
-             loc_e: np.ndarray, loc_d: np.ndarray, seq_starts: np.ndarray, aln: dict) -> None:
-        """Locations `sel` aligned on the device into aln, in launches whose scratch fits scratch_bytes."""
+             loc_e: np.ndarray, loc_d: np.ndarray, seq_starts: np.ndarray,
+             aln: align.Traceback) -> align.Traceback:
+        """aln with locations `sel` aligned on the device, in launches whose scratch fits scratch_bytes."""
         cl, dev = self.cl, self.device
         loc_lo, loc_hi = align.free_bounds(loc_s, loc_e, loc_d, seq_starts)
         locs = [np.ascontiguousarray(x, dtype=I64) for x in (loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi)]
@@ -70,28 +71,30 @@ class OpenClAligner:
         per_launch = max(1, min(sel.size, self.scratch_bytes // (8 * cells + 2 * span)))
         ins = [dev.buffer(sel.astype(I64)), dev.buffer(np.asarray(qcodes, dtype=np.uint8)), dev.buffer(qoff)]
         ins += [dev.buffer(x) for x in locs] + [self.d_packed, self.d_nmask]
-        ins += [dev.buffer(aln[name]) for name in ("cig_off", "md_off")]
-        outs = [cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, max(aln[name].nbytes, 1)) for name in OUTPUTS]
+        fields = aln._asdict()
+        ins += [dev.buffer(aln.cig_off), dev.buffer(aln.md_off)]
+        outs = [cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, max(fields[name].nbytes, 1)) for name in OUTPUTS]
         scratch = [cl.Buffer(dev.context, cl.mem_flags.READ_WRITE, per_launch * size)
                    for size in (8 * cells, 2 * span)]
         for first in range(0, sel.size, per_launch):
             n = min(sel.size, first + per_launch) - first
             dev.launch(self.kernel, self.queue, n, I64(first), *ins, *outs, *scratch, I64(cells), I64(span))
         # whole arrays back, then the device's locations kept (the long reads' slots are the CPU's)
-        got = {name: np.empty_like(aln[name]) for name in OUTPUTS}
+        got = {name: np.empty_like(fields[name]) for name in OUTPUTS}
         for name, buf in zip(OUTPUTS, outs, strict=True):
             if got[name].size:
                 cl.enqueue_copy(self.queue, got[name], buf, is_blocking=False)
         self.queue.finish()
         if sel.size == loc_q.size:
-            aln.update(got)
-        else:
-            place(aln, {name: got[name] for name in OUTPUTS}, sel, loc_d, from_whole=True)
+            return aln._replace(**got)
+        place(fields, got, sel, loc_d, from_whole=True)
+        return aln
 
 
-def place(aln: dict, part: dict, idx: np.ndarray, loc_d: np.ndarray, from_whole: bool = False) -> None:
-    """Locations idx's alignments from `part` into aln: part is align.align's result for those locations alone
-    (its own slots, dist checked and dropped), or with from_whole, arrays of aln's own layout."""
+def place(aln: dict[str, np.ndarray], part: dict[str, np.ndarray], idx: np.ndarray, loc_d: np.ndarray,
+          from_whole: bool = False) -> None:
+    """Locations idx's alignments from `part` into aln's arrays (a Traceback's fields by name): part is
+    align.align's result for those locations alone (its own slots), or with from_whole, arrays of aln's layout."""
     for name in ("n_runs", "md_len", "start", "end"):
         aln[name][idx] = part[name][idx] if from_whole else part[name]
     aln["dist"][idx] = part["dist"][idx] if from_whole else loc_d[idx]
