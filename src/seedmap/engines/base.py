@@ -95,7 +95,7 @@ def _passed(first: int, last: int, cand_off: np.ndarray, cand_len: np.ndarray, b
     return ok
 
 
-@njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]  # (_nrt: numba's, not in its stubs)
+@njit(cache=True, nogil=True, _nrt=False)
 def _keep_verified(first: int, last: int, cand_off: np.ndarray, cand_len: np.ndarray, ok: np.ndarray,
                    win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray) -> None:
     """Move each query's candidates that passed bulk verification to the front of its segment, in order."""
