@@ -3,11 +3,17 @@ more than 12 positional parameters takes a named structure (a NamedTuple of arra
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from long_signatures import long_signatures  # noqa: E402
+# Loaded from its file: benchmarks/ on sys.path would shadow packages (benchmarks/dask.py) in every process the
+# tests start after this one.
+_spec = importlib.util.spec_from_file_location(
+    "long_signatures", Path(__file__).resolve().parent.parent / "benchmarks" / "long_signatures.py")
+assert _spec is not None and _spec.loader is not None
+_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
+long_signatures = _module.long_signatures
 
 CEILING = 35  # lower it as signatures are shortened
 
