@@ -1,6 +1,6 @@
-"""The arrays a batch's SAM or BAM records are written from, grouped by what they describe. numba takes
-NamedTuples of arrays as kernel arguments, so the formatters take a few of these instead of two dozen arrays
-in an order that only the signature remembers."""
+"""The arrays of a batch (its queries, the reference, the SAM or BAM records written from them), grouped by
+what they describe. numba takes NamedTuples of arrays as kernel arguments, so the kernels take a few of these
+instead of two dozen arrays in an order that only the signature remembers."""
 
 from __future__ import annotations
 
@@ -64,3 +64,19 @@ class RefNames(NamedTuple):
     starts: np.ndarray
     names: np.ndarray
     name_off: np.ndarray
+
+
+class Queries(NamedTuple):
+    """A batch's queries as the kernels read them: query q (2 * read + strand) is codes[off[q]:off[q + 1]],
+    searched with err[q >> 1] edits."""
+
+    codes: np.ndarray
+    off: np.ndarray
+    err: np.ndarray
+
+
+class PackedRef(NamedTuple):
+    """The reference 2 bits a base (packed) with its N mask, one bit a base (nmask): io.reference's packing."""
+
+    packed: np.ndarray
+    nmask: np.ndarray
