@@ -153,7 +153,7 @@ def test_write_is_the_command_lines_output(example, ix):
     sam = _cli(example, "cli.sam", "reads.fq.gz", "-e", "4", "--best")
     counts = ix.write(example / "reads.fq.gz", example / "api.sam", e=4, best=True)
     assert sam_records((example / "api.sam").read_text()) == sam_records(sam)
-    assert counts["reads"] == 5000 and counts["records"] == len(sam_records(sam))
+    assert counts.reads == 5000 and counts.records == len(sam_records(sam))
 
 
 def test_bad_reads_are_one_line_errors(ix):

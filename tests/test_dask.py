@@ -18,6 +18,9 @@ from distributed import Client, LocalCluster, WorkerPlugin  # the test extra ins
 from helpers import COMP, decode, mutate, random_genome
 
 from seedmap.cli import main
+from seedmap.index.fm import FmParams
+from seedmap.index.kmer import KmerParams
+from seedmap.index.neighborhood import NeighborhoodParams
 from seedmap.kinds import build_index
 from seedmap.pipeline import EngineOptions, RunOptions, dask_run
 from seedmap.pipeline.run import run_map
@@ -59,9 +62,9 @@ def data(tmp_path_factory) -> Path:
     text = fastq(reads).splitlines(keepends=True)
     text[4 * 1500 + 3] = "II\n"  # quality shorter than the sequence
     (d / "bad.fq").write_text("".join(text))
-    build_index(str(d / "ref.fa"), None, "neighborhood", {"u": 10, "l": 16})
-    build_index(str(d / "ref.fa"), None, "kmer", {"k": 12})
-    build_index(str(d / "ref.fa"), None, "fm", {"r": 8})
+    build_index(str(d / "ref.fa"), None, "neighborhood", NeighborhoodParams(10, 16))
+    build_index(str(d / "ref.fa"), None, "kmer", KmerParams(12))
+    build_index(str(d / "ref.fa"), None, "fm", FmParams(8))
     return d
 
 

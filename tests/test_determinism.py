@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLES, decode, map_example
 
+from seedmap.index.kmer import KmerParams
+from seedmap.index.neighborhood import NeighborhoodParams
 from seedmap.io.reference import read_fasta
 from seedmap.kinds import build_index
 from seedmap.pipeline import RunOptions
@@ -18,8 +20,8 @@ from seedmap.pipeline.run import run_map
 def indexed_example(tmp_path_factory) -> Path:
     ref = tmp_path_factory.mktemp("example") / "ref.fa.gz"
     ref.write_bytes((EXAMPLES / "ref.fa.gz").read_bytes())
-    build_index(str(ref), None, "neighborhood", {"u": 10, "l": 16})
-    build_index(str(ref), None, "kmer", {"k": 12})
+    build_index(str(ref), None, "neighborhood", NeighborhoodParams(10, 16))
+    build_index(str(ref), None, "kmer", KmerParams(12))
     return ref
 
 

@@ -383,12 +383,14 @@ def test_stored_index_maps_like_neighborhood_for_threads_and_batches(tmp_path):
     """Index on disk (memory-mapped), several thread counts and batch sizes: the neighborhood's SAM."""
     from helpers import EXAMPLES, map_example
 
+    from seedmap.index.fm import FmParams
+    from seedmap.index.neighborhood import NeighborhoodParams
     from seedmap.kinds import build_index
 
     ref = tmp_path / "ref.fa.gz"
     ref.write_bytes((EXAMPLES / "ref.fa.gz").read_bytes())
-    build_index(str(ref), None, "neighborhood", {"u": 10, "l": 16})
-    build_index(str(ref), None, "fm", {"r": 8})
+    build_index(str(ref), None, "neighborhood", NeighborhoodParams(10, 16))
+    build_index(str(ref), None, "fm", FmParams(8))
     a = map_example(ref, tmp_path / "a.sam", threads=1, batch=100_000)
     b = map_example(ref, tmp_path / "b.sam", threads=2, batch=777, kind="fm")
     c = map_example(ref, tmp_path / "c.sam", threads=1, batch=5000, kind="fm")
@@ -612,11 +614,11 @@ def test_index_of_the_earlier_layout_is_refused(rng):
     request to rebuild, not read as if it had the new one."""
     ix = fm.build(Reference.from_codes(["g"], [genome_with_n(rng, 500)]), 4)
     arrays = ix.arrays()
-    assert fm.FmIndex.from_arrays({"r": 4}, arrays).n == ix.n
+    assert fm.FmIndex.from_arrays(fm.FmParams(4), arrays).n == ix.n
     old = dict(arrays, fwd_occ=arrays["fwd_occ"].copy())
     old["fwd_occ"][0, fm.OCC_WORDS - 1] = 0
     with pytest.raises(SeedmapError, match="rebuild"):
-        fm.FmIndex.from_arrays({"r": 4}, old)
+        fm.FmIndex.from_arrays(fm.FmParams(4), old)
 
 
 # ------------------------------------------------------------- where the scheme cuts a read (fm_pieces)

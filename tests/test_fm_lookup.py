@@ -16,6 +16,7 @@ from seedmap.filter import fm_lookup, fm_pieces
 from seedmap.filter.fm_scheme import ROW, search_query
 from seedmap.filter.fm_search import backward_search, level_row, lower_bounds, table_k
 from seedmap.index import fm
+from seedmap.index.fm import FmParams
 from seedmap.io.reference import Reference
 from seedmap.kinds import build_index, load_or_build
 
@@ -64,7 +65,7 @@ def test_a_stored_index_keeps_its_tables(rng, tmp_path, monkeypatch):
     ref, seqs = reference(rng, True)
     fasta = tmp_path / "ref.fa"
     fasta.write_text("".join(f">{name}\n{decode(seq)}\n" for name, seq in zip(ref.names, seqs, strict=True)))
-    path = build_index(str(fasta), str(tmp_path / "ref.fm"), "fm", {"r": 4})
+    path = build_index(str(fasta), str(tmp_path / "ref.fm"), "fm", FmParams(4))
     _, ix = load_or_build(str(fasta), str(path), "fm")
     built = fm.build(ref, 4)
     want = fm_lookup.tables(built)

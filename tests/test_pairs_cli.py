@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from helpers import COMP, decode, mutate, random_genome
 
+from seedmap.index.neighborhood import NeighborhoodParams
 from seedmap.kinds import build_index
 from seedmap.paired.insert_size import InsertModel
 from seedmap.pipeline import MapOptions, RunOptions
@@ -45,7 +46,7 @@ def pair_files(tmp_path_factory) -> Path:
     text2 = fastq(r2)
     (d / "cut2.fq.gz").write_bytes(gzip.compress(text2[:len(text2) - 150].encode()))  # its last record cut short
     (d / "renamed2.fq").write_text(fastq([("other/2" if i == 10 else n, s) for i, (n, s) in enumerate(r2)]))
-    build_index(str(d / "ref.fa"), None, "neighborhood", {"u": 10, "l": 16})
+    build_index(str(d / "ref.fa"), None, "neighborhood", NeighborhoodParams(10, 16))
     return d
 
 

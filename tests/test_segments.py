@@ -34,10 +34,11 @@ from seedmap.engines.segmented import SegmentedEngine, SegmentGate, drops_pages,
 from seedmap.errors import SeedmapError
 from seedmap.filter.windows import merge_one
 from seedmap.index import fm, fm_blocks, neighborhood, segments
+from seedmap.index.neighborhood import NeighborhoodParams
 from seedmap.index.segments import SegmentedIndex
 from seedmap.index.words import range_words, sorted_words
 from seedmap.io.reference import Reference
-from seedmap.kinds import plan_build
+from seedmap.kinds import BuildLimits, plan_build
 from seedmap.pipeline import EngineOptions
 from seedmap.verify.bulk import bulk_distances
 
@@ -187,25 +188,25 @@ def test_max_memory_chooses_segments_that_fit():
     rng = np.random.default_rng(3)
     ref = Reference.from_codes(["a"], [random_genome(rng, 400_000)])
     fixed = segments.FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes + 8 * 4**10
-    assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": 8 << 30})
+    nb = NeighborhoodParams(10, 16)
+    assert not plan_build(ref, "neighborhood", nb, BuildLimits(max_memory=8 << 30)).segments
     max_bytes = fixed + 100_000 * neighborhood.SORT_BYTES_PER_POSITION
-    params = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": max_bytes})
-    bounds = params["segments"]
-    assert len(bounds) == 5 and bounds[0] == 0 and bounds[-1] == ref.total and "max_memory" not in params
+    bounds = plan_build(ref, "neighborhood", nb, BuildLimits(max_memory=max_bytes)).segments
+    assert len(bounds) == 5 and bounds[0] == 0 and bounds[-1] == ref.total
     assert max(np.diff(bounds)) * neighborhood.SORT_BYTES_PER_POSITION + fixed <= max_bytes
     with pytest.raises(SeedmapError, match="too small"):
-        plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": fixed})
+        plan_build(ref, "neighborhood", nb, BuildLimits(max_memory=fixed))
     # Without --max-memory, the CLI's share of the machine's memory (three quarters): the same segments
     # when the build is what limits them; segments that also map two at a time within half the machine's
     # memory when that is smaller; and a machine too small for one segment builds the whole index (no error).
-    auto = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": 0, "machine_memory": max_bytes})
-    assert len(auto["segments"]) >= len(bounds)
+    auto = plan_build(ref, "neighborhood", nb, BuildLimits(machine_memory=max_bytes))
+    assert len(auto.segments) >= len(bounds)
     half = fixed + neighborhood.MAP_WORKING_BYTES + 2 * neighborhood.INDEX_BYTES_PER_POSITION * 150_000
-    roomy = plan_build(ref, "neighborhood", {"u": 10, "l": 16, "machine_memory": half * 3 // 2})
-    assert len(roomy["segments"]) == 4 and max(np.diff(roomy["segments"])) <= 150_000
-    assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "max_memory": half * 3 // 2})
-    assert "segments" not in plan_build(ref, "neighborhood", {"u": 10, "l": 16, "machine_memory": fixed})
-    assert plan_build(ref, "fm", {"r": 16, "machine_memory": max_bytes}) == {"r": 16}
+    roomy = plan_build(ref, "neighborhood", nb, BuildLimits(machine_memory=half * 3 // 2))
+    assert len(roomy.segments) == 4 and max(np.diff(roomy.segments)) <= 150_000
+    assert not plan_build(ref, "neighborhood", nb, BuildLimits(max_memory=half * 3 // 2)).segments
+    assert not plan_build(ref, "neighborhood", nb, BuildLimits(machine_memory=fixed)).segments
+    assert plan_build(ref, "fm", fm.FmParams(16), BuildLimits(machine_memory=max_bytes)) == fm.FmParams(16)
 
 
 @pytest.mark.parametrize("text,value", [("8G", 8 << 30), ("512M", 512 << 20), ("1.5g", 3 << 29), ("64KiB", 64 << 10),
@@ -300,21 +301,21 @@ def test_fm_blocks_chosen_to_fit_max_memory():
     fixed = segments.FIXED_BUILD_BYTES + ref.packed.nbytes + ref.nmask.nbytes
     n = ref.total + 4
     one_piece = fixed + n * fm.build_bytes_per_base(8)
-    assert plan_build(ref, "fm", {"r": 8, "max_memory": int(one_piece) + 1}) == {"r": 8}
+    assert plan_build(ref, "fm", fm.FmParams(8), BuildLimits(max_memory=int(one_piece) + 1)) == fm.FmParams(8)
     limit = int(fixed + n * fm_blocks.MERGE_OCC_BYTES + 210_000 * fm_blocks.SORT_BYTES)
-    params = plan_build(ref, "fm", {"r": 8, "max_memory": limit})
-    assert params["blocks"] == [0, 2, 4] and "segments" not in params
+    params = plan_build(ref, "fm", fm.FmParams(8), BuildLimits(max_memory=limit))
+    assert params.blocks == (0, 2, 4) and not params.segments
     big = Reference.from_codes(["a", "b", "c"], [random_genome(rng, m) for m in (300_000, 50_000, 50_000)])
     fixed = segments.FIXED_BUILD_BYTES + big.packed.nbytes + big.nmask.nbytes
     limit = int(fixed + (big.total + 3) * fm_blocks.MERGE_OCC_BYTES + 200_000 * fm_blocks.SORT_BYTES)
     with pytest.raises(SeedmapError, match="too large"):
-        plan_build(big, "fm", {"r": 8, "max_memory": limit})
-    assert plan_build(ref, "fm", {"r": 8, "block_bases": 150_000})["blocks"] == [0, 1, 2, 3, 4]
+        plan_build(big, "fm", fm.FmParams(8), BuildLimits(max_memory=limit))
+    assert plan_build(ref, "fm", fm.FmParams(8), BuildLimits(block_bases=150_000)).blocks == (0, 1, 2, 3, 4)
 
 
 def test_interrupted_blockwise_build_leaves_nothing(tmp_path, monkeypatch):
     """An interruption while the blocks merge leaves neither an index nor the build's scratch files."""
-    from seedmap.kinds import build_index
+    from seedmap.kinds import BuildLimits, build_index
 
     rng = np.random.default_rng(2)
     (tmp_path / "ref.fa").write_text("".join(f">c{i}\n{decode(random_genome(rng, 5000))}\n" for i in range(3)))
@@ -324,7 +325,7 @@ def test_interrupted_blockwise_build_leaves_nothing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(fm_blocks, "_interleave", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        build_index(str(tmp_path / "ref.fa"), None, "fm", {"r": 8, "block_bases": 6000})
+        build_index(str(tmp_path / "ref.fa"), None, "fm", fm.FmParams(8), BuildLimits(block_bases=6000))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.fa"]
 
 

@@ -88,6 +88,7 @@ def test_index_compiles_single_end_runs_and_defers_the_others(tmp_path, monkeypa
     after the index announces nothing."""
     import numpy as np
 
+    from seedmap.index.neighborhood import NeighborhoodParams
     from seedmap.kinds import build_index
     from seedmap.options import MapOptions
     from seedmap.pipeline import warmup
@@ -103,7 +104,7 @@ def test_index_compiles_single_end_runs_and_defers_the_others(tmp_path, monkeypa
     genome = "".join("ACGT"[c] for c in rng.integers(0, 4, 3000))
     (tmp_path / "ref.fa").write_text(f">a\n{genome}\n")
     (tmp_path / "reads.fa").write_text(f">r0\n{genome[100:200]}\n")
-    index = build_index(str(tmp_path / "ref.fa"), None, "neighborhood", {"u": 10, "l": 16})
+    index = build_index(str(tmp_path / "ref.fa"), None, "neighborhood", NeighborhoodParams(10, 16))
     compile_for_index(str(tmp_path / "ref.fa"), str(index), "neighborhood")
     assert {p.name for p in (tmp_path / "cache").iterdir()} == {"seedmap-compiled-neighborhood"}
     assert asked == [("neighborhood", "se")]  # its listed kernels went to the worker processes

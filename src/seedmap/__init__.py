@@ -20,12 +20,12 @@ from seedmap.version import __version__
 if sys.argv and os.path.basename(sys.argv[0]) in ("seedmap", "-m"):
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-__all__ = ["Hit", "Index", "Mapped", "__version__"]
+__all__ = ["Counts", "Hit", "Index", "Mapped", "__version__"]
 
 
 def __getattr__(name: str) -> object:
     """The API's names, imported at first use: `import seedmap` alone imports neither numba nor a kernel."""
-    if name in ("Hit", "Index", "Mapped"):
+    if name in ("Counts", "Hit", "Index", "Mapped"):
         from seedmap import api
 
         return getattr(api, name)

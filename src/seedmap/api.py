@@ -114,6 +114,20 @@ class Mapped:
                 for k in np.flatnonzero(self.mapped).tolist()]
 
 
+@dataclass(frozen=True)
+class Counts:
+    """What Index.write mapped and wrote: reads (mates counted one by one), those mapped, SAM records, reads too
+    short to search; of pairs, the pairs, those placed as proper pairs, and mates found by rescue (0 unpaired)."""
+
+    reads: int = 0
+    mapped: int = 0
+    records: int = 0
+    short: int = 0
+    pairs: int = 0
+    proper: int = 0
+    rescued: int = 0
+
+
 def _reference_lengths(cigar: np.ndarray) -> np.ndarray:
     """Reference bases each CIGAR spans (M and D), 0 for '*'."""
     out = np.zeros(cigar.size, dtype=np.int64)
@@ -144,7 +158,7 @@ class Index:
         jit.activate()  # before the first kernel module imports (seedmap/jit)
         from seedmap.index import store
         from seedmap.index.default_kind import map_kind
-        from seedmap.kinds import DEFAULT_PARAMS, build_index
+        from seedmap.kinds import build_index
         from seedmap.options import EngineOptions
         from seedmap.pipeline.single import load_engine
 
@@ -152,7 +166,7 @@ class Index:
         index = str(index) if index is not None else None
         self.kind = kind or map_kind(self.reference, index)
         if build and index is None and not store.default_path(self.reference, self.kind).exists():
-            build_index(self.reference, None, self.kind, DEFAULT_PARAMS[self.kind])
+            build_index(self.reference, None, self.kind)
         self.e, self.best, self.max_hits, self.threads = e, best, max_hits, threads
         self._index = index
         self._engine_options = EngineOptions(kind=self.kind)
@@ -215,9 +229,9 @@ class Index:
 
     def write(self, reads: Reads, output: str | os.PathLike, reads2: Reads | None = None, *, e: float | None = None,
               best: bool | None = None, max_hits: int | None = None, paired: bool = False,
-              threads: int | None = None) -> dict[str, int]:
+              threads: int | None = None) -> Counts:
         """Map reads (pairs: as map_many) and write their records to `output` as `seedmap map -o` does: SAM,
-        or BAM (.bam) or CRAM (.cram); '-': SAM on stdout. Returns the run's counts (reads, mapped, records)."""
+        or BAM (.bam) or CRAM (.cram); '-': SAM on stdout. Returns the run's counts."""
         from seedmap.io.output import bam_records, open_sink
         from seedmap.io.sam import header
         from seedmap.pipeline.stages import SamFormatter
@@ -225,15 +239,15 @@ class Index:
         out = str(output)
         opts = self._options(e, best, max_hits, threads, reads2=reads2 is not None or paired, output=out)
         bam = bam_records(out)
-        totals: dict[str, int] = {}
+        totals = dict.fromkeys((f.name for f in fields(Counts)), 0)
         ref = self._loaded[0]
         with open_sink(out, ref, opts.threads, self.reference) as sink:
             sink.header(header(ref, opts.command_line))
             for data, stats in self._run(opts, reads, reads2, paired, lambda r: SamFormatter(r, bam=bam)):
                 sink.records(data)
                 for key, value in vars(stats).items():
-                    totals[key] = totals.get(key, 0) + value
-        return totals
+                    totals[key] += value
+        return Counts(**totals)
 
     def _run(self, opts: Any, reads: Reads, reads2: Reads | None, paired: bool,
              formatter: Any) -> Iterator[tuple[Any, Any]]:

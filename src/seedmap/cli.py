@@ -358,7 +358,7 @@ def _compile() -> None:
 
 
 def _index(args: argparse.Namespace) -> None:
-    from seedmap.kinds import build_index
+    from seedmap.kinds import KINDS, BuildLimits, IndexChoices, build_index
     from seedmap.pipeline.precompile import serialized_cache_saves
     from seedmap.pipeline.run import compile_for_index
     from seedmap.pipeline.warmup import compile_early
@@ -369,35 +369,19 @@ def _index(args: argparse.Namespace) -> None:
         args.kind = "neighborhood" if args.ph else kind_for(bases)
         log.info("building the %s index (the default for a reference of about %d Mbp; --kind chooses)", args.kind,
                  bases // 10**6)
-    if args.ph and args.kind != "neighborhood":
+    spec = KINDS[args.kind]
+    if args.ph and not spec.perfect_hashes:
         raise SeedmapError(f"--ph builds perfect hashes of a neighborhood index, not of --kind {args.kind}")
-    if (args.max_memory or args.segment_bases) and args.kind == "kmer":
-        raise SeedmapError("--max-memory splits a neighborhood or FM index into genome segments; the kmer index "
-                           "has none (docs/large-genomes.md: what it needs)")
-    if args.kind == "kmer":
-        kmer.check_parameters(args.kmer_length)
-        params = {"k": args.kmer_length}
-    elif args.kind == "fm":
-        fm.check_parameters(args.sa_sample)
-        params = {"r": args.sa_sample}
-    else:
-        params = {"u": args.seed_length, "l": args.neighborhood_length}
-        if args.seed_shape:
-            params.update(u=neighborhood.check_shape(args.seed_shape, args.neighborhood_length),
-                          shape=args.seed_shape)
-        else:
-            neighborhood.check_parameters(args.seed_length, args.neighborhood_length)
-        if args.ph:
-            from seedmap.index.perfect_hash import VERSION
-
-            params["ph"] = VERSION
-    if args.kind != "kmer":
-        params.update(max_memory=args.max_memory, segment_bases=args.segment_bases, machine_memory=default_max_memory())
-        if args.kind == "fm":
-            params.update(block_bases=args.block_bases)
+    if (args.max_memory or args.segment_bases) and spec.segment_bounds is None:
+        raise SeedmapError(f"--max-memory splits an index into genome segments; the {args.kind} index has none "
+                           "(docs/large-genomes.md: what it needs)")
+    params = spec.choose(IndexChoices(args.seed_length, args.neighborhood_length, args.seed_shape or "", args.ph,
+                                      args.kmer_length, args.sa_sample))
+    limits = BuildLimits(args.max_memory or 0, default_max_memory() if spec.segment_bounds else 0,
+                         args.segment_bases or 0, args.block_bases or 0)
     with serialized_cache_saves():  # (the index's kernels and the workers' may share callees)
         compiled = compile_early(args.kind)  # in worker processes while this one builds the index
-        path = build_index(args.reference, args.output, args.kind, params)
+        path = build_index(args.reference, args.output, args.kind, params, limits)
         compiled()
     compile_for_index(args.reference, str(path), args.kind, announced=True)  # the wait here, not in the first map
 

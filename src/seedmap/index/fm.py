@@ -41,6 +41,7 @@ from seedmap.index.fm_layout import (  # noqa: F401 (other modules read the layo
 )
 from seedmap.index.fm_occ import popcount
 from seedmap.index.fm_order import separators_by_position
+from seedmap.index.params import not_stored
 from seedmap.io.reference import Reference, ref_code
 
 # One SA sample per 8 text positions: a locate walks 3.5 LF steps on average instead of 7.5 (250 Mbp human-like
@@ -69,12 +70,12 @@ class FmIndex:
                 **{f"{side}_lookup": self.lookup[side] for side in LOOKUPS if side in self.lookup}}
 
     @classmethod
-    def from_arrays(cls, params: dict, a: dict) -> FmIndex:
+    def from_arrays(cls, params: FmParams, a: dict[str, np.ndarray]) -> FmIndex:
         occ = a["fwd_occ"]
         if occ.ndim != 2 or occ.shape[1] != OCC_WORDS or occ[0, OCC_WORDS - 1] != LAYOUT_MARK:
             raise SeedmapError("this FM index was built by an older seedmap (its occurrence tables have "
                                "another layout): rebuild it with seedmap index --kind fm")
-        return cls(int(params["r"]), int(a["text_starts"][-1]), a["counts"], a["text_starts"], a["fwd_occ"],
+        return cls(int(params.r), int(a["text_starts"][-1]), a["counts"], a["text_starts"], a["fwd_occ"],
                    a["fwd_mark"], a["fwd_ssa"], a["rev_occ"],
                    {side: a[f"{side}_lookup"] for side in LOOKUPS if f"{side}_lookup" in a})
 
@@ -83,9 +84,25 @@ ARRAYS = ("counts", "text_starts", "fwd_occ", "fwd_mark", "fwd_ssa", "rev_occ") 
 LOOKUPS = ("fwd", "rev")  # the k-mer tables an index may hold too, as fwd_lookup and rev_lookup
 
 
-def check_parameters(r: int) -> None:
+@dataclass(frozen=True)
+class FmParams:
+    """An FM index's parameters: the SA sample rate r, the genome segments' bounds (empty: one piece), and the
+    bounds of the blocks of whole sequences a build sorts one at a time (the same index, so not stored)."""
+
+    r: int
+    segments: tuple[int, ...] = ()
+    blocks: tuple[int, ...] = not_stored()
+
+
+def default_params() -> FmParams:
+    return FmParams(DEFAULT_SA_SAMPLE)
+
+
+def check_parameters(r: int) -> FmParams:
+    """The parameters of an FM index with SA sample rate r (a clear error when r is out of range)."""
     if not 1 <= r <= 1024:
         raise SeedmapError(f"the SA sample rate must be 1..1024, got {r}")
+    return FmParams(r)
 
 
 def make_text(ref: Reference, first: int = 0, last: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -349,17 +366,17 @@ def segmented_build(ref: Reference, r: int, bounds: list[int]) -> segments.Segme
                                    lambda part: (part.n, part.fwd_ssa.size))
 
 
-def describe(ix: FmIndex | segments.SegmentedBuild, params: dict) -> str:
+def describe(ix: FmIndex | segments.SegmentedBuild, params: FmParams) -> str:
     made = ix.made if isinstance(ix, segments.SegmentedBuild) else [(ix.n, ix.fwd_ssa.size)]
-    return (f"r={params['r']}: {sum(m[0] for m in made)} text symbols, {sum(m[1] for m in made)} SA samples"
+    return (f"r={params.r}: {sum(m[0] for m in made)} text symbols, {sum(m[1] for m in made)} SA samples"
             + (f", in {len(made)} genome segments" if len(made) > 1 else ""))
 
 
-def stored_arrays(params: dict) -> tuple[str, ...]:
-    return segments.stored_arrays(params, ARRAYS)
+def stored_arrays(params: FmParams) -> tuple[str, ...]:
+    return segments.stored_arrays(params.segments, ARRAYS)
 
 
-def from_arrays(params: dict, arrays: dict) -> FmIndex | segments.SegmentedIndex:
-    if params.get("segments"):
+def from_arrays(params: FmParams, arrays: dict[str, np.ndarray]) -> FmIndex | segments.SegmentedIndex:
+    if params.segments:
         return segments.SegmentedIndex.from_arrays(params, arrays, FmIndex.from_arrays)
     return FmIndex.from_arrays(params, arrays)

@@ -34,9 +34,26 @@ class KmerIndex:
         return {"offsets": self.offsets, "pos": self.pos}
 
 
-def check_parameters(k: int) -> None:
+@dataclass(frozen=True)
+class KmerParams:
+    """A k-mer index's parameters: the k-mer length k (it has no genome segments)."""
+
+    k: int
+
+    @property
+    def segments(self) -> tuple[int, ...]:
+        return ()
+
+
+def default_params() -> KmerParams:
+    return KmerParams(DEFAULT_K)
+
+
+def check_parameters(k: int) -> KmerParams:
+    """The parameters of a k-mer index of k-mer length k (a clear error when k is out of range)."""
     if not 1 <= k <= MAX_K:
         raise SeedmapError(f"k-mer length must be 1..{MAX_K}, got {k}")
+    return KmerParams(k)
 
 
 def build(ref: Reference, k: int = DEFAULT_K) -> KmerIndex:

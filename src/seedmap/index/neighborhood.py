@@ -59,14 +59,40 @@ class NeighborhoodIndex:
         return self.span + self.l
 
     @classmethod
-    def from_arrays(cls, params: dict, arrays: dict) -> NeighborhoodIndex:
+    def from_arrays(cls, params: NeighborhoodParams, arrays: dict[str, np.ndarray]) -> NeighborhoodIndex:
         """The stored index (its perfect hashes when stored ones of this version are there)."""
-        return cls(params["u"], params["l"], arrays["seed_start"], arrays["nbs"], arrays["nb_pos"], arrays["pos"],
-                   params.get("shape", ""), PerfectHash.from_arrays(arrays, params.get("ph")))
+        return cls(params.u, params.l, arrays["seed_start"], arrays["nbs"], arrays["nb_pos"], arrays["pos"],
+                   params.shape, PerfectHash.from_arrays(arrays, params.ph or None))
 
     def arrays(self) -> dict[str, np.ndarray]:
         arrays = {"seed_start": self.seed_start, "nbs": self.nbs, "nb_pos": self.nb_pos, "pos": self.pos}
         return arrays | (self.ph.arrays() if self.ph is not None else {})
+
+
+@dataclass(frozen=True)
+class NeighborhoodParams:
+    """A neighborhood index's parameters: seed length u (a spaced seed's weight), neighborhood length l, the
+    spaced seed's shape ("": u contiguous bases), the variant of its perfect hashes (perfect_hash.VERSION; "":
+    none) and the genome segments' bounds (empty: one piece)."""
+
+    u: int
+    l: int
+    shape: str = ""
+    ph: str = ""
+    segments: tuple[int, ...] = ()
+
+
+def default_params() -> NeighborhoodParams:
+    return NeighborhoodParams(DEFAULT_SEED_LENGTH, DEFAULT_NEIGHBORHOOD_LENGTH)
+
+
+def checked_params(u: int, l: int, shape: str = "", ph: bool = False) -> NeighborhoodParams:
+    """The parameters of a neighborhood index with these choices (a spaced seed's shape sets u), checked."""
+    if shape:
+        u = check_shape(shape, l)
+    else:
+        check_parameters(u, l)
+    return NeighborhoodParams(u, l, shape, perfect_hash.VERSION if ph else "")
 
 
 def check_parameters(u: int, l: int) -> None:
@@ -200,9 +226,9 @@ def segment_bounds(ref: Reference, u: int, max_memory: int = 0, segment_bases: i
 ARRAYS = ("seed_start", "nbs", "nb_pos", "pos")
 
 
-def stored_arrays(params: dict) -> tuple[str, ...]:
+def stored_arrays(params: NeighborhoodParams) -> tuple[str, ...]:
     """The arrays a stored index with these parameters must hold."""
-    return segments.stored_arrays(params, ARRAYS)
+    return segments.stored_arrays(params.segments, ARRAYS)
 
 
 def segmented_build(ref: Reference, u: int, l: int, shape: str, ph: bool,
@@ -212,10 +238,10 @@ def segmented_build(ref: Reference, u: int, l: int, shape: str, ph: bool,
                                    lambda part: (part.pos.size, part.nbs.size))
 
 
-def describe(ix: NeighborhoodIndex | segments.SegmentedBuild, params: dict) -> str:
+def describe(ix: NeighborhoodIndex | segments.SegmentedBuild, params: NeighborhoodParams) -> str:
     """What a build made, for the log."""
     made = ix.made if isinstance(ix, segments.SegmentedBuild) else [(ix.pos.size, ix.nbs.size)]
-    shape = f", shape {params['shape']}" if params.get("shape") else ""
-    return (f"u={params['u']}, l={params['l']}{shape}: {sum(m[0] for m in made)} positions, "
+    shape = f", shape {params.shape}" if params.shape else ""
+    return (f"u={params.u}, l={params.l}{shape}: {sum(m[0] for m in made)} positions, "
             f"{sum(m[1] for m in made)} unique words" + (f", in {len(made)} genome segments" if len(made) > 1 else "")
-            + (", perfect hashes" if params.get("ph") else ""))
+            + (", perfect hashes" if params.ph else ""))

@@ -1,8 +1,8 @@
 """Indexes in genome segments: each part indexes one range of the genome and is built, stored and searched
 on its own, so a build holds one part in memory and a mapping run keeps few parts resident. The
 neighborhood index cuts anywhere (MAROSE: words starting in a range of positions), the FM index between
-whole sequences. A stored part's arrays are named seg{i}.{name}; the header's `segments` param holds the
-bounds (genome positions)."""
+whole sequences. A stored part's arrays are named seg{i}.{name}; the parameters' `segments` hold the bounds
+(genome positions)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 
 from seedmap.errors import SeedmapError
 from seedmap.index.interface import Index
+from seedmap.index.params import P
 
 FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
 MIN_SEGMENT = 1 << 16  # bases (positions) in the smallest segment a limit may ask for
@@ -40,15 +41,11 @@ def array_name(i: int, name: str) -> str:
     return f"seg{i}.{name}"
 
 
-def stored_arrays(params: dict, names: tuple[str, ...]) -> tuple[str, ...]:
-    """The arrays a stored index with these parameters holds: `names`, once per segment when segmented."""
-    if not params.get("segments"):
+def stored_arrays(bounds: tuple[int, ...], names: tuple[str, ...]) -> tuple[str, ...]:
+    """The arrays a stored index holds: `names`, once per segment when it has segments (their bounds)."""
+    if not bounds:
         return names
-    return tuple(array_name(i, n) for i in range(len(params["segments"]) - 1) for n in names)
-
-
-def bounds_of(params: dict) -> list[int]:
-    return [int(b) for b in params["segments"]]
+    return tuple(array_name(i, n) for i in range(len(bounds) - 1) for n in names)
 
 
 @dataclass
@@ -68,9 +65,9 @@ class SegmentedIndex:
                 yield array_name(i, name), arr
 
     @classmethod
-    def from_arrays(cls, params: dict, arrays: dict,
-                    part_from_arrays: Callable[[dict, dict], object]) -> SegmentedIndex:
-        bounds = bounds_of(params)
+    def from_arrays(cls, params: P, arrays: dict[str, np.ndarray],
+                    part_from_arrays: Callable[[P, dict[str, np.ndarray]], object]) -> SegmentedIndex:
+        bounds = list(params.segments)
         prefixes = [array_name(i, "") for i in range(len(bounds) - 1)]
         return cls([part_from_arrays(params, {n.removeprefix(pre): a for n, a in arrays.items() if n.startswith(pre)})
                     for pre in prefixes], bounds)

@@ -274,8 +274,8 @@ def _loaded(job: Job, shipped: ShippedIndex | None) -> tuple:
     path = _received(shipped) if shipped is not None else Path(job.index)
     t0 = time.perf_counter()
     spec = KINDS[opts.engine.kind]
-    st = store.load(path, opts.engine.kind, spec.arrays)  # the client checked the FASTA's stamp
-    ix = spec.from_arrays(st.params, st.arrays)
+    st = store.load(path, opts.engine.kind, spec.header_arrays)  # the client checked the FASTA's stamp
+    ix = spec.load(st)
     log.info("loaded index %s in %.1f s", path, time.perf_counter() - t0)
     loaded = (st.reference, ix, spec.engine(ix, st.reference, opts.engine))
     _indexes[key] = loaded

@@ -488,8 +488,7 @@ def write_genome(path: str) -> str:
 
 def build_in(env: dict[str, str], fasta: str, kind: str) -> str:
     """The index of `fasta` (default parameters), built in a process using `env`'s cache."""
-    code = ("import sys; from seedmap.kinds import DEFAULT_PARAMS, build_index; "
-            "print(build_index(sys.argv[1], None, sys.argv[2], dict(DEFAULT_PARAMS[sys.argv[2]])))")
+    code = "import sys; from seedmap.kinds import build_index; print(build_index(sys.argv[1], None, sys.argv[2]))"
     out = subprocess.run([sys.executable, "-c", code, fasta, kind], capture_output=True, text=True, env=env,
                          check=True)
     return out.stdout.split()[-1]
