@@ -65,9 +65,11 @@ class NeighborhoodEngine(CandidateEngine):
         return (Memo(memo.ids, memo.table(self, KNOWN_COLUMNS)),)
 
     def _plan(self) -> Plan:
+        """How the kernels look a query's windows up (this engine's plan over its index)."""
         return Plan(self.care, self.index.l, self.windows, self.step, self.fe)
 
     def _blocks(self) -> SeedBlocks:
+        """The index's arrays the kernels read."""
         ix = self.index
         return SeedBlocks(ix.seed_start, ix.nbs, ix.nb_pos, ix.pos)
 
