@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from nps_bpr import scan_blocks  # noqa: E402
 
 from seedmap.filter.degenerate import max_patterns  # noqa: E402
-from seedmap.filter.neighborhood_passes import _lookup, new_scratch  # noqa: E402
+from seedmap.filter.neighborhood_passes import Plan, SeedBlocks, _lookup, new_scratch  # noqa: E402
 from seedmap.index import neighborhood, perfect_hash  # noqa: E402
 from seedmap.io.reference import Reference, read_fasta  # noqa: E402
 
@@ -53,28 +53,28 @@ PUBLISHED = {
 
 
 @njit(cache=True, nogil=True)
-def _count(words: np.ndarray, care: np.ndarray, l: int, e: int, seed_start: np.ndarray, nbs: np.ndarray,
-           nb_pos: np.ndarray, ph: tuple | None) -> int:
+def _count(words: np.ndarray, plan: Plan, ix: SeedBlocks, ph: perfect_hash.Tables | None) -> int:
     """Positions matched by every word, looked up by perfect hash (ph) or binary search (ph None)."""
+    l, e = plan.l, plan.fe
     out = np.empty((max_patterns(l, e), 2), dtype=np.int64)
     scratch = new_scratch(ph, max_patterns(l, e))
     total = 0
-    u = care.size
+    u = plan.care.size
     for w in range(words.shape[0]):
-        n = _lookup(words[w], 0, u + l, care, l, e, seed_start, nbs, nb_pos, ph, out, scratch)
+        n = _lookup(words[w], 0, u + l, plan, ix, ph, out, scratch)
         for i in range(n):
             total += out[i, 1] - out[i, 0]
     return total
 
 
 def bs_filter(ix: neighborhood.NeighborhoodIndex, words: np.ndarray, e: int) -> int:
-    return int(_count(words, ix.care, ix.l, e, ix.seed_start, ix.nbs, ix.nb_pos, None))
+    return int(_count(words, Plan(ix.care, ix.l, 0, 0, e), SeedBlocks(ix.seed_start, ix.nbs, ix.nb_pos, ix.pos), None))
 
 
 def ph_filter(ix: neighborhood.NeighborhoodIndex, words: np.ndarray, e: int) -> int:
     ph = ix.ph
-    return int(_count(words, ix.care, ix.l, e, ix.seed_start, ix.nbs, ix.nb_pos,
-                      (ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table)))
+    return int(_count(words, Plan(ix.care, ix.l, 0, 0, e), SeedBlocks(ix.seed_start, ix.nbs, ix.nb_pos, ix.pos),
+                      perfect_hash.Tables(ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table)))
 
 
 def bpr_filter(ix: neighborhood.NeighborhoodIndex, words: np.ndarray, e: int) -> int:

@@ -11,9 +11,21 @@ import pytest
 from helpers import batch_of, genome_with_n, mutate, repetitive_genome, sample_reads
 
 from seedmap.filter.degenerate import max_patterns
-from seedmap.filter.neighborhood_passes import KNOWN_COLUMNS, _lookup, count_candidates, new_scratch
+from seedmap.filter.neighborhood_passes import (
+    KNOWN_COLUMNS,
+    Memo,
+    Plan,
+    SeedBlocks,
+    _lookup,
+    count_candidates,
+    new_scratch,
+    no_memo,
+)
 from seedmap.filter.plan import window_plan
+from seedmap.filter.windows import Saved
 from seedmap.index import neighborhood
+from seedmap.index.perfect_hash import Tables
+from seedmap.io.columns import Queries
 from seedmap.io.reference import Reference
 from seedmap.pipeline import errors_per_read
 from seedmap.ranges import gather_ranges
@@ -34,7 +46,7 @@ def one_at_a_time(qcodes, qoff, qerr, care, l, windows, step, fe, ix, ph, room):
             continue
         length, offsets = window_plan(q.size, e, int(care[-1]) + 1 + l, windows, step)
         for o in offsets:
-            n = _lookup(q, o, length, care, l, fe, ix.seed_start, ix.nbs, ix.nb_pos, ph, out, scratch)
+            n = _lookup(q, o, length, Plan(care, l, windows, step, fe), blocks_of(ix), ph, out, scratch)
             for i in range(n):
                 counts[qi] += out[i, 1] - out[i, 0]
                 saved[qi].append((o, out[i, 0], out[i, 1]))
@@ -42,7 +54,12 @@ def one_at_a_time(qcodes, qoff, qerr, care, l, windows, step, fe, ix, ph, room):
     return counts, saved, n_saved
 
 
-NO_MEMO = (np.zeros(0, dtype=np.int64), np.zeros((0, KNOWN_COLUMNS), dtype=np.int64))
+def blocks_of(ix):
+    return SeedBlocks(ix.seed_start, ix.nbs, ix.nb_pos, ix.pos)
+
+
+def tables_of(ix, perfect_hash):
+    return Tables(ix.ph.ph_off, ix.ph.ph_block, ix.ph.ph_g, ix.ph.ph_table) if perfect_hash else None
 
 
 def reads_with_n(rng, seqs, n):
@@ -63,7 +80,7 @@ def test_staged_count_equals_one_lookup_at_a_time(rng, u, l, shape, fe, windows,
     seqs = repetitive_genome(rng) + [genome_with_n(rng, 2000)]
     ref = Reference.from_codes(["r1", "r2", "tiny", "n"], seqs)
     ix = neighborhood.build(ref, u, l, shape, ph=perfect_hash)
-    ph = (ix.ph.ph_off, ix.ph.ph_block, ix.ph.ph_g, ix.ph.ph_table) if perfect_hash else None
+    ph = tables_of(ix, perfect_hash)
     reads = reads_with_n(rng, seqs, 120) + [mutate(rng, seqs[0][:90].copy(), 1)]
     batch = batch_of(reads)
     qerr = errors_per_read(batch.lengths, 3)
@@ -73,8 +90,8 @@ def test_staged_count_equals_one_lookup_at_a_time(rng, u, l, shape, fe, windows,
     saved = np.full((nq, room, 3), -7, dtype=np.int64)
     n_saved = np.full(nq, -7, dtype=np.int64)
     counts = np.zeros(nq, dtype=np.int64)
-    count_candidates(qcodes, qoff, qerr, care, ix.l, windows, step, fe, ix.seed_start, ix.nbs, ix.nb_pos, ph, *NO_MEMO,
-                     saved, n_saved, counts, 0, nq)
+    count_candidates(Queries(qcodes, qoff, qerr), Plan(care, ix.l, windows, step, fe), blocks_of(ix), ph, no_memo(),
+                     Saved(saved, n_saved), counts, 0, nq)
     want_counts, want_saved, want_n = one_at_a_time(qcodes, qoff, qerr, care, ix.l, windows, step, fe, ix, ph, room)
     assert np.array_equal(counts, want_counts)
     assert np.array_equal(n_saved, want_n)
@@ -92,7 +109,7 @@ def test_strata_rounds_reuse_their_lookups(rng, fe, perfect_hash):
     seqs = repetitive_genome(rng) + [genome_with_n(rng, 2000)]
     ref = Reference.from_codes(["r1", "r2", "tiny", "n"], seqs)
     ix = neighborhood.build(ref, 10, 16, "", ph=perfect_hash)
-    ph = (ix.ph.ph_off, ix.ph.ph_block, ix.ph.ph_g, ix.ph.ph_table) if perfect_hash else None
+    ph = tables_of(ix, perfect_hash)
     reads = reads_with_n(rng, seqs, 120) + [mutate(rng, seqs[0][:100].copy(), 1)]
     qcodes, qoff = batch_of(reads).queries()
     care = np.ascontiguousarray(ix.care)
@@ -105,9 +122,8 @@ def test_strata_rounds_reuse_their_lookups(rng, fe, perfect_hash):
         saved = np.full((queries.size, room, 3), -7, dtype=np.int64)
         n_saved = np.full(queries.size, -7, dtype=np.int64)
         counts = np.zeros(queries.size, dtype=np.int64)
-        count_candidates(sub_codes, sub_off, qerr, care, ix.l, 0, 0, fe, ix.seed_start, ix.nbs,
-                         ix.nb_pos, ph, ids[queries], known, saved, n_saved, counts, 0,
-                         queries.size)
+        count_candidates(Queries(sub_codes, sub_off, qerr), Plan(care, ix.l, 0, 0, fe), blocks_of(ix), ph,
+                         Memo(ids[queries], known), Saved(saved, n_saved), counts, 0, queries.size)
         return counts, saved, n_saved, sub_codes, sub_off
 
     def expected(e, sub_codes, sub_off):

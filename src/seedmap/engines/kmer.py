@@ -8,7 +8,9 @@ import numpy as np
 
 from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.filter.kmer_seeds import count_candidates, fill_windows
+from seedmap.filter.windows import Saved, Slots
 from seedmap.index.kmer import KmerIndex
+from seedmap.io.columns import Queries
 from seedmap.spread import spread
 
 QUERIES = 64  # the fewest queries a thread is handed
@@ -28,17 +30,17 @@ class KmerEngine(CandidateEngine):
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
                memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
         nq = qoff.size - 1
-        saved = np.empty((nq, int(qerr.max(initial=0)) + self.adjacency, 3), dtype=np.int64)
-        n_saved = np.empty(nq, dtype=np.int64)
+        saved = Saved(np.empty((nq, int(qerr.max(initial=0)) + self.adjacency, 3), dtype=np.int64),
+                      np.empty(nq, dtype=np.int64))
         counts = np.zeros(nq, dtype=np.int64)
-        spread(nq, lambda a, b: count_candidates(qcodes, qoff, qerr, self.index.k, self.adjacency, self.index.offsets,
-                                                 saved, n_saved, counts, a, b), grain=QUERIES)
-        return counts, (saved, n_saved)
+        queries = Queries(qcodes, qoff, qerr)
+        spread(nq, lambda a, b: count_candidates(queries, self.index.k, self.adjacency, self.index.offsets, saved,
+                                                 counts, a, b), grain=QUERIES)
+        return counts, saved
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
-        saved, n_saved = state
-        spread(last - first, lambda a, b: fill_windows(
-            qcodes, qoff, qerr, first, last, cand_off, self.adjacency, self.index.pos, self.ref_starts, saved, n_saved,
-            win_s, win_e, win_d, cand_len, first + a, first + b), grain=QUERIES)
+        queries, out = Queries(qcodes, qoff, qerr), Slots(self.ref_starts, win_s, win_e, win_d)
+        spread(last - first, lambda a, b: fill_windows(queries, first, cand_off, self.adjacency, self.index.pos, state,
+                                                       out, cand_len, first + a, first + b), grain=QUERIES)

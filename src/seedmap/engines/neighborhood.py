@@ -8,8 +8,18 @@ import numpy as np
 
 from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.filter import plan
-from seedmap.filter.neighborhood_passes import KNOWN_COLUMNS, count_candidates, fill_windows
+from seedmap.filter.neighborhood_passes import (
+    KNOWN_COLUMNS,
+    Memo,
+    Plan,
+    SeedBlocks,
+    count_candidates,
+    fill_windows,
+    no_memo,
+)
+from seedmap.filter.windows import Saved, Slots
 from seedmap.index.neighborhood import NeighborhoodIndex
+from seedmap.io.columns import Queries
 from seedmap.spread import spread
 
 QUERIES = 64  # the fewest queries a thread is handed (the filter looks a chunk of 64 up together)
@@ -17,7 +27,7 @@ QUERIES = 64  # the fewest queries a thread is handed (the filter looks a chunk 
 
 class NeighborhoodEngine(CandidateEngine):
     """The bs filter. The ph engine passes its perfect hashes to the same kernels; the bpr engine swaps in
-    its own kernels (same argument order). Both add what they need after seed_start, nbs and nb_pos.
+    its own kernels (same argument order). Both add what they need after the index's SeedBlocks.
 
     The filter looks at a seed's neighborhood only, so a read from a diverged repeat family can pass it at
     tens of thousands of copies that are more than e edits away: with `bulk` given, a query with more than
@@ -43,16 +53,25 @@ class NeighborhoodEngine(CandidateEngine):
         return plan.guarantee(m, e, self.max_window, self.windows, self.step, self.fe)
 
     def _tables(self) -> tuple:
-        """Extra arguments the filter's kernels take after seed_start, nbs and nb_pos: here the perfect
-        hashes to look patterns up in, None for binary search."""
+        """Extra arguments the filter's kernels take after the index's SeedBlocks: here the perfect hashes to
+        look patterns up in, None for binary search."""
         return (None,)
 
     def _memo(self, memo: QueryMemo | None) -> tuple:
-        """The count kernel's (ids, known): the lookups of the batch's earlier strata rounds (QueryMemo), which it
+        """The count kernel's Memo: the lookups of the batch's earlier strata rounds (QueryMemo), which it
         reuses and adds to; none (ids empty) without a memo."""
         if memo is None:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, KNOWN_COLUMNS), dtype=np.int64)
-        return memo.ids, memo.table(self, KNOWN_COLUMNS)
+            return (no_memo(),)
+        return (Memo(memo.ids, memo.table(self, KNOWN_COLUMNS)),)
+
+    def _plan(self) -> Plan:
+        """How the kernels look a query's windows up (this engine's plan over its index)."""
+        return Plan(self.care, self.index.l, self.windows, self.step, self.fe)
+
+    def _blocks(self) -> SeedBlocks:
+        """The index's arrays the kernels read."""
+        ix = self.index
+        return SeedBlocks(ix.seed_start, ix.nbs, ix.nb_pos, ix.pos)
 
     def _saved_ranges(self, qerr: np.ndarray) -> int:
         """Room per query for the index ranges the count pass hands to the fill pass: one per window, two
@@ -64,22 +83,19 @@ class NeighborhoodEngine(CandidateEngine):
 
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
                memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
-        ix = self.index
         nq = qoff.size - 1
-        saved = np.empty((nq, self._saved_ranges(qerr), 3), dtype=np.int64)
-        n_saved = np.empty(nq, dtype=np.int64)
+        saved = Saved(np.empty((nq, self._saved_ranges(qerr), 3), dtype=np.int64), np.empty(nq, dtype=np.int64))
         counts = np.zeros(nq, dtype=np.int64)
-        spread(nq, lambda a, b: self.count_kernel(qcodes, qoff, qerr, self.care, ix.l, self.windows, self.step,
-                                                  self.fe, ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(),
-                                                  *self._memo(memo), saved, n_saved, counts, a, b), grain=QUERIES)
-        return counts, (saved, n_saved)
+        queries, plan, blocks, extra = Queries(qcodes, qoff, qerr), self._plan(), self._blocks(), self._tables()
+        memo_arg = self._memo(memo)
+        spread(nq, lambda a, b: self.count_kernel(queries, plan, blocks, *extra, *memo_arg, saved, counts, a, b),
+               grain=QUERIES)
+        return counts, saved
 
     def _fill(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, first: int, last: int,
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
-        ix = self.index
-        saved, n_saved = state
-        spread(last - first, lambda a, b: self.fill_kernel(
-            qcodes, qoff, qerr, first, last, cand_off, self.care, ix.l, self.windows, self.step, self.fe,
-            ix.seed_start, ix.nbs, ix.nb_pos, *self._tables(), ix.pos, self.ref_starts, saved, n_saved, win_s, win_e,
-            win_d, first + a, first + b), grain=QUERIES)
+        queries, plan, blocks, extra = Queries(qcodes, qoff, qerr), self._plan(), self._blocks(), self._tables()
+        out = Slots(self.ref_starts, win_s, win_e, win_d)
+        spread(last - first, lambda a, b: self.fill_kernel(queries, first, cand_off, plan, blocks, *extra, state, out,
+                                                           first + a, first + b), grain=QUERIES)

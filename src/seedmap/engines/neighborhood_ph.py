@@ -34,4 +34,4 @@ class PerfectHashEngine(NeighborhoodEngine):
 
     def _tables(self) -> tuple:
         ph = self.ph
-        return ((ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table),)
+        return (perfect_hash.Tables(ph.ph_off, ph.ph_block, ph.ph_g, ph.ph_table),)

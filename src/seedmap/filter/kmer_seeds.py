@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 
 from seedmap.filter.plan import window_plan
-from seedmap.filter.windows import emit_windows, sort_windows
+from seedmap.filter.windows import Saved, Slots, emit_windows, sort_windows
+from seedmap.io.columns import Queries
 from seedmap.keysort import stable_argsort
 
 
@@ -91,11 +92,12 @@ def _plan(q: np.ndarray, e: int, k: int, adjacency: int, offsets: np.ndarray) ->
 
 
 @njit(cache=True, nogil=True)
-def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, k: int, adjacency: int,
-                     offsets: np.ndarray, saved: np.ndarray, n_saved: np.ndarray, counts: np.ndarray, q_lo: int,
-                     q_hi: int) -> None:
+def count_candidates(queries: Queries, k: int, adjacency: int, offsets: np.ndarray, saved: Saved, counts: np.ndarray,
+                     q_lo: int, q_hi: int) -> None:
     """Seed hits per query of queries [q_lo, q_hi) in counts (zeroed by the caller); the seeds' ranges are
     saved (rows: offset, range start, range end)."""
+    qcodes, qoff, qerr = queries
+    ranges, n_saved = saved
     for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         e = qerr[qi >> 1]
@@ -106,9 +108,9 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, k: 
         c = 0
         for s in range(seeds.size):
             lo, hi = _range(q, seeds[s], length, k, offsets)
-            saved[qi, s, 0] = seeds[s]
-            saved[qi, s, 1] = lo
-            saved[qi, s, 2] = hi
+            ranges[qi, s, 0] = seeds[s]
+            ranges[qi, s, 1] = lo
+            ranges[qi, s, 2] = hi
             c += hi - lo
         n_saved[qi] = seeds.size
         counts[qi] = c
@@ -148,13 +150,14 @@ def _adjacent(ws: np.ndarray, we: np.ndarray, wd: np.ndarray, seed: np.ndarray, 
 
 
 @njit(cache=True, nogil=True)
-def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first: int, q_last: int,
-                 cand_off: np.ndarray, adjacency: int, pos: np.ndarray, ref_starts: np.ndarray,
-                 saved: np.ndarray, n_saved: np.ndarray, win_start: np.ndarray, win_end: np.ndarray,
-                 win_diag: np.ndarray, cand_len: np.ndarray, q_lo: int, q_hi: int) -> None:
-    """Windows of queries [q_lo, q_hi) from the saved seed ranges, filtered by adjacency, sorted by start,
-    in the windows of queries [q_first, q_last) (win_start[0] is q_first's first); cand_len[q] = how many
-    were kept."""
+def fill_windows(queries: Queries, q_first: int, cand_off: np.ndarray, adjacency: int, pos: np.ndarray, saved: Saved,
+                 out: Slots, cand_len: np.ndarray, q_lo: int, q_hi: int) -> None:
+    """Windows of queries [q_lo, q_hi) from the saved seed ranges (pos: the k-mer table's positions),
+    filtered by adjacency, sorted by start, in the slots of out, whose first is q_first's first window;
+    cand_len[q] = how many were kept."""
+    qcodes, qoff, qerr = queries
+    ranges, n_saved = saved
+    ref_starts, win_start, win_end, win_diag = out
     base = cand_off[q_first]
     for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
@@ -168,7 +171,7 @@ def fill_windows(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_first
         w = lo
         for s in range(n_saved[qi]):
             w0 = w
-            w = emit_windows(saved[qi, s, 0], saved[qi, s, 1], saved[qi, s, 2], m, e, pos, ref_starts, w,
+            w = emit_windows(ranges[qi, s, 0], ranges[qi, s, 1], ranges[qi, s, 2], m, e, pos, ref_starts, w,
                              win_start, win_end, win_diag)
             seed[w0 - lo:w - lo] = s
         n = hi - lo

@@ -5,6 +5,8 @@ the hit's sequence (put_window; emit_windows: those of a range of hits); a query
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -20,6 +22,24 @@ ONE = np.uint64(1)
 RADIX_FROM = 256
 SORT_FEW = 32  # windows sorted by insertion (sort_few); more by a merge sort, from RADIX_FROM by a radix sort
 DIGIT = 11  # bits a radix pass sorts: its 2,048 counters stay in L1
+
+
+class Slots(NamedTuple):
+    """Where the candidates' windows go: start, end and diag, each window clipped to its sequence
+    (ref_starts)."""
+
+    ref_starts: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    diag: np.ndarray
+
+
+class Saved(NamedTuple):
+    """The hit ranges a count pass found, which its fill pass makes windows of (emit_windows): query q's
+    ranges[q, :n[q]], rows (read offset, first, last hit index); n[q] = -1 where they did not fit."""
+
+    ranges: np.ndarray
+    n: np.ndarray
 
 
 @njit(cache=True, nogil=True, inline="always")

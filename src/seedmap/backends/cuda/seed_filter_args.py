@@ -1,6 +1,7 @@
 """What one seed + filter thread reads and writes (seed_filter_kernels.visit_window), in a few named
 structures instead of 28 positional arguments. The kernels build them from their own arguments (their
-launch signatures stay flat), and numba-cuda passes them to the device function as it would the fields."""
+launch signatures stay flat), and numba-cuda passes them to the device function as it would the fields. Where
+the windows go is the CPU filters' Slots (filter/windows.py)."""
 
 from __future__ import annotations
 
@@ -34,12 +35,3 @@ class IndexSlice(NamedTuple):
     nb_base: int
     pos_base: int
 
-
-class Slots(NamedTuple):
-    """Where the candidates' windows go: start, end and diag, each window clipped to its sequence
-    (ref_starts)."""
-
-    ref_starts: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    diag: np.ndarray

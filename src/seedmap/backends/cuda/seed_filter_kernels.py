@@ -21,10 +21,11 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64, types
 
-from seedmap.backends.cuda.seed_filter_args import IndexSlice, Slots, Window
+from seedmap.backends.cuda.seed_filter_args import IndexSlice, Window
 from seedmap.backends.cuda.twins import device_twins
 from seedmap.filter import neighborhood_bs, plan, windows
 from seedmap.filter.degenerate import device_enumerates
+from seedmap.filter.windows import Slots
 from seedmap.index import perfect_hash as ph
 from seedmap.index.perfect_hash import Tables
 
