@@ -114,8 +114,8 @@ def map_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: MapOpti
                                  ref.nmask, ref.starts)
     loc.start, loc.end = aln.start, aln.end  # each alignment's interval: the records' POS
     clock.lap("traceback")
-    shifted = shifted_placements(qcodes, qoff, qerr, loc.query, loc.start, loc.end, loc.dist, aln.cig_off, aln.ops,
-                                 aln.lens, aln.n_runs, ref.packed, ref.nmask, ref.starts, batch.size)
+    shifted = shifted_placements(qcodes, qoff, qerr, loc.query, loc.dist, aln, ref.packed, ref.nmask, ref.starts,
+                                 batch.size)
     recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr,
                         opts.extra_strata, shifted)
     mapped = int(np.count_nonzero(np.diff(loc.query >> 1, prepend=-1)))  # queries are sorted

@@ -41,11 +41,14 @@ threads), with the reference windows of the next candidates prefetched.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from seedmap.intrinsics import popcount as _popcount
 from seedmap.intrinsics import prefetch as _prefetch
+from seedmap.io.columns import PackedRef, Queries
 from seedmap.spread import spread
 
 # Kernels taking arrays are compiled with _nrt=False: they allocate nothing, and without reference
@@ -399,11 +402,22 @@ def window_of(diag: np.ndarray, m: np.ndarray, e: np.ndarray, s0: np.ndarray,
     return ws, np.maximum(np.minimum(diag + m + e, s1), ws)
 
 
+class Candidates(NamedTuple):
+    """Candidate windows: candidate k is query q[k] against reference [start[k], end[k])."""
+
+    q: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+
 @njit(cache=True, nogil=True)
-def _bulk(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q: np.ndarray, win_start: np.ndarray,
-          win_end: np.ndarray, packed: np.ndarray, nmask: np.ndarray, nwmax: int, tmax: int, method: int,
-          out: np.ndarray, b0: int, b1: int) -> None:
-    """Blocks [b0, b1) of BLOCK candidates."""
+def _bulk(queries: Queries, cands: Candidates, ref: PackedRef, nwmax: int, tmax: int, method: int, out: np.ndarray,
+          b0: int, b1: int) -> None:
+    """Blocks [b0, b1) of BLOCK candidates, the scratch for reads of up to nwmax words and windows of up to tmax
+    bases."""
+    qcodes, qoff, qerr = queries
+    cand_q, win_start, win_end = cands
+    packed, nmask = ref
     nc = cand_q.size
     last_p = max(packed.size - 1, 0)
     last_n = max(nmask.size - 1, 0)
@@ -486,7 +500,7 @@ def bulk_distances(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_
         raise ValueError("candidate windows must lie within the reference")
     mmax = int(np.diff(qoff).max())
     tmax = max(int((win_end - win_start).max()), 0) + 8  # longest window (+ decoding slack)
-    spread((cand_q.size + BLOCK - 1) // BLOCK, lambda b0, b1: _bulk(
-        qcodes, qoff, qerr, cand_q, win_start, win_end, packed, nmask, (mmax + 63) >> 6, tmax, int(method), out,
-        b0, b1))
+    queries, cands, ref = Queries(qcodes, qoff, qerr), Candidates(cand_q, win_start, win_end), PackedRef(packed, nmask)
+    spread((cand_q.size + BLOCK - 1) // BLOCK,
+           lambda b0, b1: _bulk(queries, cands, ref, (mmax + 63) >> 6, tmax, int(method), out, b0, b1))
     return out

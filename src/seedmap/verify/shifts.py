@@ -18,9 +18,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from seedmap.io.columns import PackedRef, Queries
 from seedmap.io.reference import ref_code, sequence_of
 from seedmap.spread import spread
-from seedmap.verify.align import OP_D, OP_I
+from seedmap.verify.align import OP_D, OP_I, Traceback
 
 MAX_GAP = 2  # edits behind the best beyond which a placement weighs nothing to MAPQ (0.01^3)
 
@@ -55,24 +56,27 @@ def _shifted_cost(q: np.ndarray, a: int, ops: np.ndarray, lens: np.ndarray, pack
 
 
 def shifted_placements(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
-                       loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, cig_off: np.ndarray,
-                       ops: np.ndarray, lens: np.ndarray, n_runs: np.ndarray, packed: np.ndarray,
-                       nmask: np.ndarray, seq_starts: np.ndarray, n_reads: int) -> np.ndarray:
-    """Per read (locations sorted by query, so a read's are contiguous): how many shifted placements of its
-    unique best location cost the best + g, for g = 0..MAX_GAP (row r, column g); zeros otherwise."""
+                       loc_d: np.ndarray, aln: Traceback, packed: np.ndarray, nmask: np.ndarray,
+                       seq_starts: np.ndarray, n_reads: int) -> np.ndarray:
+    """Per read (locations sorted by query, so a read's are contiguous; loc_d their distances, aln their
+    alignments): how many shifted placements of its unique best location cost the best + g, for g = 0..MAX_GAP
+    (row r, column g); zeros otherwise."""
     out = np.zeros((n_reads, MAX_GAP + 1), dtype=np.int64)
     first = np.searchsorted(np.asarray(loc_q) >> 1, np.arange(n_reads + 1)).astype(np.int64)  # each read's first
-    spread(n_reads, lambda r0, r1: _shifted(qcodes, qoff, qerr, loc_q, loc_s, loc_e, loc_d, cig_off, ops, lens,
-                                            n_runs, packed, nmask, seq_starts, first, out, r0, r1), grain=64)
+    queries, ref = Queries(qcodes, qoff, qerr), PackedRef(packed, nmask)
+    spread(n_reads, lambda r0, r1: _shifted(queries, loc_q, loc_d, aln, ref, seq_starts, first, out, r0, r1),
+           grain=64)
     return out
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _shifted(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
-             loc_e: np.ndarray, loc_d: np.ndarray, cig_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
-             n_runs: np.ndarray, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray, first: np.ndarray,
-             out: np.ndarray, r0: int, r1: int) -> None:
+def _shifted(queries: Queries, loc_q: np.ndarray, loc_d: np.ndarray, aln: Traceback, ref: PackedRef,
+             seq_starts: np.ndarray, first: np.ndarray, out: np.ndarray, r0: int, r1: int) -> None:
     """shifted_placements of reads [r0, r1), their locations from first[r] to first[r + 1]."""
+    qcodes, qoff, qerr = queries
+    loc_s, loc_e = aln.start, aln.end
+    cig_off, ops, lens, n_runs = aln.cig_off, aln.ops, aln.lens, aln.n_runs
+    packed, nmask = ref
     for r in range(r0, r1):
         lo, hi = first[r], first[r + 1]
         if lo == hi:
