@@ -16,9 +16,12 @@ proper pair (fewest edits, then insert closest to the mean, then leftmost).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
+from seedmap.io.columns import PackedRef, Queries
 from seedmap.io.reference import unpack_into
 from seedmap.order import lex_order
 from seedmap.paired.pairing import Library, MateLocations, proper_insert
@@ -28,22 +31,38 @@ from seedmap.verify.semiglobal import group_runs, scan_hits
 MAX_ANCHORS = 8  # locations of a read whose mate is looked for near them
 
 
+class Tasks(NamedTuple):
+    """Task k: the mate of the read of location anchor[k] (of the batch's MateLocations), within edits[k] edits."""
+
+    anchor: np.ndarray
+    edits: np.ndarray
+
+
+class Found(NamedTuple):
+    """Task k's location of the mate: query[k] (-1: none forming a proper pair), start[k], end[k], dist[k]."""
+
+    query: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    dist: np.ndarray
+
+
 @njit(cache=True, nogil=True)
-def _rescue(task_anchor: np.ndarray, task_edits: np.ndarray, qcodes: np.ndarray, qoff: np.ndarray,
-            read: np.ndarray, loc: MateLocations, ref_starts: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
-            lib: Library, out_q: np.ndarray, out_s: np.ndarray, out_e: np.ndarray, out_d: np.ndarray, k0: int,
-            k1: int) -> None:
-    """Tasks [k0, k1): the mate of the read of location task_anchor[k], within task_edits[k] edits."""
+def _rescue(tasks: Tasks, queries: Queries, read: np.ndarray, loc: MateLocations, ref_starts: np.ndarray,
+            ref: PackedRef, lib: Library, out: Found, k0: int, k1: int) -> None:
+    """Tasks [k0, k1) into out. read: the read of each of loc's locations."""
     ls, le, lrev, lref = loc.start, loc.end, loc.rev, loc.ref_id
     orient, lo, hi = lib.orient, lib.lo, lib.hi
+    qcodes, qoff = queries.codes, queries.off
+    out_q, out_s, out_e, out_d = out.query, out.start, out.end, out.dist
     for k in range(k0, k1):
         out_q[k] = -1
-        c = task_anchor[k]
+        c = tasks.anchor[k]
         t = read[c] ^ 1
         rev = lrev[c] if orient == 2 else not lrev[c]
         qi = 2 * t + (1 if rev else 0)
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        edits = task_edits[k]
+        edits = tasks.edits[k]
         if q.size <= edits:
             continue
         w0 = max(ref_starts[lref[c]], le[c] - hi)
@@ -51,7 +70,7 @@ def _rescue(task_anchor: np.ndarray, task_edits: np.ndarray, qcodes: np.ndarray,
         if w1 - w0 < q.size - edits:
             continue
         win = np.empty(w1 - w0, dtype=np.uint8)
-        unpack_into(packed, nmask, w0, win)
+        unpack_into(ref.packed, ref.nmask, w0, win)
         h_end = np.empty(win.size, dtype=np.int64)
         h_start = np.empty(win.size, dtype=np.int64)
         h_dist = np.empty(win.size, dtype=np.int32)
@@ -106,20 +125,17 @@ def unpartnered_anchors(read: np.ndarray, start: np.ndarray, dist: np.ndarray, p
     return _first_per_read(np.flatnonzero(~partnered & (count[read ^ 1] > 0)), read, dist, start)
 
 
-def rescue(anchors: np.ndarray, edits: np.ndarray, read: np.ndarray, loc: MateLocations, qcodes: np.ndarray,
-           qoff: np.ndarray, ref_starts: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
-           lib: Library) -> tuple[np.ndarray, ...]:
+def rescue(anchors: np.ndarray, edits: np.ndarray, read: np.ndarray, loc: MateLocations, queries: Queries,
+           ref_starts: np.ndarray, ref: PackedRef, lib: Library) -> tuple[np.ndarray, ...]:
     """Locations (query, start, end, dist) of the mates of the anchors' reads, each the best within edits[k] that
     forms a proper pair with anchor k, unique, sorted. loc: every location of the batch (read: of each)."""
     n = anchors.size
-    out_q = np.empty(n, dtype=np.int64)
-    out_s = np.empty(n, dtype=np.int64)
-    out_e = np.empty(n, dtype=np.int64)
-    out_d = np.empty(n, dtype=np.int32)
-    spread(n, lambda k0, k1: _rescue(anchors, edits, qcodes, qoff, read, loc, ref_starts, packed, nmask, lib, out_q,
-                                     out_s, out_e, out_d, k0, k1), grain=16)
-    ok = out_q >= 0
-    q, s, e, d = out_q[ok], out_s[ok], out_e[ok], out_d[ok]
+    tasks = Tasks(anchors, edits)
+    out = Found(np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+                np.empty(n, dtype=np.int32))
+    spread(n, lambda k0, k1: _rescue(tasks, queries, read, loc, ref_starts, ref, lib, out, k0, k1), grain=16)
+    ok = out.query >= 0
+    q, s, e, d = out.query[ok], out.start[ok], out.end[ok], out.dist[ok]
     order = lex_order(q, s)
     q, s, e, d = q[order], s[order], e[order], d[order]
     uniq = np.r_[True, (q[1:] != q[:-1]) | (s[1:] != s[:-1])] if q.size else np.zeros(0, dtype=bool)

@@ -31,6 +31,7 @@ from typing import Protocol
 
 import numpy as np
 
+from seedmap.io.columns import PackedRef, Queries
 from seedmap.io.reference import Reference, sequences_of
 from seedmap.mapq import MAPQ_STRATA
 from seedmap.options import MapOptions
@@ -187,8 +188,8 @@ def rescued(pl: PairLocations, redo: np.ndarray, n_reads: int, qerr: np.ndarray,
         near_at, lost = near_at[pair_redo[pl.read[near_at]]], lost[pair_redo[pl.read[lost]]]
         anchors = np.concatenate([near_at, lost])
         task_edits = np.concatenate([qerr[pl.read[near_at] ^ 1], rescue_qerr[pl.read[lost] ^ 1]])
-    return Rescued(*rescue(anchors, task_edits, pl.read, pl.mates, qcodes, qoff, ref.starts, ref.packed, ref.nmask,
-                           lib))
+    return Rescued(*rescue(anchors, task_edits, pl.read, pl.mates, Queries(qcodes, qoff, qerr), ref.starts,
+                           PackedRef(ref.packed, ref.nmask), lib))
 
 
 def joined(searched: PairLocations, found: Rescued, searched_edits: np.ndarray, rescue_qerr: np.ndarray,

@@ -22,6 +22,7 @@ from numba import njit
 
 from seedmap.intrinsics import prefetch
 from seedmap.io.ascii import write_int as _write_int  # (the name backends/cuda/align_kernels.py twins)
+from seedmap.io.columns import PackedRef, Queries
 from seedmap.io.reference import sequences_of, unpack_into
 from seedmap.spread import spread
 
@@ -311,38 +312,56 @@ BLOCK = 64  # locations per block: scratch allocated once per block
 AHEAD = 4  # locations ahead whose reference is prefetched
 
 
+class Locations(NamedTuple):
+    """The locations aligned: location k is query query[k]'s [start[k], end[k]) at dist[k] edits, and its
+    alignment starts in [lo[k], start[k]] and ends in [end[k], hi[k]] (free_bounds)."""
+
+    query: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    dist: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """One aligner's scratch, as scratch_sizes gives it: the DP's cells (int64), the operations of the traceback
+    last first and the location's reference window (uint8)."""
+
+    cells: np.ndarray
+    rev: np.ndarray
+    window: np.ndarray
+
+
 @njit(cache=True, nogil=True, inline="always")  # per location: a call with 21 array arguments cost 20%
-def align_location(k: int, qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
-                   loc_e: np.ndarray, loc_d: np.ndarray, loc_lo: np.ndarray, loc_hi: np.ndarray, packed: np.ndarray,
-                   nmask: np.ndarray, cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
-                   md: np.ndarray, n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, start: np.ndarray,
-                   end: np.ndarray, scratch: np.ndarray, rev: np.ndarray, t: np.ndarray) -> None:
-    """Location k's CIGAR runs and MD string into its slots (cig_off, md_off), and the reference interval
-    of that alignment (loc_lo[k] <= start <= loc_s[k], loc_e[k] <= end <= loc_hi[k]); scratch, rev and t
-    as scratch_sizes gives them (nothing is allocated here: the GPU runs this very code, backends/cuda)."""
-    qi = loc_q[k]
-    q = qcodes[qoff[qi]:qoff[qi + 1]]
-    a, b = cig_off[k], md_off[k]
-    if loc_d[k] == 0:  # exact (align_one's ungapped alignment at the location; --best on ragout16: two thirds of the
-        ops[a] = OP_M  # locations): nothing to unpack or compare
-        lens[a] = q.size
-        n_runs[k] = 1
-        md_len[k] = _write_int(md[b:md_off[k + 1]], 0, q.size)
-        dist[k] = 0
-        start[k] = loc_s[k]
-        end[k] = loc_e[k]
+def align_location(k: int, queries: Queries, locs: Locations, ref: PackedRef, aln: Traceback,
+                   scratch: Scratch) -> None:
+    """Location k's CIGAR runs and MD string into its slots in aln (cig_off, md_off), and the reference interval
+    of that alignment (aln.start, aln.end: locs.lo[k] <= start <= locs.start[k], locs.end[k] <= end <= locs.hi[k]);
+    nothing is allocated here: the GPU runs this very code, backends/cuda."""
+    qi = locs.query[k]
+    q = queries.codes[queries.off[qi]:queries.off[qi + 1]]
+    a, b = aln.cig_off[k], aln.md_off[k]
+    if locs.dist[k] == 0:  # exact (align_one's ungapped alignment at the location; --best on ragout16: two thirds
+        aln.ops[a] = OP_M  # of the locations): nothing to unpack or compare
+        aln.lens[a] = q.size
+        aln.n_runs[k] = 1
+        aln.md_len[k] = _write_int(aln.md[b:aln.md_off[k + 1]], 0, q.size)
+        aln.dist[k] = 0
+        aln.start[k] = locs.start[k]
+        aln.end[k] = locs.end[k]
         return
-    lo = loc_lo[k]
-    tk = t[:loc_hi[k] - lo]
-    unpack_into(packed, nmask, lo, tk)
-    d, r, ml, first, last = align_one(q, tk, loc_s[k] - lo, loc_hi[k] - loc_e[k], loc_d[k], loc_d[k],
-                                      ops[a:cig_off[k + 1]], lens[a:cig_off[k + 1]], md[b:md_off[k + 1]], scratch,
-                                      rev)
-    n_runs[k] = r
-    md_len[k] = ml
-    dist[k] = d
-    start[k] = lo + first
-    end[k] = lo + last
+    lo = locs.lo[k]
+    tk = scratch.window[:locs.hi[k] - lo]
+    unpack_into(ref.packed, ref.nmask, lo, tk)
+    d, r, ml, first, last = align_one(q, tk, locs.start[k] - lo, locs.hi[k] - locs.end[k], locs.dist[k],
+                                      locs.dist[k], aln.ops[a:aln.cig_off[k + 1]], aln.lens[a:aln.cig_off[k + 1]],
+                                      aln.md[b:aln.md_off[k + 1]], scratch.cells, scratch.rev)
+    aln.n_runs[k] = r
+    aln.md_len[k] = ml
+    aln.dist[k] = d
+    aln.start[k] = lo + first
+    aln.end[k] = lo + last
 
 
 @njit(cache=True, nogil=True)
@@ -359,19 +378,15 @@ def scratch_sizes(qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_d:
 
 
 @njit(cache=True, nogil=True)
-def _align_all(qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray, loc_e: np.ndarray,
-               loc_d: np.ndarray, loc_lo: np.ndarray, loc_hi: np.ndarray, packed: np.ndarray, nmask: np.ndarray,
-               cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray, md: np.ndarray,
-               n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, start: np.ndarray, end: np.ndarray,
-               b0: int, b1: int) -> None:
+def _align_all(queries: Queries, locs: Locations, ref: PackedRef, aln: Traceback, b0: int, b1: int) -> None:
     """Blocks [b0, b1) of BLOCK locations: scratch per block, its locations aligned by _align_block."""
-    nl = loc_q.size
+    nl = locs.query.size
     for blk in range(b0, b1):
         lo, hi = blk * BLOCK, min(nl, (blk + 1) * BLOCK)
-        cells, span = scratch_sizes(qoff, loc_q, loc_s, loc_d, loc_lo, loc_hi, lo, hi)
-        _align_block(lo, hi, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, cig_off, md_off,
-                     ops, lens, md, n_runs, md_len, dist, start, end, np.empty(cells, dtype=np.int64),
-                     np.empty(span, dtype=np.uint8), np.empty(span, dtype=np.uint8))
+        cells, span = scratch_sizes(queries.off, locs.query, locs.start, locs.dist, locs.lo, locs.hi, lo, hi)
+        _align_block(lo, hi, queries, locs, ref, aln, Scratch(np.empty(cells, dtype=np.int64),
+                                                              np.empty(span, dtype=np.uint8),
+                                                              np.empty(span, dtype=np.uint8)))
 
 
 # Compiled without reference counting: in a kernel with it, each slice of an array takes an atomic increment and
@@ -379,20 +394,16 @@ def _align_all(qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: n
 # 12 % of the samples sat on those atomic instructions; the traceback stage took 1.17 s, 0.95 with the leaf kernels
 # compiled without it, 0.77 with this loop too). Such a kernel allocates nothing; neither may anything it calls.
 @njit(cache=True, nogil=True, _nrt=False)
-def _align_block(lo: int, hi: int, qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s: np.ndarray,
-                 loc_e: np.ndarray, loc_d: np.ndarray, loc_lo: np.ndarray, loc_hi: np.ndarray, packed: np.ndarray,
-                 nmask: np.ndarray, cig_off: np.ndarray, md_off: np.ndarray, ops: np.ndarray, lens: np.ndarray,
-                 md: np.ndarray, n_runs: np.ndarray, md_len: np.ndarray, dist: np.ndarray, start: np.ndarray,
-                 end: np.ndarray, scratch: np.ndarray, rev: np.ndarray, t: np.ndarray) -> None:
-    """Locations [lo, hi) (align_location), with scratch, rev and t as scratch_sizes gives them."""
+def _align_block(lo: int, hi: int, queries: Queries, locs: Locations, ref: PackedRef, aln: Traceback,
+                 scratch: Scratch) -> None:
+    """Locations [lo, hi) (align_location)."""
     for k in range(lo, hi):
         if k + AHEAD < hi:  # the reference of a location a few ahead: random lines of a large array (ragout16,
-            ahead = loc_lo[k + AHEAD]  # 48 Mbp, --best: 550 -> 410 ns a location)
-            prefetch(packed, ahead >> 2)
-            prefetch(packed, (ahead >> 2) + 31)
-            prefetch(nmask, ahead >> 3)
-        align_location(k, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, cig_off,
-                       md_off, ops, lens, md, n_runs, md_len, dist, start, end, scratch, rev, t)
+            ahead = locs.lo[k + AHEAD]  # 48 Mbp, --best: 550 -> 410 ns a location)
+            prefetch(ref.packed, ahead >> 2)
+            prefetch(ref.packed, (ahead >> 2) + 31)
+            prefetch(ref.nmask, ahead >> 3)
+        align_location(k, queries, locs, ref, aln, scratch)
 
 
 def free_bounds(loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray,
@@ -455,8 +466,7 @@ def align(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndar
     an insertion at a read end; the record's POS). (qerr belongs to the stage's interface, which the GPU's
     twin shares; the band of a location is its own distance.)"""
     aln = layout(qoff, loc_q, loc_d)
-    loc_lo, loc_hi = free_bounds(loc_s, loc_e, loc_d, seq_starts)
-    spread((loc_q.size + BLOCK - 1) // BLOCK, lambda b0, b1: _align_all(
-        qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, aln.cig_off, aln.md_off, aln.ops,
-        aln.lens, aln.md, aln.n_runs, aln.md_len, aln.dist, aln.start, aln.end, b0, b1))
+    locs = Locations(loc_q, loc_s, loc_e, loc_d, *free_bounds(loc_s, loc_e, loc_d, seq_starts))
+    queries, ref = Queries(qcodes, qoff, qerr), PackedRef(packed, nmask)
+    spread((loc_q.size + BLOCK - 1) // BLOCK, lambda b0, b1: _align_all(queries, locs, ref, aln, b0, b1))
     return checked(aln, loc_d)

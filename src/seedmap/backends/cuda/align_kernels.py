@@ -11,7 +11,9 @@ import numpy as np
 from numba import cuda, types
 
 from seedmap.backends.cuda.twins import device_twins
+from seedmap.io.columns import PackedRef, Queries
 from seedmap.verify import align
+from seedmap.verify.align import Locations, Scratch, Traceback
 
 THREADS = 128
 
@@ -43,6 +45,8 @@ def align_kernel(qcodes: np.ndarray, qoff: np.ndarray, loc_q: np.ndarray, loc_s:
     if k >= last:
         return
     b = 2 * span * t
-    align_location(k, qcodes, qoff, loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi, packed, nmask, cig_off, md_off, ops,
-                   lens, md, n_runs, md_len, dist, start, end, cells_buf[cells * t:cells * (t + 1)],
-                   bytes_buf[b:b + span], bytes_buf[b + span:b + 2 * span])
+    queries = Queries(qcodes, qoff, qoff)  # (qoff in err's place: unread, a location's band is its own distance)
+    locs = Locations(loc_q, loc_s, loc_e, loc_d, loc_lo, loc_hi)
+    aln = Traceback(cig_off, ops, lens, n_runs, md_off, md, md_len, dist, start, end)
+    scratch = Scratch(cells_buf[cells * t:cells * (t + 1)], bytes_buf[b:b + span], bytes_buf[b + span:b + 2 * span])
+    align_location(k, queries, locs, PackedRef(packed, nmask), aln, scratch)
