@@ -54,9 +54,9 @@ from seedmap.backends.cuda.locations import DeviceLocator  # noqa: E402
 from seedmap.backends.cuda.verify_kernels import BANDED, BITVECTOR, DeviceVerifier  # noqa: E402
 from seedmap.engines.fm import SAVED_ROWS, FmEngine  # noqa: E402
 from seedmap.engines.neighborhood import NeighborhoodEngine  # noqa: E402
-from seedmap.filter.fm_lookup import tables  # noqa: E402
-from seedmap.filter.fm_scheme import ROW, count_candidates, no_memo  # noqa: E402
+from seedmap.filter.fm_scheme import ROW, Saved, bidir, count_candidates, no_memo  # noqa: E402
 from seedmap.index import fm, neighborhood  # noqa: E402
+from seedmap.io.columns import Queries  # noqa: E402
 from seedmap.io.reference import Reference  # noqa: E402
 from seedmap.pipeline import EngineOptions, errors_per_read  # noqa: E402
 from seedmap.verify import windows as cpu  # noqa: E402
@@ -422,9 +422,9 @@ def test_fm_search_matches_cpu(kind, r, errors, lengths, sizes, small_blocks):
     if kind == "repetitive":  # the second search pass ran
         nq = qoff.size - 1
         n_saved = np.empty(nq, dtype=np.int64)
-        count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix), small,
-                         np.empty((1, nq * keep, ROW), dtype=np.int64), np.empty(nq, dtype=np.int64), n_saved,
-                         *no_memo(), np.zeros(nq, dtype=np.int64), 0, 0, nq, np.empty((0, ROW), dtype=np.int64))
+        saved = Saved(np.empty((1, nq * keep, ROW), dtype=np.int64), np.empty(nq, dtype=np.int64), n_saved)
+        count_candidates(Queries(qcodes, qoff, qerr), bidir(ix), small, saved, no_memo(), np.zeros(nq, dtype=np.int64),
+                         0, 0, nq, np.empty((0, ROW), dtype=np.int64))
         assert n_saved.max() > keep
 
 

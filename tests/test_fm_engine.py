@@ -33,6 +33,7 @@ from seedmap.filter.fm_scheme import (
     ROW,
     WALK_BASE,
     WALK_MAX,
+    bidir,
     d_arrays_made,
     memo_size,
     scratch_size,
@@ -112,12 +113,12 @@ def test_toy_inexact_search():
     ix = fm.build(TOY, 2)
     out = np.zeros((16, ROW), dtype=np.int64)
     # AGCAGC is one substitution from AGGAGC: its piece AGC (of AGC|AGC) is exact, the other costs one edit.
-    idx = (ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix))
-    n_rows, cand = search_query(codes("AGCAGC"), 1, *idx, 0, out)
+    idx = bidir(ix)
+    n_rows, cand = search_query(codes("AGCAGC"), 1, idx, 0, out)
     assert cand >= 1 and n_rows >= 1
-    assert search_query(codes("AGCAGC"), 0, *idx, 0, out) == (0, 0)
-    assert search_query(codes("AGGAGC"), 0, *idx, 0, out)[1] == 1
-    assert search_query(codes("TTTTTT"), 2, *idx, 0, out) == (0, 0)
+    assert search_query(codes("AGCAGC"), 0, idx, 0, out) == (0, 0)
+    assert search_query(codes("AGGAGC"), 0, idx, 0, out)[1] == 1
+    assert search_query(codes("TTTTTT"), 2, idx, 0, out) == (0, 0)
 
 
 def test_lower_bounds():
@@ -250,8 +251,7 @@ def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
         for qi, read in enumerate(reads):
             m = read.size
             scratch = np.empty(scratch_size(m, D_FROM_E), dtype=np.int64)
-            search(read, D_FROM_E, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev, 0,
-                   np.empty((0, ROW), dtype=np.int64), scratch, False)
+            search(read, D_FROM_E, bidir(ix), 0, np.empty((0, ROW), dtype=np.int64), scratch, False)
             if not d_arrays_made(scratch, m):
                 assert not slots[at[qi]:at[qi + 1]].any()
                 continue
@@ -275,13 +275,11 @@ def test_a_read_of_rare_pieces_makes_no_d_arrays(rng):
     verification and spares the two backward searches (with small = 0 the same read walks, and makes them)."""
     g = random_genome(rng, 5000)
     ix = fm.build(Reference.from_codes(["g"], [g]), 4)
-    fwd, rev = tables(ix)
     read = g[1000:1090].copy()
     for small, walks in ((1, False), (0, True)):
         scratch = np.empty(scratch_size(read.size, D_FROM_E), dtype=np.int64)
         out = np.empty((16, ROW), dtype=np.int64)
-        n_out, cand = search(read, D_FROM_E, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev, small, out, scratch,
-                             False)
+        n_out, cand = search(read, D_FROM_E, bidir(ix), small, out, scratch, False)
         assert d_arrays_made(scratch, read.size) == walks
         assert cand >= 1 and (walks or n_out == cand == D_FROM_E + 1)  # one row per piece
 
@@ -324,11 +322,11 @@ def test_walks_over_budget_verify_what_they_did_not_walk(rng, e):
     ref = Reference.from_codes(["g", "t"], [g, random_genome(rng, 300)])
     reads = sample_reads(rng, [g], 30, (90, 121), e + 1)
     ix = fm.build(ref, 4)
-    fwd, rev = tables(ix)
+    fwd = tables(ix)[0]
     out = np.empty((1 << 16, ROW), dtype=np.int64)
     over = fewer = 0
     for read in reads:
-        n_out, _ = search_query(read, e, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev, 0, out)
+        n_out, _ = search_query(read, e, bidir(ix), 0, out)
         assert n_out <= out.shape[0]
         rows = out[:n_out]
         handed = rows[(rows[:, 0] > e) & (rows[:, 1] == 0)]

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from seedmap.filter import fm_lookup, fm_pieces
-from seedmap.filter.fm_scheme import ROW, search_query
+from seedmap.filter.fm_scheme import ROW, Bidir, search_query
 from seedmap.filter.fm_search import backward_search, level_row, lower_bounds, table_k
 from seedmap.index import fm
 from seedmap.index.fm import FmParams
@@ -102,8 +102,8 @@ def test_a_table_changes_no_bound_and_no_search_result(seed, repeats, e):
             lower_bounds(occ_tab, ix.counts, ix.n, q, q.size, without, NO_TABLE)
             assert np.array_equal(with_table, without)
         a, b = np.zeros((4096, ROW), np.int64), np.zeros((4096, ROW), np.int64)
-        got = search_query(q, e, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev, 1, a)
-        assert got == search_query(q, e, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, NO_TABLE, NO_TABLE, 1, b)
+        got = search_query(q, e, Bidir(ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd, rev), 1, a)
+        assert got == search_query(q, e, Bidir(ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, NO_TABLE, NO_TABLE), 1, b)
         assert np.array_equal(a[:min(got[0], 4096)], b[:min(got[0], 4096)])
 
 

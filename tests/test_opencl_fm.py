@@ -33,11 +33,11 @@ from seedmap.engines import base
 from seedmap.engines.fm import FmEngine
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter import fm_pieces
-from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_scheme import ROW, count_candidates, no_memo
+from seedmap.filter.fm_scheme import ROW, Saved, bidir, count_candidates, no_memo
 from seedmap.filter.fm_search import backward_search
 from seedmap.index import fm
 from seedmap.index.segments import SegmentedIndex
+from seedmap.io.columns import Queries
 from seedmap.io.reference import Reference
 from seedmap.kinds import cpu_engine
 from seedmap.pipeline import EngineOptions, errors_per_read
@@ -91,9 +91,9 @@ def strings_per_query(ix: fm.FmIndex, args: tuple, small: int) -> np.ndarray:
     qcodes, qoff, qerr = args
     nq = qoff.size - 1
     n_saved = np.empty(nq, dtype=np.int64)
-    count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix), small,
-                     np.empty((1, 0, ROW), dtype=np.int64), np.empty(nq, dtype=np.int64), n_saved, *no_memo(),
-                     np.zeros(nq, dtype=np.int64), 0, 0, nq, np.empty((0, ROW), dtype=np.int64))
+    saved = Saved(np.empty((1, 0, ROW), dtype=np.int64), np.empty(nq, dtype=np.int64), n_saved)
+    count_candidates(Queries(qcodes, qoff, qerr), bidir(ix), small, saved, no_memo(), np.zeros(nq, dtype=np.int64), 0,
+                     0, nq, np.empty((0, ROW), dtype=np.int64))
     return n_saved
 
 

@@ -9,10 +9,10 @@ import numpy as np
 from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter.fm_located import locate_rows, union_rows
-from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_scheme import ROW, count_candidates, fill_windows, memo_size, no_memo
+from seedmap.filter.fm_scheme import ROW, Memo, Saved, Slots, bidir, count_candidates, fill_windows, memo_size, no_memo
 from seedmap.index.fm import FmIndex, sequence_range
 from seedmap.index.segments import SegmentedIndex
+from seedmap.io.columns import Queries
 from seedmap.io.reference import Reference
 from seedmap.spread import pieces, spread
 
@@ -57,11 +57,11 @@ class FmEngine(CandidateEngine):
         self.small = verify_below
         self.max_window = ANY_WINDOW
 
-    def _memo(self, memo: QueryMemo | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(ids, memo_at, memo) of the kernels: this index's D arrays of the batch's queries."""
+    def _memo(self, memo: QueryMemo | None) -> Memo:
+        """The kernels' memo: this index's D arrays of the batch's queries."""
         if memo is None:
             return no_memo()
-        return (memo.ids, *memo.slots(self, memo_size))
+        return Memo(memo.ids, *memo.slots(self, memo_size))
 
     def _count(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
                memo: QueryMemo | None = None) -> tuple[np.ndarray, tuple]:
@@ -76,16 +76,15 @@ class FmEngine(CandidateEngine):
         counts = np.zeros(nq, dtype=np.int64)
         # The k-mer tables on first use, not when the engine is made: building them reads most of the index, and a
         # segmented index keeps only the segment in use resident.
-        memo_args = self._memo(memo)
-        fwd_table, rev_table = tables(ix)
+        search_ix = bidir(ix)
+        queries, saved, kernel_memo = Queries(qcodes, qoff, qerr), Saved(pool, row_at, n_saved), self._memo(memo)
         spills = [np.empty((0, ROW), dtype=np.int64)] * slabs
 
         def count(a: int, b: int) -> None:
             scratch = np.empty((self.scratch_rows, ROW), dtype=np.int64)
             for k in range(a, b):
-                spills[k] = count_candidates(qcodes, qoff, qerr, ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, fwd_table,
-                                             rev_table, self.small, pool, row_at, n_saved, *memo_args, counts, k,
-                                             cuts[k], cuts[k + 1], scratch)
+                spills[k] = count_candidates(queries, search_ix, self.small, saved, kernel_memo, counts, k, cuts[k],
+                                             cuts[k + 1], scratch)
 
         spread(slabs, count)
         if nq:
@@ -99,9 +98,10 @@ class FmEngine(CandidateEngine):
               cand_off: np.ndarray, state: tuple, win_s: np.ndarray, win_e: np.ndarray, win_d: np.ndarray,
               cand_len: np.ndarray) -> None:
         rows, row_at, n_saved, (at, pos) = state
-        spread(last - first, lambda a, b: fill_windows(
-            qoff, qerr, first, cand_off, self.index.text_starts, self.ref_starts, rows, row_at, n_saved, win_s, win_e,
-            win_d, at, pos, first + a, first + b), grain=QUERIES)
+        queries, saved = Queries(qcodes, qoff, qerr), Saved(rows, row_at, n_saved)
+        slots = Slots(self.index.text_starts, self.ref_starts, win_s, win_e, win_d)
+        spread(last - first, lambda a, b: fill_windows(queries, first, cand_off, saved, at, pos, slots, first + a,
+                                                       first + b), grain=QUERIES)
 
 
 def _with_spills(pool: np.ndarray, spills: list[np.ndarray], cuts: list[int], row_at: np.ndarray) -> np.ndarray:

@@ -68,6 +68,7 @@ import numpy as np
 from numba import njit
 
 from seedmap.filter.fm_located import located_windows, string_window
+from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_pieces import cut_scratch, pieces
 from seedmap.filter.fm_search import (
     bwt_symbol,
@@ -84,6 +85,8 @@ from seedmap.filter.fm_search import (
 )
 from seedmap.filter.windows import SORT_FEW, sort_few
 from seedmap.filter.windows import sort_windows as _sort_windows
+from seedmap.index.fm import FmIndex
+from seedmap.io.columns import Queries
 
 ROW = 4  # an accepted string: piece start in the read, depth (its bases left of the piece), forward lo, hi
 BIG = 1 << 40
@@ -156,6 +159,70 @@ class Stack(NamedTuple):
     acc: np.ndarray
     kids: np.ndarray
     work: np.ndarray
+
+
+class Phase(NamedTuple):
+    """One phase of a step (the right or the left): its read part and its walk's stack."""
+    part: Part
+    stack: Stack
+
+
+class Step(NamedTuple):
+    """What a step's walks share: its exact piece starts at read position js; e edits in all; strings of at most
+    `small` rows go to verification (from SMALL_FROM pieces' length on); out: the accepted strings (ROW words
+    each), those past its size counted only."""
+    js: int
+    e: int
+    small: int
+    out: np.ndarray
+
+
+class Bidir(NamedTuple):
+    """The bidirectional index as the search reads it: n rows, counts[c] the rows before symbol c's, the
+    occurrence tables of the forward index and of the reverse text's, and their k-mer tables (fm_lookup.py), where
+    the exact searches start."""
+    n: int
+    counts: np.ndarray
+    fwd_occ: np.ndarray
+    rev_occ: np.ndarray
+    fwd_table: np.ndarray
+    rev_table: np.ndarray
+
+
+class Locator(NamedTuple):
+    """The forward index as a locate reads it (fm_search.locate_four): counts, its occurrence table, the marks
+    of its sampled rows and their SA samples."""
+    counts: np.ndarray
+    occ: np.ndarray
+    mark: np.ndarray
+    ssa: np.ndarray
+
+
+class Slots(NamedTuple):
+    """Where the windows go, and what places them there: slots start, end, diag; sequence s starts at
+    text_starts[s] in the index's text and at ref_starts[s] in the genome (each window clipped to it)."""
+    text_starts: np.ndarray
+    ref_starts: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    diag: np.ndarray
+
+
+class Saved(NamedTuple):
+    """The queries' accepted strings kept for the fill pass: query qi's n[qi] strings (ROW words each) from row
+    at[qi] of rows (count_candidates: the pool, one slab per piece of the batch, at flattened over it and
+    -1 - (where in the spill) for a spilled query; fill_windows: the pool with the spills behind it)."""
+    rows: np.ndarray
+    at: np.ndarray
+    n: np.ndarray
+
+
+class Memo(NamedTuple):
+    """A batch's D arrays (_search_memo): query qi's memo slot is slots[at[ids[qi]]:at[ids[qi] + 1]]; all three
+    empty: none (no_memo)."""
+    ids: np.ndarray
+    at: np.ndarray
+    slots: np.ndarray
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -255,15 +322,17 @@ def _record(out: np.ndarray, n_out: int, js: int, depth: int, lo: int, hi: int) 
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, part: Part, e: int, cost0: int,
-               stack: Stack, js: int, small: int, done: int, out: np.ndarray, n_out: int) -> tuple[int, int]:
+def _left_walk(occ_tab: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, phase: Phase, cost0: int, step: Step,
+               done: int, n_out: int) -> tuple[int, int]:
     """Last phase: walk the strings extending rows [lo0, hi0) (of the forward index: leftwards) for the
-    part, starting at cost0, total within e and no cell under its floor (low; low[length + 1]: of the
+    phase's part, starting at cost0, total within e and no cell under its floor (low; low[length + 1]: of the
     whole part); record accepted strings, and strings with at most `small` rows once `done` + depth
     reaches SMALL_FROM (see search), in out (rows beyond out's size are counted only). Returns (rows
     recorded, candidates)."""
-    ext, length, bound, cap, low, cols = part
+    ext, length, bound, cap, low, cols = phase.part
+    stack = phase.stack
     s_lo, s_hi, s_c, kids, work = stack.lo, stack.hi, stack.c, stack.kids, stack.work
+    js, e, small, out = step
     total = 0
     best = _first_column(cols, cost0, length, e, cap, low, bound)
     if low[length + 1] <= _last_cell(cols, 0, length, e) <= e or (hi0 - lo0 <= small and done >= 0 and best <= e):
@@ -343,17 +412,20 @@ def _record_rest(stack: Stack, d: int, js: int, lo: int, hi: int, flo: int, out:
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo0: int, hi0: int, flo0: int,
-                part: Part, e: int, stack: Stack, left: Part, left_stack: Stack, js: int, small: int, done: int,
-                out: np.ndarray, n_out: int) -> tuple[int, int]:
+                right: Phase, left: Phase, step: Step, done: int, n_out: int) -> tuple[int, int]:
     """First phase: walk the strings extending rows [lo0, hi0) of the reverse-text index (rightwards) for
-    the part within the caps, keeping the forward index's rows of the same string in step
+    the right phase's part within the caps, keeping the forward index's rows of the same string in step
     (bidirectional: the rows of Xc start after those of X followed by a smaller symbol, which the
     reverse index counts in its BWT of X's rows). Each accepted string starts the left phase, and is walked on
     while a longer one could end the read part with fewer edits (the left phase's floors need the right part's
     least cost, see search; s_acc: the least cost accepted on the way to a node). Strings handed to
     verification are recorded by their forward rows, so that only the forward index is located.
-    kids[KIDS * d + 3 * x + k]: child x of the node at depth d (k: its lo, hi, forward lo)."""
-    ext, length, bound, cap, low, cols = part
+    kids[KIDS * d + 3 * x + k]: child x of the node at depth d (k: its lo, hi, forward lo). The occurrence tables
+    come flat rather than in a Bidir: so its arguments arrive in the order its register allocation was tuned
+    with (x86-64, search's code: 2,711 instructions either way; with a Bidir 25 more, some spills in the loop)."""
+    ext, length, bound, cap, low, cols = right.part
+    stack = right.stack
+    js, e, small, out = step
     s_lo, s_hi, s_flo, s_c, s_acc, kids = stack.lo, stack.hi, stack.flo, stack.c, stack.acc, stack.kids
     work = stack.work
     total = 0
@@ -363,8 +435,7 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
     last = _last_cell(cols, 0, length, e)
     acc = BIG
     if last <= e:
-        n_out, total = _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, left, e, last, left_stack, js, small,
-                                  done, out, n_out)
+        n_out, total = _left_walk(fwd_occ, counts, flo0, flo0 + hi0 - lo0, left, last, step, done, n_out)
         if work[0] > work[1]:  # the piece's rows, whole
             n_out, got = _record_rest(stack, -1, js, lo0, hi0, flo0, out, n_out)
             return n_out, total + got
@@ -425,8 +496,7 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
         last = _last_cell(cols, nd, length, e)
         acc = s_acc[d]
         if last <= cap[length] and last < acc:
-            n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, left, e, last, left_stack, js, small,
-                                    done + nd, out, n_out)
+            n_out, got = _left_walk(fwd_occ, counts, nflo, nflo + nhi - nlo, left, last, step, done + nd, n_out)
             total += got
             if work[0] > work[1]:  # this child whole, and the children after it
                 n_out, got = _record_rest(stack, d, js, nlo, nhi, nflo, out, n_out)
@@ -444,9 +514,7 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray,
-                  rev_occ: np.ndarray, fwd_table: np.ndarray, rev_table: np.ndarray, kk: int, small: int,
-                  ex: np.ndarray) -> None:
+def exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, ix: Bidir, kk: int, small: int, ex: np.ndarray) -> None:
     """Every piece's exact search (k > 1), a base of each in turn: ex[EXACT * j:] = (lo, hi) of the reverse-text
     index, (flo, fhi) of the forward one, and where the part handed on to verification starts in the read (-1:
     none). The searches are independent, and each extend waits on an occurrence-table miss: taken in turn, with the
@@ -463,6 +531,7 @@ def exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, n: int, counts: np.n
     genome 0.95, 0.96, 0.96; 1 Gbp 0.95, 0.93, 1.01; benchmarks/ab.py --best, 20,000 reads, -t 2, four rounds:
     250 Mbp 1.00x wall, 1 Gbp 0.96x; the same strings and records. ex[EXACT * j + 5]: the piece's next base (its
     length once its search is over)."""
+    n, counts, fwd_occ, rev_occ, fwd_table, rev_table = ix
     busy = 0
     for j in range(k):
         js, je = bounds[j], bounds[j + 1]
@@ -524,14 +593,13 @@ def exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, n: int, counts: np.n
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
-           fwd_table: np.ndarray, rev_table: np.ndarray, small: int, out: np.ndarray,
-           scratch: np.ndarray, given: bool) -> tuple[int, int]:
+def search(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, scratch: np.ndarray,
+           given: bool) -> tuple[int, int]:
     """All steps of the scheme for one query: (accepted strings, candidates); the first out.shape[0]
-    accepted strings are written to out. fwd_table, rev_table: the indexes' k-mer tables (fm_lookup.py), where
-    the exact searches start. scratch: int64[scratch_size(q.size, e)] or more (nothing is allocated here:
-    the GPU kernels run this very code, see backends/cuda/fm_kernels.py). given: the query's D arrays are
-    in scratch already (d_arrays_span; from an earlier search of it, _search_memo).
+    accepted strings are written to out. The exact searches start in ix's k-mer tables. scratch:
+    int64[scratch_size(q.size, e)] or more (nothing is allocated here: the GPU kernels run this very code, see
+    backends/cuda/fm_kernels.py). given: the query's D arrays are in scratch already (d_arrays_span; from an
+    earlier search of it, _search_memo).
 
     Step j: piece j exact, then rightwards pieces j + 1 .. K - 1 with at most t errors in the t pieces
     after j, then leftwards pieces j - 1 .. 0 within e in all. Complete by the cycle lemma: with K = e + 1
@@ -547,6 +615,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     m = q.size
     if m <= e:
         return 0, 0
+    n, counts, fwd_occ, rev_occ, fwd_table, rev_table = ix
     k = e + 1
     dim = m + e + 1
     band = dim * (2 * e + 1)
@@ -602,7 +671,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
     left_stack = Stack(s0, s1, s2, none, none, left_kids, work)
     right_stack = Stack(s3, s4, s6, s5, s7, kids, work)
     if k > 1:
-        exact_pieces(q, bounds, k, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, kk, small, ex)
+        exact_pieces(q, bounds, k, ix, kk, small, ex)
     n_out = 0
     total = 0
     for j in range(k):
@@ -649,7 +718,7 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
         for i in range(1, len_l + 1):
             low_l[i] = j - 1 - piece[js - i]
         low_l[len_l + 1] = j
-        left = Part(ext_l[m - js:], len_l, bound_l[m - js:], cap_l, low_l, cols_l)
+        left = Phase(Part(ext_l[m - js:], len_l, bound_l[m - js:], cap_l, low_l, cols_l), left_stack)
         # Strings this long and this rare are verified rather than walked on: -(bases still to go).
         done = je - js - min(m, SMALL_FROM * (je - js))
         if hi - lo <= small and done >= 0:  # a rare piece: its rows to verification (forward rows, the
@@ -660,18 +729,16 @@ def search(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarra
             lower_bounds_pair(counts, n, m, fwd_occ, ext_r, bound_r, fwd_table, rev_occ, ext_l, bound_l, rev_table)
             make_d = False
         work[0], work[1] = 0, min(WALK_MAX, WALK_BASE + walk_per_row(e) * (hi - lo))
-        n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, Part(ext_r[je:], len_r, bound_r[je:], cap_r,
-                               low_r, cols_r), e, right_stack, left, left_stack, js, small, done, out, n_out)
+        right = Phase(Part(ext_r[je:], len_r, bound_r[je:], cap_r, low_r, cols_r), right_stack)
+        n_out, c = _right_walk(rev_occ, fwd_occ, counts, lo, hi, flo, right, left, Step(js, e, small, out), done, n_out)
         total += c
     return n_out, total
 
 
 @njit(cache=True, nogil=True)
-def search_query(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
-                 fwd_table: np.ndarray, rev_table: np.ndarray, small: int, out: np.ndarray) -> tuple[int, int]:
+def search_query(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray) -> tuple[int, int]:
     """search() with scratch of its own."""
-    return search(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, out,
-                  np.empty(scratch_size(q.size, e), dtype=np.int64), False)
+    return search(q, e, ix, small, out, np.empty(scratch_size(q.size, e), dtype=np.int64), False)
 
 
 def memo_size(m: np.ndarray) -> np.ndarray:
@@ -680,9 +747,8 @@ def memo_size(m: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _search_memo(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.ndarray, rev_occ: np.ndarray,
-                 fwd_table: np.ndarray, rev_table: np.ndarray, small: int, out: np.ndarray,
-                 memo: np.ndarray, scratch: np.ndarray) -> tuple[int, int]:
+def _search_memo(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, memo: np.ndarray,
+                 scratch: np.ndarray) -> tuple[int, int]:
     """search_query() that takes the query's D arrays from its memo slot (int8[memo_size(m)], or empty: none)
     when an earlier search filled it, and fills it otherwise. The D arrays do not depend on e, and the
     strata of --best search a read at e = 0, 1, 3, 5, ...: computing them took 12 % of an e = 5 search (250 Mbp
@@ -697,7 +763,7 @@ def _search_memo(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
     if given:
         for i in range(a, b):
             scratch[i] = memo[1 + i - a]
-    got = search(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, out, scratch, given)
+    got = search(q, e, ix, small, out, scratch, given)
     if keep and not given and d_arrays_made(scratch, m):
         for i in range(a, b):
             memo[1 + i - a] = min(scratch[i], 127)
@@ -706,33 +772,36 @@ def _search_memo(q: np.ndarray, e: int, n: int, counts: np.ndarray, fwd_occ: np.
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _slot(ids: np.ndarray, memo_at: np.ndarray, memo: np.ndarray, qi: int) -> np.ndarray:
+def _slot(memo: Memo, qi: int) -> np.ndarray:
     """Query qi's memo slot (empty without a memo)."""
-    if memo.size == 0:
-        return memo
-    g = ids[qi]
-    return memo[memo_at[g]:memo_at[g + 1]]
+    if memo.slots.size == 0:
+        return memo.slots
+    g = memo.ids[qi]
+    return memo.slots[memo.at[g]:memo.at[g + 1]]
 
 
-def no_memo() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """count_candidates' and fill_windows' (ids, memo_at, memo) for a search with no memo."""
-    return np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int8)
+def no_memo() -> Memo:
+    """count_candidates' memo for a search with none."""
+    return Memo(np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int8))
+
+
+def bidir(ix: FmIndex) -> Bidir:
+    """An index as the search reads it, its k-mer tables made on first use (fm_lookup.tables)."""
+    return Bidir(ix.n, ix.counts, ix.fwd_occ, ix.rev_occ, *tables(ix))
 
 
 @njit(cache=True, nogil=True)
-def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: int, counts: np.ndarray,
-                     fwd_occ: np.ndarray, rev_occ: np.ndarray, fwd_table: np.ndarray, rev_table: np.ndarray,
-                     small: int, pool: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray, ids: np.ndarray,
-                     memo_at: np.ndarray, memo: np.ndarray, cand: np.ndarray, slab: int, q_lo: int,
-                     q_hi: int, scratch: np.ndarray) -> np.ndarray:
+def count_candidates(queries: Queries, ix: Bidir, small: int, saved: Saved, memo: Memo, cand: np.ndarray, slab: int,
+                     q_lo: int, q_hi: int, scratch: np.ndarray) -> np.ndarray:
     """Candidates per query of queries [q_lo, q_hi) in cand, and their accepted strings kept for
-    fill_windows in pool[slab], one query's after another while there is room (a repeat-family read has
-    thousands, a unique one a few, so a shared slab holds far more queries whole than a fixed share each
-    would). row_at[qi]: where query qi's n_saved[qi] strings start in the pool (flattened); a query whose strings
-    do not fit goes to the spill, returned (its strings from -1 - row_at[qi] on). Each query is searched into
+    fill_windows in saved.rows[slab] (the pool), one query's after another while there is room (a repeat-family
+    read has thousands, a unique one a few, so a shared slab holds far more queries whole than a fixed share each
+    would). saved.at[qi]: where query qi's saved.n[qi] strings start in the pool (flattened); a query whose strings
+    do not fit goes to the spill, returned (its strings from -1 - saved.at[qi] on). Each query is searched into
     scratch (strings, ROW) first, so a spilled one is not searched again unless it has more strings than scratch
-    holds (then once more, into room of its own). memo: the batch's D arrays (_search_memo), query qi's slot at
-    memo_at[ids[qi]]; all three empty: none."""
+    holds (then once more, into room of its own). memo: the batch's D arrays (_search_memo)."""
+    qcodes, qoff, qerr = queries
+    pool, row_at, n_saved = saved
     room = pool.shape[1]
     used = 0
     spill = np.empty((0, ROW), dtype=np.int64)
@@ -744,15 +813,14 @@ def count_candidates(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, n: 
     work = np.empty(scratch_size(m_max, e_max), dtype=np.int64)  # search()'s scratch, for every query
     for qi in range(q_lo, q_hi):
         q = qcodes[qoff[qi]:qoff[qi + 1]]
-        slot = _slot(ids, memo_at, memo, qi)
+        slot = _slot(memo, qi)
         e = qerr[qi >> 1]
-        got, cand[qi] = _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, scratch, slot,
-                                     work)
+        got, cand[qi] = _search_memo(q, e, ix, small, scratch, slot, work)
         n_saved[qi] = got
         found = scratch[:got]
         if got > scratch.shape[0]:  # more than scratch holds: searched again into room of its own
             found = np.empty((got, ROW), dtype=np.int64)
-            _search_memo(q, e, n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small, found, slot, work)
+            _search_memo(q, e, ix, small, found, slot, work)
         if used + got <= room:
             _put_rows(pool[slab], used, found, got)
             row_at[qi] = slab * room + used
@@ -777,13 +845,12 @@ def _put_rows(dst: np.ndarray, at: int, src: np.ndarray, n: int) -> None:
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarray, text_starts: np.ndarray,
-                fwd_occ: np.ndarray, fwd_mark: np.ndarray, fwd_ssa: np.ndarray, ref_starts: np.ndarray,
-                win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, w: int) -> int:
+def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, fwd: Locator, slots: Slots, w: int) -> int:
     """Windows [diag - e, diag + m + e) (clipped to the piece's sequence) of every row of the first n_rows
     accepted strings, written from w on (in row order); returns the next free slot. The rows are listed in
     the window slots first (row, the string's bases before the piece, the piece's start in the read), then
     located four at a time (locate_four)."""
+    text_starts, ref_starts, win_start, win_end, win_diag = slots
     w0 = w
     for r in range(n_rows):
         row = rows[r]
@@ -792,8 +859,9 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarra
             w += 1
     last = w - 1
     for k in range(w0, w, 4):
-        p0, p1, p2, p3 = locate_four(fwd_occ, counts, fwd_mark, fwd_ssa, win_start[k], win_start[min(k + 1, last)],
-                                     win_start[min(k + 2, last)], win_start[min(k + 3, last)])
+        p0, p1, p2, p3 = locate_four(fwd.occ, fwd.counts, fwd.mark, fwd.ssa, win_start[k],
+                                     win_start[min(k + 1, last)], win_start[min(k + 2, last)],
+                                     win_start[min(k + 3, last)])
         for j in range(min(4, w - k)):
             p = p0 if j == 0 else (p1 if j == 1 else (p2 if j == 2 else p3))
             string_window(p, win_end[k + j], win_diag[k + j], m, e, text_starts, ref_starts, k + j, win_start,
@@ -802,17 +870,14 @@ def row_windows(rows: np.ndarray, n_rows: int, m: int, e: int, counts: np.ndarra
 
 
 @njit(cache=True, nogil=True)
-def fill_windows(qoff: np.ndarray, qerr: np.ndarray, q_first: int, cand_off: np.ndarray, text_starts: np.ndarray,
-                 ref_starts: np.ndarray, rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray,
-                 win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, at: np.ndarray, pos: np.ndarray,
-                 q_lo: int, q_hi: int) -> None:
+def fill_windows(queries: Queries, q_first: int, cand_off: np.ndarray, saved: Saved, at: np.ndarray,
+                 pos: np.ndarray, slots: Slots, q_lo: int, q_hi: int) -> None:
     """Windows of every row of every accepted string of queries [q_lo, q_hi) (row_windows), sorted by
-    start per query, in the windows of the queries from q_first on (win_start[0] is q_first's first).
-    rows: count_candidates' pool and spills, query qi's strings from row_at[qi] on; at, pos: their rows located
-    (fm_located.union_rows, locate_rows)."""
+    start per query, in the windows of the queries from q_first on (slots.start[0] is q_first's first).
+    saved: count_candidates' pool and spills; at, pos: their rows located (fm_located.union_rows, locate_rows)."""
     base = cand_off[q_first]
-    _located_all(qoff, qerr, base, cand_off, text_starts, ref_starts, rows, row_at, n_saved, win_start, win_end,
-                 win_diag, at, pos, q_lo, q_hi)
+    _located_all(queries, base, cand_off, saved, at, pos, slots, q_lo, q_hi)
+    win_start, win_end, win_diag = slots.start, slots.end, slots.diag
     for qi in range(q_lo, q_hi):  # the queries with more windows than sort_few sorts
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base
         if hi - lo > SORT_FEW:
@@ -820,11 +885,12 @@ def fill_windows(qoff: np.ndarray, qerr: np.ndarray, q_first: int, cand_off: np.
 
 
 @njit(cache=True, nogil=True, _nrt=False)  # no atomic reference counts on the per-query slices (align._align_block)
-def _located_all(qoff: np.ndarray, qerr: np.ndarray, base: int, cand_off: np.ndarray, text_starts: np.ndarray,
-                 ref_starts: np.ndarray, rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray,
-                 win_start: np.ndarray, win_end: np.ndarray, win_diag: np.ndarray, at: np.ndarray, pos: np.ndarray,
-                 q_lo: int, q_hi: int) -> None:
+def _located_all(queries: Queries, base: int, cand_off: np.ndarray, saved: Saved, at: np.ndarray, pos: np.ndarray,
+                 slots: Slots, q_lo: int, q_hi: int) -> None:
     """fill_windows' windows, each query's sorted where sort_few sorts them."""
+    qoff, qerr = queries.off, queries.err
+    rows, row_at, n_saved = saved
+    text_starts, ref_starts, win_start, win_end, win_diag = slots
     for qi in range(q_lo, q_hi):
         m = qoff[qi + 1] - qoff[qi]
         lo, hi = cand_off[qi] - base, cand_off[qi + 1] - base

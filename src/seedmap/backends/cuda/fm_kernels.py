@@ -19,6 +19,7 @@ from numba import cuda, types
 
 from seedmap.backends.cuda.twins import device_twins
 from seedmap.filter import fm_scheme, fm_search
+from seedmap.filter.fm_scheme import Bidir, Locator, Slots
 
 THREADS = 128
 
@@ -68,8 +69,8 @@ def search_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, ids: n
         return
     qi = ids[j]
     q = qcodes[qoff[qi]:qoff[qi + 1]]
-    n_rows[j], cand[j] = search(q, qerr[qi >> 1], n, counts, fwd_occ, rev_occ, fwd_table, rev_table, small,
-                                rows[row_off[j]:row_off[j + 1]], scratch[:, t], False)
+    ix = Bidir(n, counts, fwd_occ, rev_occ, fwd_table, rev_table)
+    n_rows[j], cand[j] = search(q, qerr[qi >> 1], ix, small, rows[row_off[j]:row_off[j + 1]], scratch[:, t], False)
 
 
 @cuda.jit(cache=True)
@@ -83,5 +84,7 @@ def fill_kernel(qoff: np.ndarray, qerr: np.ndarray, first: int, last: int, count
     if qi >= last:
         return
     a = row_at[qi]
-    row_windows(rows[a:a + n_rows[qi]], n_rows[qi], qoff[qi + 1] - qoff[qi], qerr[qi >> 1], counts, text_starts,
-                fwd_occ, fwd_mark, fwd_ssa, ref_starts, win_s, win_e, win_d, cand_off[qi] - cand_off[first])
+    fwd = Locator(counts, fwd_occ, fwd_mark, fwd_ssa)
+    slots = Slots(text_starts, ref_starts, win_s, win_e, win_d)
+    row_windows(rows[a:a + n_rows[qi]], n_rows[qi], qoff[qi + 1] - qoff[qi], qerr[qi >> 1], fwd, slots,
+                cand_off[qi] - cand_off[first])
