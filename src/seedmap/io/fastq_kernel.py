@@ -135,7 +135,7 @@ def _ascii(buf: np.ndarray) -> bool:
     acc = np.uint8(0)
     for c in buf:
         acc |= c
-    return acc < 128
+    return bool(acc < 128)
 
 
 @njit(cache=True, nogil=True)
