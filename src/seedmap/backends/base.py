@@ -58,9 +58,9 @@ class DeviceBackend(Protocol):
         """The maker of the engines of device `dev`'s workers: they share its copies."""
         ...
 
-    def serialized(self) -> AbstractContextManager[None]:
-        """Held around each engine's making and each batch: a simulator runs one batch at a time, a real
-        device needs nothing (a null context)."""
+    def serialized(self) -> AbstractContextManager[object]:
+        """Held around each engine's making and each batch: a simulator runs one batch at a time (a lock), a
+        real device needs nothing (a null context)."""
         ...
 
 

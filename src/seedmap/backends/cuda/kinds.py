@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import from_dtype, types
@@ -29,7 +30,10 @@ from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
 from seedmap.options import EngineOptions
 
-Launches = list[tuple[object, tuple]]  # (kernel, signature)
+if TYPE_CHECKING:
+    from numba.cuda.dispatcher import CUDADispatcher
+
+Launches = list[tuple["CUDADispatcher", tuple]]  # (kernel, signature)
 
 
 def _no_cpu_stages(ix: object, options: EngineOptions) -> list[tuple[int, str]]:
