@@ -40,9 +40,10 @@ from seedmap.pipeline.run_options import RunOptions
 if TYPE_CHECKING:
     from seedmap.backends.base import EngineMaker
     from seedmap.paired.insert_size import InsertModel
+    from seedmap.pipeline.stages import BatchStats
     from seedmap.pipeline.threads import ThreadShares
 
-    Mapper = Callable[..., tuple[bytes, object]]  # a GPU worker thread's: a batch -> (output bytes, stats)
+    Mapper = Callable[..., tuple[bytes, BatchStats]]  # a GPU worker thread's: a batch -> (output bytes, stats)
 
 log = logging.getLogger("seedmap")
 
@@ -71,7 +72,7 @@ class ShippedIndex:
 @dataclass
 class Done:
     data: np.ndarray  # the batch's SAM lines or BAM records, as bytes in an array: pickled out of band (no copy)
-    stats: object  # BatchStats or PairStats
+    stats: BatchStats  # or a PairStats
     seconds: dict[str, float]  # per stage (seedmap map -v)
     busy: float  # seconds the task took on the worker
     finished: float  # time.time() when it ended (the client measures how long the result took to arrive)
@@ -216,7 +217,7 @@ class _RunState:
             warm_up(s.ref, opts.paired, opts.engine.kind, self.run.warm, opts.map.stratified, s.fmt.bam,
                     processes=False)
 
-    def map(self, raw: RawBatch) -> tuple[bytes, object, dict[str, float]]:
+    def map(self, raw: RawBatch) -> tuple[bytes, BatchStats, dict[str, float]]:
         from seedmap.pipeline.timings import RunTimings
 
         timings = RunTimings()
