@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from typing import Any
 
+Hidden = list[tuple[argparse.Action, str | None]]  # options listed by --help-all only, with their help texts
 WIDTH = 80  # help lines never wider, whatever the terminal: a pasted --help reads the same everywhere
 
 MAP_SHORT_EPILOG = """\
@@ -74,7 +76,7 @@ class RawFormatter(Formatter, argparse.RawDescriptionHelpFormatter):
 class HelpAll(argparse.Action):
     """`--help-all`: the help with the hidden options' texts restored and the full epilog, then exit."""
 
-    def __init__(self, option_strings: list[str], hidden: list[tuple[argparse.Action, str]], dest: str = "",
+    def __init__(self, option_strings: list[str], hidden: Hidden, dest: str = "",
                  help: str | None = None) -> None:
         super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, help=help)
         self.hidden = hidden
@@ -88,18 +90,18 @@ class HelpAll(argparse.Action):
         parser.exit()
 
 
-def hidden_group(parser: argparse.ArgumentParser, title: str) -> tuple[argparse._ArgumentGroup, list]:
+def hidden_group(parser: argparse.ArgumentParser, title: str) -> tuple[argparse._ArgumentGroup, Hidden]:
     """A group whose options are parsed as usual but listed by --help-all only: add_argument through the
     returned group, then register() the list with HelpAll."""
     group = parser.add_argument_group(title)
-    hidden: list[tuple[argparse.Action, str]] = []
+    hidden: Hidden = []
     add = group.add_argument
 
-    def add_hidden(*args: object, **kwargs: object) -> argparse.Action:
+    def add_hidden(*args: Any, **kwargs: Any) -> argparse.Action:  # add_argument's own arguments
         action = add(*args, **kwargs)
         hidden.append((action, action.help))
         action.help = argparse.SUPPRESS
         return action
 
-    group.add_argument = add_hidden
+    group.add_argument = add_hidden  # type: ignore[method-assign]  # this group's add_argument only
     return group, hidden

@@ -2,26 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+if TYPE_CHECKING:
+    from numba.core.base import BaseContext
+    from numba.core.typing.templates import Signature
+
+    Codegen = Callable[[BaseContext, ir.IRBuilder, Signature, list[ir.Value]], ir.Value]
+    Typed = tuple[Signature, Codegen] | None  # None: not this intrinsic's argument types
+
 
 @intrinsic
-def popcount(typingctx: object, x: types.Type) -> tuple:
+def popcount(typingctx: object, x: types.Type) -> Typed:
     """Number of set bits of a uint64 (llvm.ctpop: one instruction on x86-64 with popcnt)."""
     if x != types.uint64:
         return None
 
-    def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> ir.Value:
+    def codegen(context: BaseContext, builder: ir.IRBuilder, sig: Signature, args: list[ir.Value]) -> ir.Value:
         fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
         return builder.call(fn, args)
 
     return types.uint64(types.uint64), codegen
 
 
-def _prefetch_at(context: object, builder: ir.IRBuilder, arrty: types.Array, arr: ir.Value, idx: list) -> None:
+def _prefetch_at(context: BaseContext, builder: ir.IRBuilder, arrty: types.Array, arr: ir.Value,
+                 idx: list[ir.Value]) -> None:
     """llvm.prefetch of the element at idx (one index per dimension)."""
     ary = context.make_array(arrty)(context, builder, arr)
     ptr = cgutils.get_item_pointer(context, builder, arrty, ary, idx, wraparound=False, boundscheck=False)
@@ -33,14 +44,14 @@ def _prefetch_at(context: object, builder: ir.IRBuilder, arrty: types.Array, arr
 
 
 @intrinsic
-def prefetch(typingctx: object, arr: types.Type, idx: types.Type) -> tuple:
+def prefetch(typingctx: object, arr: types.Type, idx: types.Type) -> Typed:
     """Hint the cache to load arr[idx] (llvm.prefetch: no effect on results, never faults, so idx need not
     be in bounds). Lookups into a large index are cache misses one after another; asking for the lines of
     a group of lookups first lets the memory system fetch them together."""
     if not isinstance(arr, types.Array) or arr.ndim != 1 or not isinstance(idx, types.Integer):
         return None
 
-    def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> object:
+    def codegen(context: BaseContext, builder: ir.IRBuilder, sig: Signature, args: list[ir.Value]) -> ir.Value:
         _prefetch_at(context, builder, sig.args[0], args[0], [args[1]])
         return context.get_dummy_value()
 
@@ -48,12 +59,12 @@ def prefetch(typingctx: object, arr: types.Type, idx: types.Type) -> tuple:
 
 
 @intrinsic
-def prefetch_row(typingctx: object, arr: types.Type, row: types.Type) -> tuple:
+def prefetch_row(typingctx: object, arr: types.Type, row: types.Type) -> Typed:
     """prefetch() of arr[row, 0] of a 2-D array (the first line of a row: an occurrence-table block is one)."""
     if not isinstance(arr, types.Array) or arr.ndim != 2 or not isinstance(row, types.Integer):
         return None
 
-    def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> object:
+    def codegen(context: BaseContext, builder: ir.IRBuilder, sig: Signature, args: list[ir.Value]) -> ir.Value:
         r = context.cast(builder, args[1], sig.args[1], types.intp)
         _prefetch_at(context, builder, sig.args[0], args[0], [r, context.get_constant(types.intp, 0)])
         return context.get_dummy_value()
@@ -66,11 +77,11 @@ def _zero_count(name: str, doc: str) -> object:
     BMI; 64 for 0)."""
 
     @intrinsic
-    def count(typingctx: object, x: types.Type) -> tuple:
+    def count(typingctx: object, x: types.Type) -> Typed:
         if x != types.uint64:
             return None
 
-        def codegen(context: object, builder: ir.IRBuilder, sig: object, args: list) -> ir.Value:
+        def codegen(context: BaseContext, builder: ir.IRBuilder, sig: Signature, args: list[ir.Value]) -> ir.Value:
             fn = builder.module.declare_intrinsic(name, [ir.IntType(64), ir.IntType(1)])
             return builder.call(fn, [args[0], ir.IntType(1)(0)])  # defined (64) for a zero argument
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -11,8 +12,11 @@ from seedmap.errors import SeedmapError
 from seedmap.io.output import atomic_path, check_target
 from seedmap.io.sam_scan import Summary
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
-def _bars(ax: object, counts: np.ndarray, label: str, offset: float = 0.0, width: float = 0.8) -> None:
+
+def _bars(ax: Axes, counts: np.ndarray, label: str, offset: float = 0.0, width: float = 0.8) -> None:
     x = np.arange(counts.size)
     ax.bar(x + offset, counts, width=width, label=label)
 

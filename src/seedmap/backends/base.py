@@ -58,9 +58,9 @@ class DeviceBackend(Protocol):
         """The maker of the engines of device `dev`'s workers: they share its copies."""
         ...
 
-    def serialized(self) -> AbstractContextManager[None]:
-        """Held around each engine's making and each batch: a simulator runs one batch at a time, a real
-        device needs nothing (a null context)."""
+    def serialized(self) -> AbstractContextManager[object]:
+        """Held around each engine's making and each batch: a simulator runs one batch at a time (a lock), a
+        real device needs nothing (a null context)."""
         ...
 
 
@@ -69,12 +69,27 @@ VerifyWindows = Callable[..., tuple[np.ndarray, ...]]
 AlignLocations = Callable[..., Traceback]
 
 
+class CandidateSearch(Protocol):
+    """What a DeviceEngine takes from its candidate engine (a CPU Engine, or a device's own candidate engine):
+    Engine's members but the verification and the traceback."""
+
+    max_window: int
+    round0_min: float
+
+    def guarantee(self, m: int, e: int) -> str: ...
+
+    def bulk_verifying_all(self) -> AbstractContextManager[None]: ...
+
+    def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+                          memo: QueryMemo | None = None) -> tuple[np.ndarray, np.ndarray]: ...
+
+
 class DeviceEngine:
     """A run's engine on a device (an engines.base.Engine): the candidate engine's windows (from the device or
     the CPU), verified by `verify_windows` and their locations aligned by `align_locations`, the backend's
     twins of verify.windows.verify and verify.align.align."""
 
-    def __init__(self, engine: Engine, verify_windows: VerifyWindows, align_locations: AlignLocations) -> None:
+    def __init__(self, engine: CandidateSearch, verify_windows: VerifyWindows, align_locations: AlignLocations) -> None:
         self.engine = engine
         self.max_window = engine.max_window
         self.round0_min = engine.round0_min

@@ -12,14 +12,14 @@ import struct
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
-from typing import BinaryIO
+from typing import Protocol
 
 import numpy as np
 
 try:
     from zlib_ng import zlib_ng as _zlib
 except ImportError:  # pragma: no cover - zlib-ng comes with xopen
-    import zlib as _zlib
+    import zlib as _zlib  # type: ignore[no-redef]  # zlib_ng's interface is zlib's
 
 BLOCK_DATA = 0xFF00  # uncompressed bytes per block (htslib's BGZF_BLOCK_SIZE)
 MAX_BLOCK = 0x10000  # a whole block, header to footer, is at most 64 KiB (BSIZE is 16 bits)
@@ -27,6 +27,14 @@ HEADER = struct.Struct("<4BI2BH2BHH")  # gzip header with FEXTRA: one 'BC' subfi
 FOOTER = struct.Struct("<II")  # CRC32, ISIZE
 EOF_BLOCK = bytes.fromhex("1f8b08040000000000ff0600424302001b0003000000000000000000")
 DEFLATE_NAME = _zlib.__name__
+
+
+class Writable(Protocol):
+    """What BgzfWriter writes its blocks to: a binary file, or io/direct.py's DirectFile."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+    def flush(self) -> None: ...
 
 
 def compress_block(data: bytes, level: int) -> bytes:
@@ -46,7 +54,7 @@ class BgzfWriter:
     and of compression are raised from write() or close(). Usable as a context manager: close() on success;
     on an exception the pending blocks are dropped and no EOF block is written."""
 
-    def __init__(self, fh: BinaryIO, threads: int, level: int = 6) -> None:
+    def __init__(self, fh: Writable, threads: int, level: int = 6) -> None:
         self.fh = fh
         self.level = level
         self.threads = max(1, int(threads))
@@ -60,7 +68,8 @@ class BgzfWriter:
         """Append `data` (bytes-like, or a contiguous array, taken as its raw bytes) to the stream."""
         if self._closed:
             raise ValueError("write to a closed BgzfWriter")
-        view = memoryview(data).cast("B")
+        # An array's own memoryview: numpy types ndarray as a buffer only for Python 3.12 and later.
+        view = (data.data if isinstance(data, np.ndarray) else memoryview(data)).cast("B")
         at = 0
         if self._buf:
             at = min(BLOCK_DATA - len(self._buf), len(view))

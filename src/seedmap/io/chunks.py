@@ -60,7 +60,7 @@ class RawBatch:
                     records = list(reader)
             else:
                 opened = (dnaio.open(files[0], interleaved=True) if len(files) == 1
-                          else dnaio.open(files[0], file2=files[1]))
+                          else dnaio.open(files[0], files[1]))
                 with opened as reader:
                     records = [strip_mate(r) for pair in reader for r in pair]
         except Exception as exc:
@@ -82,9 +82,10 @@ class RawBatch:
     def _fast(self) -> FastqBlock | None:
         """Plain FASTQ parsed without the GIL (and mates paired), or None: dnaio parses this batch."""
         blocks = [split_fastq(b) for b in self.blocks]
-        if any(b is None for b in blocks):
+        fast = [b for b in blocks if b is not None]
+        if len(fast) < len(blocks):
             return None
-        return pair_reads(blocks) if self.paired else blocks[0]
+        return pair_reads(fast) if self.paired else fast[0]
 
 
 def record_starts(block: bytes | memoryview, fastq: bool) -> np.ndarray:
@@ -105,7 +106,7 @@ class _Splitter:
     def __init__(self, streams: int, size: int) -> None:
         self.size = size
         self.fastq: list[bool] = []
-        self.pending: list[list[memoryview]] = [[] for _ in range(streams)]
+        self.pending: list[list[bytes | memoryview]] = [[] for _ in range(streams)]  # bytes: copied at a chunk end
         self.count = 0
 
     def _starts(self, k: int, block: bytes | memoryview) -> np.ndarray:
@@ -192,11 +193,10 @@ def _record_blocks(paths: tuple[str, ...], records: int,
     files are cut by io/plain_fastq.py (tapered for `workers` threads: one file only, as two must cut at the
     same record), anything else from dnaio's chunks."""
     with ExitStack() as stack:
-        plain = [open_plain_fastq(p) for p in paths]
+        plain = [fh for fh in (open_plain_fastq(p) for p in paths) if fh is not None]
         for fh in plain:
-            if fh is not None:
-                stack.enter_context(fh)
-        if all(fh is not None for fh in plain):
+            stack.enter_context(fh)
+        if len(plain) == len(paths):
             taper = workers if len(paths) == 1 else 0
             for parts in zip_longest(*(fastq_blocks(fh, records, taper) for fh in plain)):
                 if None in parts or len({n for _, n in parts}) > 1:
@@ -204,8 +204,9 @@ def _record_blocks(paths: tuple[str, ...], records: int,
                 yield tuple(b for b, _ in parts), parts[0][1]
             return
         files = [stack.enter_context(xopen(p, "rb")) for p in paths]
-        chunks = (((c,) for c in dnaio.read_chunks(files[0], CHUNK_BYTES)) if len(paths) == 1
-                  else dnaio.read_paired_chunks(files[0], files[1], CHUNK_BYTES))
+        # xopen's files are typed BinaryIO, dnaio's chunk readers take a BufferedIOBase; both read them alike.
+        chunks = (((c,) for c in dnaio.read_chunks(files[0], CHUNK_BYTES)) if len(paths) == 1  # type: ignore[arg-type]
+                  else dnaio.read_paired_chunks(files[0], files[1], CHUNK_BYTES))  # type: ignore[arg-type]
         split = _Splitter(len(paths), records)
         for pair in chunks:
             for blocks in split.add(tuple(pair)):

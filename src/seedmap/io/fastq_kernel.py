@@ -135,7 +135,7 @@ def _ascii(buf: np.ndarray) -> bool:
     acc = np.uint8(0)
     for c in buf:
         acc |= c
-    return acc < 128
+    return bool(acc < 128)
 
 
 @njit(cache=True, nogil=True)
@@ -203,7 +203,7 @@ class FastqBlock:
     bad: tuple[int, str] | None
 
 
-def split_fastq(block: bytes) -> FastqBlock | None:
+def split_fastq(block: bytes | bytearray) -> FastqBlock | None:
     """The reads of a block of whole FASTQ records ending in a newline; None where the block needs dnaio
     (see the module docstring)."""
     buf = np.frombuffer(block, dtype=np.uint8)

@@ -21,12 +21,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, TypeGuard
 
 import numpy as np
 
 from seedmap.errors import SeedmapError
-from seedmap.io.direct import open_direct
+from seedmap.io.direct import DirectFile, open_direct
+
+if TYPE_CHECKING:
+    from seedmap.io.bgzf import BgzfWriter
+    from seedmap.io.reference import Reference
 
 log = logging.getLogger("seedmap")
 
@@ -35,7 +39,7 @@ def is_bam(path: str | None) -> bool:
     return path is not None and path.lower().endswith(".bam")
 
 
-def is_cram(path: str | None) -> bool:
+def is_cram(path: str | None) -> TypeGuard[str]:
     return path is not None and path.lower().endswith(".cram")
 
 
@@ -97,7 +101,7 @@ def atomic_path(path: str, suffix: str = ".tmp") -> Iterator[tuple[int, str]]:
 class _Named:
     """A binary file whose write and close errors become one SeedmapError naming the output."""
 
-    def __init__(self, fh: BinaryIO, label: str) -> None:
+    def __init__(self, fh: BinaryIO | DirectFile, label: str) -> None:
         self.fh = fh
         self.label = label
 
@@ -106,7 +110,7 @@ class _Named:
 
     def write(self, data: bytes | np.ndarray) -> None:
         try:
-            self.fh.write(data)
+            self.fh.write(data.data if isinstance(data, np.ndarray) else data)  # see BgzfWriter.write
         except OSError as exc:
             raise self.error(exc) from None
 
@@ -149,7 +153,7 @@ def output_file(path: str | None) -> Iterator[_Named]:
             _close_quietly(out.fh)
 
 
-def _close_quietly(fh: BinaryIO) -> None:
+def _close_quietly(fh: BinaryIO | DirectFile) -> None:
     """After an error the file is being discarded: a second error on close adds nothing."""
     try:
         fh.close()
@@ -161,7 +165,7 @@ class Sink:
     """Takes the SAM header text once, then each batch's record bytes (SAM lines, or BAM records when the
     output is BAM), in order."""
 
-    def __init__(self, out: _Named, bgzf: object = None, ref: object = None) -> None:
+    def __init__(self, out: _Named, bgzf: BgzfWriter | None = None, ref: Reference | None = None) -> None:
         self.out = out
         self.bgzf = bgzf
         self.ref = ref
@@ -172,6 +176,7 @@ class Sink:
             return
         from seedmap.io.bam_encode import bam_header
 
+        assert self.ref is not None, "BAM output needs the reference"
         self.records(bam_header(text, self.ref.names, self.ref.lengths))
 
     def records(self, data: bytes | np.ndarray) -> None:
@@ -185,7 +190,8 @@ class Sink:
 
 
 @contextmanager
-def open_sink(path: str | None, ref: object = None, threads: int = 1, fasta: str | None = None) -> Iterator[Sink]:
+def open_sink(path: str | None, ref: Reference | None = None, threads: int = 1,
+              fasta: str | None = None) -> Iterator[Sink]:
     """SAM to stdout or `path`; BAM when `path` ends in .bam: BGZF blocks compressed by `threads` threads
     as the records come (ref gives the BAM header its sequences); CRAM when it ends in .cram, encoded
     against `fasta` (the reference FASTA file) once every record is written."""
@@ -213,7 +219,7 @@ def open_sink(path: str | None, ref: object = None, threads: int = 1, fasta: str
 
 
 @contextmanager
-def _cram_sink(path: str, ref: object, threads: int, fasta: str | None) -> Iterator[Sink]:
+def _cram_sink(path: str, ref: Reference | None, threads: int, fasta: str | None) -> Iterator[Sink]:
     """BAM into a temporary directory beside `path`, then CRAM from it (htslib's encoder: no per-record
     Python), written under a temporary name and renamed, or in place to a special file."""
     if fasta is None:

@@ -17,7 +17,7 @@ _MATE_SUFFIX = re.compile(r"/[12]$")
 _DNAIO_PREFIX = re.compile(r"^Error in sequence file at [^:]*:\s*")
 
 
-def strip_mate(record: object) -> object:
+def strip_mate(record: dnaio.SequenceRecord) -> dnaio.SequenceRecord:
     record.name = _MATE_SUFFIX.sub("", record.id) + record.name[len(record.id):]
     return record
 

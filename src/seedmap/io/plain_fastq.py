@@ -10,10 +10,10 @@ with it, and four-line records are what dnaio reads as FASTQ too. Anything else 
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Iterator
-from typing import BinaryIO
 
 import numpy as np
 
@@ -21,10 +21,11 @@ from seedmap.io.fastq_kernel import NEWLINE, after_lines, count_newlines
 
 FIRST_GUESS = 1 << 20  # bytes of the first block; later blocks: the last one's size and a margin
 MARGIN = 16  # read 1/16 more than the last block took, so that one read usually holds a whole block
+Readable = io.RawIOBase | io.BufferedIOBase  # a file opened unbuffered, or a BytesIO (the warm-up's)
 COMPRESSED = (".gz", ".bz2", ".xz", ".zst")  # names xopen decompresses (and refuses a plain file so named)
 
 
-def open_plain_fastq(path: str) -> BinaryIO | None:
+def open_plain_fastq(path: str) -> io.FileIO | None:
     """`path` opened unbuffered when it is a regular file starting with '@' and not named as compressed,
     else None (also when it cannot be opened: the general path says why)."""
     if path == "-" or path.endswith(COMPRESSED):
@@ -42,7 +43,7 @@ def open_plain_fastq(path: str) -> BinaryIO | None:
     return None
 
 
-def _fill(fh: BinaryIO, buf: bytearray, filled: int) -> int:
+def _fill(fh: Readable, buf: bytearray, filled: int) -> int:
     """Read until buf is full or the file ends; the bytes now in buf."""
     with memoryview(buf) as view:
         while filled < len(buf):
@@ -53,7 +54,7 @@ def _fill(fh: BinaryIO, buf: bytearray, filled: int) -> int:
     return filled
 
 
-def fastq_blocks(fh: BinaryIO, records: int, workers: int = 0) -> Iterator[tuple[bytearray, int]]:
+def fastq_blocks(fh: Readable, records: int, workers: int = 0) -> Iterator[tuple[bytearray, int]]:
     """(block, records in it): blocks of `records` whole records, the last one holding the rest of the file
     (a newline added if it lacks one; fewer records, or a broken one the parser will report). With
     `workers` (threads taking the blocks), blocks near the end of the file are smaller (see _tapered)."""

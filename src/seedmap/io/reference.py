@@ -260,7 +260,7 @@ class _PackBuffer:
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
         """The buffers trimmed to n bases in place (a shrinking realloc: no copy)."""
         packed, nmask = self.packed, self.nmask
-        self.packed = self.nmask = None
+        del self.packed, self.nmask
         packed.resize((self.n + 3) // 4, refcheck=False)
         nmask.resize((self.n + 7) // 8, refcheck=False)
         return packed, nmask

@@ -12,10 +12,16 @@ symbol table, a numba laid out otherwise) falls back to numba's own load.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numba.core.codegen import CPUCodeLibrary, JITCPUCodegen
+
+    State = tuple[str, str, Any]  # a cached library: (name, kind, data); data (object, bitcode) for "object"
 
 _SECTION = np.dtype([("name", "<u4"), ("type", "<u4"), ("flags", "<u8"), ("addr", "<u8"), ("offset", "<u8"),
                      ("size", "<u8"), ("link", "<u4"), ("info", "<u4"), ("align", "<u8"), ("entsize", "<u8")])
@@ -47,11 +53,11 @@ def elf_defined_symbols(obj: bytes) -> set[str] | None:
         return None
 
 
-def _lazy_unserialize(original: object) -> classmethod:
+def _lazy_unserialize(original: Callable[[JITCPUCodegen, State], CPUCodeLibrary]) -> classmethod:
     """CPUCodeLibrary._unserialize that leaves an object-cached kernel's bitcode unparsed (see the notes)."""
     import llvmlite.binding as ll
 
-    def unserialize(cls: type, codegen: object, state: tuple) -> object:
+    def unserialize(cls: type, codegen: JITCPUCodegen, state: State) -> CPUCodeLibrary:
         name, kind, data = state
         if kind != "object" or not isinstance(getattr(codegen._engine, "_defined_symbols", None), set):
             return original(codegen, state)

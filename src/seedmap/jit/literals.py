@@ -7,6 +7,9 @@ made by a seedmap decorator; they are plain `numba.njit` functions, defined as t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 
 def _ours(dispatcher: object) -> bool:
     """Whether a numba dispatcher is one of seedmap's kernels."""
@@ -24,7 +27,7 @@ def no_seedmap_caching() -> None:
         if not _ours(self):
             original(self)
 
-    Dispatcher.enable_caching = enable_caching
+    Dispatcher.enable_caching = enable_caching  # type: ignore[method-assign]  # the class patch
 
 
 def no_literal_specialisations() -> None:
@@ -35,15 +38,16 @@ def no_literal_specialisations() -> None:
     unified a variable's assignments: the FM search compiled its right walk four times, ~10 s each; the
     first fm run spent a third of its 60-110 s a kernel on such copies, the SAM and BAM tags one per tag.
     No seedmap kernel needs a literal argument, so its callees are typed with the plain types."""
-    from numba.core import types
     from numba.core.dispatcher import Dispatcher
+    from numba.core.types.misc import unliteral  # numba.core.types' stub omits it
 
     original = Dispatcher.get_call_template
 
-    def get_call_template(self: Dispatcher, args: tuple, kws: dict) -> tuple:
+    def get_call_template(self: Dispatcher, args: Sequence[Any], kws: dict[str, Any]) -> tuple[Any, ...]:
         if _ours(self):
-            args = tuple(types.unliteral(a) for a in args)
-            kws = {k: types.unliteral(v) for k, v in kws.items()}
+            args = tuple(unliteral(a) for a in args)
+            kws = {k: unliteral(v) for k, v in kws.items()}
         return original(self, args, kws)
 
-    Dispatcher.get_call_template = get_call_template
+    # The stub also allows keywords as pairs; numba's typing passes a dict.
+    Dispatcher.get_call_template = get_call_template  # type: ignore[method-assign, assignment]

@@ -28,10 +28,12 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from seedmap.errors import SeedmapError
 from seedmap.io.chunks import RawBatch
 from seedmap.io.output import open_sink
+from seedmap.io.reference import Reference
 from seedmap.io.sam import header
 from seedmap.options import MIN_GPU_WORKERS
 from seedmap.pipeline.dask_worker import (
@@ -48,10 +50,16 @@ from seedmap.pipeline.dask_worker import (
 )
 from seedmap.pipeline.empty import header_only
 from seedmap.pipeline.inputs import ESTIMATE_PAIRS, Head, check_reference, open_reads, warn_if_slow
-from seedmap.pipeline.pairs import PairRun, chosen_insert, sample
+from seedmap.pipeline.pairs import chosen_insert, pair_summary, sample
 from seedmap.pipeline.run_options import RunOptions
-from seedmap.pipeline.single import DEPTH, SingleRun, progress
+from seedmap.pipeline.single import DEPTH, progress, single_summary
 from seedmap.pipeline.timings import RunTimings
+
+if TYPE_CHECKING:
+    from dask.typing import Key
+    from distributed import Client, Future
+
+    from seedmap.paired.insert_size import InsertModel
 
 log = logging.getLogger("seedmap")
 
@@ -90,6 +98,7 @@ def run_on_dask(opts: RunOptions) -> None:
 
     # A batch travels inside its task, so that the scheduler holds it and can run it again when the worker
     # dies (data scattered to a worker would die with it): Dask's warning about graphs over 10 MB is moot.
+    assert opts.dask is not None  # (the map command's --dask)
     with dask.config.set({"distributed.admin.large-graph-warning-threshold": "64GB"}), connect(opts.dask) as client:
         threads = sum(client.nthreads().values())
         shipped = share_or_ship(client, index, index_id)
@@ -103,7 +112,7 @@ def run_on_dask(opts: RunOptions) -> None:
         if opts.paired:
             timings.add("insert size estimate", time.perf_counter() - t2)
 
-        def submit(i: int, raw: RawBatch) -> object:
+        def submit(i: int, raw: RawBatch) -> Future:
             return client.submit(map_task, job, shipped, raw, insert, key=f"seedmap-map-{job.token}-{i}", retries=0)
 
         flow = Flow(client, DEPTH * max(threads, 1), relay)
@@ -133,7 +142,7 @@ def run_on_dask(opts: RunOptions) -> None:
                      1000 * flow.latency / flow.count, _cpu_seconds())
 
 
-def stored_index(opts: RunOptions) -> tuple[Path, str, object]:
+def stored_index(opts: RunOptions) -> tuple[Path, str, Reference]:
     """The index the workers map with (absolute path), its identity, and its reference (names, lengths for
     the header), loaded here with the checks a load makes (the FASTA's stamp; every byte once per state of the
     index's files)."""
@@ -151,7 +160,7 @@ def stored_index(opts: RunOptions) -> tuple[Path, str, object]:
 
 
 @contextmanager
-def connect(address: str) -> Iterator[object]:
+def connect(address: str) -> Iterator[Client]:
     """A client of the scheduler at `address` (or of a scheduler file), or of a LocalCluster of N worker
     processes for local:N (one thread each: each maps one batch at a time on -t threads)."""
     import dask
@@ -197,7 +206,7 @@ def _local_workers(address: str) -> int:
     return int(text)
 
 
-def share_or_ship(client: object, index: Path, index_id: str) -> object:
+def share_or_ship(client: Client, index: Path, index_id: str) -> Future | None:
     """None when every worker reads the index at `index`, else the future of its files scattered to every
     worker (once: Dask keeps them on each worker and gives them to workers that join later)."""
     seen = client.run(sees_index, str(index), index_id)
@@ -212,7 +221,7 @@ def share_or_ship(client: object, index: Path, index_id: str) -> object:
     return client.scatter(files, broadcast=True, hash=False)
 
 
-def prepare_workers(client: object, job: Job, shipped: object, relay: Relay) -> None:
+def prepare_workers(client: Client, job: Job, shipped: Future | None, relay: Relay) -> None:
     """Every worker opens the index and warms its kernels up (a worker that joins later does so on its
     first batch)."""
     workers = list(client.nthreads())
@@ -229,7 +238,8 @@ def prepare_workers(client: object, job: Job, shipped: object, relay: Relay) -> 
     log.info("workers ready in %.1f s", time.perf_counter() - t0)
 
 
-def batches(client: object, job: Job, shipped: object, relay: Relay, head: Head) -> tuple[Iterable[RawBatch], object]:
+def batches(client: Client, job: Job, shipped: Future | None, relay: Relay,
+            head: Head) -> tuple[Iterable[RawBatch], InsertModel | None]:
     """The run's raw batches (`head`: the opened reads), and the insert size of a paired run (estimated from
     its first pairs on a worker, exactly as a local run does; None for single-end reads)."""
     o = job.opts
@@ -240,7 +250,9 @@ def batches(client: object, job: Job, shipped: object, relay: Relay, head: Head)
         return head.raw_then_rest(), o.insert
     f = client.submit(estimate_task, job, shipped, sample(head.parsed, ESTIMATE_PAIRS),
                       key=f"seedmap-insert-{job.token}", retries=0)
-    found, used = relay.value(_outcome(f, f.result(), "the insert size estimate"))
+    value = relay.value(_outcome(f, f.result(), "the insert size estimate"))
+    assert isinstance(value, tuple)  # estimate_task's (model or None, pairs used)
+    found, used = value
     return head.raw_then_rest(), chosen_insert(o, found, used)
 
 
@@ -272,17 +284,17 @@ class Relay:
 class Flow:
     """Batches to tasks and results back in order, at most `window` batches read and not yet written."""
 
-    def __init__(self, client: object, window: int, relay: Relay) -> None:
+    def __init__(self, client: Client, window: int, relay: Relay) -> None:
         self.client, self.window, self.relay = client, window, relay
         self.reading = self.waiting = self.busy = self.latency = 0.0
         self.count = self.sent = self.received = 0
 
-    def results(self, items: Iterable[RawBatch], submit: Callable[[int, RawBatch], object],
+    def results(self, items: Iterable[RawBatch], submit: Callable[[int, RawBatch], Future],
                 arrived: Callable[[Done], None]) -> Iterator[Done]:
         from distributed import as_completed
 
         ac = as_completed(with_results=True, raise_errors=False, loop=self.client.loop)
-        inflight: dict[str, tuple[int, object, RawBatch]] = {}
+        inflight: dict[Key, tuple[int, Future, int]] = {}  # (batch number, future, its first read)
         done: dict[int, Done] = {}
         it = iter(items)
         read = written = 0
@@ -309,6 +321,7 @@ class Flow:
                 i, _, first = inflight.pop(f.key)
                 res = _outcome(f, result, f"the batch of reads from read {first + 1}")
                 self.relay.value(res)
+                assert isinstance(res, Done)  # (value raised a Failure; map_task returns no Ready)
                 self._account(res)
                 arrived(res)
                 done[i] = res
@@ -326,12 +339,14 @@ class Flow:
         self.latency += max(0.0, time.time() - d.finished)
 
 
-def _outcome(future: object, result: object, what: str) -> Done | Ready | Failure:
+def _outcome(future: Future, result: object, what: str) -> Done | Ready | Failure:
     """A task's value, or its error as seedmap's: a worker that died too often, a cancelled task."""
     status = future.status
     if status == "finished":
+        assert isinstance(result, Done | Ready | Failure)  # what the tasks return
         return result
     if status == "error":
+        assert isinstance(result, tuple)  # as_completed's (type, exception, traceback)
         _, exc, tb = result
         from distributed import KilledWorker
 
@@ -343,8 +358,7 @@ def _outcome(future: object, result: object, what: str) -> Done | Ready | Failur
 
 
 def _summary(opts: RunOptions, totals: dict, elapsed: float, total: float) -> None:
-    run = PairRun(opts, None) if opts.paired else SingleRun(opts, None)  # the summary only reads the options
-    run.summary(totals, elapsed, total)
+    (pair_summary if opts.paired else single_summary)(opts, totals, elapsed, total)
 
 
 def _cpu_seconds() -> float:

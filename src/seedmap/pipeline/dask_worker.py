@@ -25,8 +25,10 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,6 +36,14 @@ from seedmap.errors import SeedmapError
 from seedmap.io.chunks import RawBatch
 from seedmap.io.reads import ReadBatch
 from seedmap.pipeline.run_options import RunOptions
+
+if TYPE_CHECKING:
+    from seedmap.backends.base import EngineMaker
+    from seedmap.paired.insert_size import InsertModel
+    from seedmap.pipeline.stages import BatchStats
+    from seedmap.pipeline.threads import ThreadShares
+
+    Mapper = Callable[..., tuple[bytes, BatchStats]]  # a GPU worker thread's: a batch -> (output bytes, stats)
 
 log = logging.getLogger("seedmap")
 
@@ -62,7 +72,7 @@ class ShippedIndex:
 @dataclass
 class Done:
     data: np.ndarray  # the batch's SAM lines or BAM records, as bytes in an array: pickled out of band (no copy)
-    stats: object  # BatchStats or PairStats
+    stats: BatchStats  # or a PairStats
     seconds: dict[str, float]  # per stage (seedmap map -v)
     busy: float  # seconds the task took on the worker
     finished: float  # time.time() when it ended (the client measures how long the result took to arrive)
@@ -122,7 +132,10 @@ def estimate_task(job: Job, shipped: ShippedIndex | None, first_pairs: ReadBatch
     with _Captured() as logs:
         t0 = time.perf_counter()
         try:
+            from seedmap.pipeline.pairs import PairRun
+
             st = _state(job, shipped)
+            assert isinstance(st.run, PairRun), "the insert size of a paired run"
             with st.cpu():
                 value = st.run.estimate(first_pairs)
         except SeedmapError as exc:
@@ -130,13 +143,17 @@ def estimate_task(job: Job, shipped: ShippedIndex | None, first_pairs: ReadBatch
         return Ready(value, time.perf_counter() - t0, logs, _worker_name())
 
 
-def map_task(job: Job, shipped: ShippedIndex | None, raw: RawBatch, insert: object = None) -> Done | Failure:
+def map_task(job: Job, shipped: ShippedIndex | None, raw: RawBatch,
+             insert: InsertModel | None = None) -> Done | Failure:
     """One batch: parse, map, format; the paired run's insert size is the client's."""
     with _Captured() as logs:
         t0 = time.perf_counter()
         try:
             st = _state(job, shipped)
             if insert is not None:
+                from seedmap.pipeline.pairs import PairRun
+
+                assert isinstance(st.run, PairRun), "the insert size of a paired run"
                 st.run.insert = insert
             data, stats, seconds = st.map(raw)
         except SeedmapError as exc:
@@ -150,7 +167,7 @@ def map_task(job: Job, shipped: ShippedIndex | None, raw: RawBatch, insert: obje
 _lock = threading.Lock()
 _indexes: OrderedDict[tuple, tuple] = OrderedDict()
 _runs: OrderedDict[str, _RunState] = OrderedDict()
-_shares: dict[int, object] = {}
+_shares: dict[int, ThreadShares] = {}
 _started = False
 
 
@@ -173,13 +190,14 @@ class _RunState:
             self.run = SingleRun(opts, s)
         self.backend = device_backend(opts)  # None: the CPU
         self.inputs = engine_inputs(opts, s)
-        self.shares = _shares.get(opts.threads)
-        if self.shares is None:
-            self.shares = _shares[opts.threads] = threads.ThreadShares(opts.threads)
+        shares = _shares.get(opts.threads)
+        if shares is None:
+            shares = _shares[opts.threads] = threads.ThreadShares(opts.threads)
+        self.shares = shares
         # -t 1: one batch at a time in this process (Dask may run several).
         self.serial = threading.Lock() if self.shares.threads == 1 else None
-        self.mappers: dict[int, object] = {}
-        self.makers: dict[int, object] = {}
+        self.mappers: dict[int, Mapper] = {}
+        self.makers: dict[int, EngineMaker] = {}
         self.turn = itertools.count()
         self._warm_up()
 
@@ -199,7 +217,7 @@ class _RunState:
             warm_up(s.ref, opts.paired, opts.engine.kind, self.run.warm, opts.map.stratified, s.fmt.bam,
                     processes=False)
 
-    def map(self, raw: RawBatch) -> tuple[np.ndarray, object, dict[str, float]]:
+    def map(self, raw: RawBatch) -> tuple[bytes, BatchStats, dict[str, float]]:
         from seedmap.pipeline.timings import RunTimings
 
         timings = RunTimings()
@@ -210,26 +228,28 @@ class _RunState:
                 data, stats = self.run.work(raw, self.shares, timings)
         return data, stats, timings.seconds
 
-    def _device_mapper(self) -> object:
+    def _device_mapper(self) -> Mapper:
         me = threading.get_ident()
         fn = self.mappers.get(me)
         if fn is None:
             from seedmap.pipeline.devices import device_mapper
 
-            dev = self.backend.ids[next(self.turn) % len(self.backend.ids)]
+            backend = self.backend
+            assert backend is not None  # (map calls this for a device run only)
+            dev = backend.ids[next(self.turn) % len(backend.ids)]
             # one maker per device (setdefault: the first thread's): this run's threads on it share its copies
-            make = self.makers.setdefault(dev, self.backend.engine_maker(dev))
-            fn = self.mappers[me] = device_mapper(self.backend, make, self.inputs, self.run.work)
+            make = self.makers.setdefault(dev, backend.engine_maker(dev))
+            fn = self.mappers[me] = device_mapper(backend, make, self.inputs, self.run.work)
         return fn
 
 
 class _Share:
     """This task's share of the worker's -t threads (and the process lock when batches must take turns)."""
 
-    def __init__(self, shares: object, serial: threading.Lock | None) -> None:
+    def __init__(self, shares: ThreadShares, serial: threading.Lock | None) -> None:
         self.shares, self.serial = shares, serial
 
-    def __enter__(self) -> object:
+    def __enter__(self) -> ThreadShares:
         if self.serial is not None:
             self.serial.acquire()
         self.shares.enter()

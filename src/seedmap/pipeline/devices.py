@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from seedmap.backends.base import DeviceBackend, EngineInputs, EngineMaker
 from seedmap.pipeline.scheduler import Scheduler
+
+if TYPE_CHECKING:
+    from seedmap.pipeline.stages import BatchStats
 
 # What a run does with one batch, given the engine to find its candidates with: called as
 # map_on(batch, engine=engine, ...), returns (output bytes, stats): SingleRun.work (parses a raw batch, then
@@ -21,14 +25,14 @@ log = logging.getLogger("seedmap")
 
 
 def device_mapper(backend: DeviceBackend, make: EngineMaker, inputs: EngineInputs,
-                  map_on: MapOn) -> Callable[..., tuple[bytes, object]]:
+                  map_on: MapOn) -> Callable[..., tuple[bytes, BatchStats]]:
     """The calling thread's engine, made by `make` (one device's maker: it binds the thread to its device);
     returns the function that maps one batch (single-end or pairs, as map_on does) with that engine:
     (output bytes, stats)."""
     with backend.serialized():
         engine = make(inputs)
 
-    def run(batch: object, **more: object) -> tuple[bytes, object]:
+    def run(batch: object, **more: object) -> tuple[bytes, BatchStats]:
         with backend.serialized():
             return map_on(batch, engine=engine, **more)
 

@@ -49,13 +49,18 @@ class PairRun(SingleRun):
         return map_pair_batch(batch, engine, self.s.fmt, self.opts.map, self.opts.pairs, self.insert, clock)
 
     def summary(self, n: dict, elapsed: float, total: float) -> None:
-        reads, pairs = n.get("reads", 0), n.get("pairs", 0)
-        log.info("mapped %d pairs (%d reads): %d (%.2f%%) reads with a location, %d (%.2f%%) pairs properly paired, "
-                 "%d mates rescued, %d records%s; %.0f reads/s (%.1f s mapping, %.1f s total)", pairs, reads,
-                 n.get("mapped", 0), 100.0 * n.get("mapped", 0) / max(reads, 1), n.get("proper", 0),
-                 100.0 * n.get("proper", 0) / max(pairs, 1), n.get("rescued", 0), n.get("records", 0),
-                 short_note(n.get("short", 0), self.opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
-        unplaced_note(reads - n.get("mapped", 0) - n.get("short", 0), reads, self.opts.map.errors)
+        pair_summary(self.opts, n, elapsed, total)
+
+
+def pair_summary(opts: RunOptions, n: dict, elapsed: float, total: float) -> None:
+    """A paired run's summary from its totals `n` (a Dask client has the options, not the run's set-up)."""
+    reads, pairs = n.get("reads", 0), n.get("pairs", 0)
+    log.info("mapped %d pairs (%d reads): %d (%.2f%%) reads with a location, %d (%.2f%%) pairs properly paired, "
+             "%d mates rescued, %d records%s; %.0f reads/s (%.1f s mapping, %.1f s total)", pairs, reads,
+             n.get("mapped", 0), 100.0 * n.get("mapped", 0) / max(reads, 1), n.get("proper", 0),
+             100.0 * n.get("proper", 0) / max(pairs, 1), n.get("rescued", 0), n.get("records", 0),
+             short_note(n.get("short", 0), opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
+    unplaced_note(reads - n.get("mapped", 0) - n.get("short", 0), reads, opts.map.errors)
 
 
 def chosen_insert(opts: RunOptions, insert: InsertModel | None, used: int) -> InsertModel:

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 log = logging.getLogger("seedmap")
 
@@ -58,8 +59,9 @@ def group(module: str) -> str:
     return next((label for prefix, label in GROUPS if module == prefix or module.startswith(prefix + ".")), "other")
 
 
-def dispatcher(module: str, name: str) -> object:
-    obj = importlib.import_module(module)
+def dispatcher(module: str, name: str) -> Any:
+    """The object `name` (dotted) of `module`: a kernel's numba dispatcher, CPU or CUDA, or a NamedTuple class."""
+    obj: Any = importlib.import_module(module)
     for part in name.split("."):
         obj = getattr(obj, part)
     return obj
@@ -82,11 +84,13 @@ def signature_text(sig: tuple) -> str:
 
 
 def _type_text(t: object) -> str:
-    from numba.core import types
+    # numba.core.types' stub omits these two
+    from numba.core.types.containers import NamedTuple as NumbaNamedTuple
+    from numba.core.types.containers import NamedUniTuple
 
-    if isinstance(t, types.NamedUniTuple):
+    if isinstance(t, NamedUniTuple):
         return f"NamedUniTuple({_type_text(t.dtype)}, {t.count}, cls({_class_name(t.instance_class)!r}))"
-    if isinstance(t, types.NamedTuple):
+    if isinstance(t, NumbaNamedTuple):
         inner = "".join(_type_text(x) + ", " for x in t.types)
         return f"NamedTuple(({inner.rstrip()}), cls({_class_name(t.instance_class)!r}))"
     return repr(t)
@@ -107,7 +111,7 @@ def listed(kind: str, name: str) -> list[Task]:
     return [KERNELS[i] for i in RUNS.get(kind, {}).get(name, ())]
 
 
-def _cached(disp: object, sig: tuple) -> bool:
+def _cached(disp: Any, sig: tuple) -> bool:  # numba's cache internals, which its stubs do not type
     """Whether numba's cache holds this overload, read from its index without loading it."""
     try:
         cache = disp._cache
@@ -205,6 +209,8 @@ class _Worker:
         self.proc = subprocess.Popen([sys.executable, "-m", "seedmap.pipeline.precompile", "--worker",
                                       numba.config.CACHE_DIR], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env, text=True)
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both piped
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
 
     def serve(self, todo: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
         """Hand this worker one task at a time until none is left (a worker that finishes takes the next),
@@ -215,11 +221,11 @@ class _Worker:
                     task = todo.get_nowait()
                 except queue.Empty:
                     return
-                self.proc.stdin.write(json.dumps(task) + "\n")
-                self.proc.stdin.flush()
+                self.stdin.write(json.dumps(task) + "\n")
+                self.stdin.flush()
                 line = ""
                 while not line.startswith(_RESULT):  # numba may print too (NUMBA_DEBUG...)
-                    line = self.proc.stdout.readline()
+                    line = self.stdout.readline()
                     if not line:
                         return
                 done.put(tuple(json.loads(line[len(_RESULT):])))
@@ -231,14 +237,14 @@ class _Worker:
 
     def _close(self) -> None:
         try:
-            self.proc.stdin.close()  # the worker's end of input: it exits
+            self.stdin.close()  # the worker's end of input: it exits
         except OSError:
             pass
 
     def stop(self) -> None:
         """Kill the worker if it is still compiling (Ctrl-C, SIGTERM); else wait for it to exit (at once, its
         input closed), so that no process outlives the run and its CPU time counts in the caller's."""
-        if not self.proc.stdin.closed:
+        if not self.stdin.closed:
             self.proc.kill()
         try:
             self.proc.wait(timeout=10)
@@ -466,8 +472,9 @@ def record(path: str, kinds: tuple[str, ...] = ("neighborhood", "kmer", "fm"),
                     t = time.perf_counter()
                     found = record_run(fasta if name in VARIANTS else unindexed,
                                        index if name in VARIANTS else None, kind, name, env, warm)
-                    for *key, seconds in found:
-                        kernels[tuple(key)] = max(kernels.get(tuple(key), 0.0), 0.0 if warm else seconds)
+                    for module, fn, text, seconds in found:
+                        key = (module, fn, text)
+                        kernels[key] = max(kernels.get(key, 0.0), 0.0 if warm else seconds)
                     if warm:
                         runs[kind][name] = sorted(k[:3] for k in found)
                     say(f"{kind} {name}{' (warm)' if warm else ''}: {len(found)} kernels, "

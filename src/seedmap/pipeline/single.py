@@ -117,12 +117,17 @@ class SingleRun:
             shares.leave()
 
     def summary(self, n: dict, elapsed: float, total: float) -> None:
-        reads = n.get("reads", 0)
-        mapped = n.get("mapped", 0)
-        log.info("mapped %d reads: %d (%.2f%%) with at least one location, %d records%s; %.0f reads/s "
-                 "(%.1f s mapping, %.1f s total)", reads, mapped, 100.0 * mapped / max(reads, 1), n.get("records", 0),
-                 short_note(n.get("short", 0), self.opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
-        unplaced_note(reads - mapped - n.get("short", 0), reads, self.opts.map.errors)
+        single_summary(self.opts, n, elapsed, total)
+
+
+def single_summary(opts: RunOptions, n: dict, elapsed: float, total: float) -> None:
+    """A single-end run's summary from its totals `n` (a Dask client has the options, not the run's set-up)."""
+    reads = n.get("reads", 0)
+    mapped = n.get("mapped", 0)
+    log.info("mapped %d reads: %d (%.2f%%) with at least one location, %d records%s; %.0f reads/s "
+             "(%.1f s mapping, %.1f s total)", reads, mapped, 100.0 * mapped / max(reads, 1), n.get("records", 0),
+             short_note(n.get("short", 0), opts.map.min_length), reads / max(elapsed, 1e-9), elapsed, total)
+    unplaced_note(reads - mapped - n.get("short", 0), reads, opts.map.errors)
 
 
 def short_note(short: int, min_length: int) -> str:

@@ -58,7 +58,7 @@ class CudaBackend:
 
         return make
 
-    def serialized(self) -> AbstractContextManager[None]:
+    def serialized(self) -> AbstractContextManager[object]:
         return _SIM_LOCK if simulated() else contextlib.nullcontext()
 
 
@@ -85,7 +85,10 @@ def quiet_performance_warnings() -> None:
 
     classes = {NumbaPerformanceWarning}
     try:  # numba-cuda has its own class
-        from numba.cuda.core.errors import NumbaPerformanceWarning as CudaPerformanceWarning
+        # (mypy may find numba's own numba.cuda, which numba-cuda replaces at run time)
+        from numba.cuda.core.errors import (  # type: ignore[import-not-found, unused-ignore]
+            NumbaPerformanceWarning as CudaPerformanceWarning,
+        )
 
         classes.add(CudaPerformanceWarning)
     except ImportError:

@@ -7,6 +7,7 @@ and a missing driver or GPU gives one clear error line instead of a traceback.
 from __future__ import annotations
 
 import importlib.metadata
+from types import ModuleType
 
 from seedmap.errors import SeedmapError
 
@@ -18,7 +19,7 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def cuda_module() -> object:
+def cuda_module() -> ModuleType:
     """numba.cuda, imported on first use; SeedmapError (one line) when it cannot be imported, e.g. numba-cuda
     0.30 with numpy 2.5: AttributeError, np.row_stack was removed."""
     try:

@@ -6,13 +6,14 @@ there (alignments.py). Same contract, same results as the CPU engines (engines/_
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import cuda
 
-from seedmap.backends.base import DeviceEngine
+from seedmap.backends.base import CandidateSearch, DeviceEngine
 from seedmap.backends.cuda import seed_filter_kernels as sf
 from seedmap.backends.cuda.alignments import DeviceAligner
 from seedmap.backends.cuda.fm_engine import CudaFmEngine
@@ -26,12 +27,21 @@ from seedmap.engines.fm import fm_engine
 from seedmap.engines.kmer import KmerEngine
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter import plan
+from seedmap.index.fm import FmIndex
+from seedmap.index.kmer import KmerIndex
 from seedmap.index.neighborhood import NeighborhoodIndex
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
 from seedmap.options import EngineOptions
 
+if TYPE_CHECKING:
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    from numba.cuda.cudadrv.driver import Stream
+
 log = logging.getLogger("seedmap")
+# An index slice on the device: seed addresses [a_lo, a_hi), its seed_start, nbs, nb_pos and pos copies, and
+# the offsets of its first seed block (nb0) and position (p0) in the whole index.
+Loaded = tuple[int, int, Any, Any, Any, Any, int, int]
 
 
 def index_slices(ix: NeighborhoodIndex, max_bytes: int | None) -> list[tuple[int, int]]:
@@ -74,7 +84,7 @@ class CudaNeighborhoodEngine:
     """MAROSE seed + filter on the device (seed_filter_kernels); the CPU engine's results, exactly."""
 
     def __init__(self, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0, step: int = 0,
-                 fe: int = 0, max_bytes: int | None = -1, stream: object = 0,
+                 fe: int = 0, max_bytes: int | None = -1, stream: int | Stream = 0,
                  candidate_cap: int = DEVICE_CANDIDATE_CAP, filter_name: str = "bs",
                  share: DeviceShare | None = None) -> None:
         self.index = index
@@ -95,7 +105,10 @@ class CudaNeighborhoodEngine:
         # --filter ph: the perfect hashes (the CPU engine made them if the index had none), whole on the
         # device, before the index's slices are sized; other filters pass the kernels placeholders
         self.ph_on = self.on_gpu and filter_name == "ph"
-        tables = index.ph.arrays().values() if self.ph_on else NO_PERFECT_HASH
+        tables: Iterable[np.ndarray] = NO_PERFECT_HASH
+        if self.ph_on:
+            assert index.ph is not None, "the CPU engine makes the perfect hashes"
+            tables = index.ph.arrays().values()
         self.d_ph = share.get(index, f"perfect hashes {self.ph_on}", lambda: tuple(
             cuda.to_device(np.ascontiguousarray(a), stream=0) for a in tables))
         # One device copy of the index for all the device's workers, and one decision on its slices (the
@@ -113,20 +126,20 @@ class CudaNeighborhoodEngine:
     def bulk_verifying_all(self) -> AbstractContextManager[None]:
         return self.cpu.bulk_verifying_all()  # (the device kernels verify nothing in bulk)
 
-    def _load(self, a_lo: int, a_hi: int, stream: object = None) -> tuple:
+    def _load(self, a_lo: int, a_hi: int, stream: int | Stream | None = None) -> Loaded:
         """Device copies of the index part for seed addresses [a_lo, a_hi), on `stream` (this engine's by
         default; 0: synchronous, for a copy other workers' streams read)."""
         ix, st = self.index, self.stream if stream is None else stream
         nb0, nb1 = int(ix.seed_start[a_lo]), int(ix.seed_start[a_hi])
         p0, p1 = int(ix.nb_pos[nb0]), int(ix.nb_pos[nb1])
 
-        def dev(x: np.ndarray) -> object:
+        def dev(x: np.ndarray) -> DeviceNDArray:
             return cuda.to_device(np.ascontiguousarray(x), stream=st)
 
         return (a_lo, a_hi, dev(ix.seed_start[a_lo:a_hi + 1]), dev(ix.nbs[nb0:nb1]), dev(ix.nb_pos[nb0:nb1 + 1]),
                 dev(ix.pos[p0:p1] if p1 > p0 else ix.pos[:1]), nb0, p0)
 
-    def _each_slice(self) -> object:
+    def _each_slice(self) -> Iterator[Loaded]:
         if self._resident is not None:
             yield self._resident
             return
@@ -162,7 +175,7 @@ class CudaNeighborhoodEngine:
         return in_chunks(cand_off, self.candidate_cap,
                          lambda first, last: self._chunk(d_q, d_qoff, d_qerr, nwin, first, last, off, cand_off))
 
-    def _chunk(self, d_q: object, d_qoff: object, d_qerr: object, nwin: int, first: int, last: int,
+    def _chunk(self, d_q: DeviceNDArray, d_qoff: DeviceNDArray, d_qerr: DeviceNDArray, nwin: int, first: int, last: int,
                off: np.ndarray, cand_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         st = self.stream
         u, l = self.index.u, self.index.l
@@ -179,8 +192,8 @@ class CudaNeighborhoodEngine:
         return merged_windows(st, first, last, cand_off[first:last + 1] - base, win)
 
 
-def make_engine(candidates: Callable[..., object], ix: object, ref: Reference, options: EngineOptions,
-                stream: object = 0, share: DeviceShare | None = None) -> DeviceEngine:
+def make_engine(candidates: Callable[..., CandidateSearch], ix: object, ref: Reference, options: EngineOptions,
+                stream: int | Stream = 0, share: DeviceShare | None = None) -> DeviceEngine:
     """A DeviceEngine on the current CUDA device, its candidates from `candidates` (one of the three below, as
     backends/cuda/kinds.py registers them per index kind)."""
     share = share if share is not None else DeviceShare()
@@ -190,7 +203,7 @@ def make_engine(candidates: Callable[..., object], ix: object, ref: Reference, o
 
 
 def neighborhood_candidates(ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
-                            stream: object, share: DeviceShare) -> object:
+                            stream: int | Stream, share: DeviceShare) -> CandidateSearch:
     """MAROSE seed + filter on the device; genome segments share it."""
     if isinstance(ix, SegmentedIndex):
         limit = share.get(ix, "memory limit", device_memory_limit)
@@ -199,17 +212,20 @@ def neighborhood_candidates(ix: object, ref: Reference, options: EngineOptions, 
                                                        fe=options.fe, max_bytes=part_bytes, stream=stream,
                                                        filter_name=options.filter, share=share)
                                 for part in ix.parts])
+    assert isinstance(ix, NeighborhoodIndex)
     return CudaNeighborhoodEngine(ix, ref.starts, windows=options.windows, step=options.step,
                                   fe=options.fe, stream=stream, filter_name=options.filter, share=share)
 
 
 def kmer_candidates(ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
-                    stream: object, share: DeviceShare) -> object:
+                    stream: int | Stream, share: DeviceShare) -> CandidateSearch:
     """CPU seeding; the candidates are verified in bulk on the GPU."""
+    assert isinstance(ix, KmerIndex)
     return KmerEngine(ix, ref.starts, adjacency=options.adjacency, bulk=device, packed=ref.packed, nmask=ref.nmask)
 
 
 def fm_candidates(ix: object, ref: Reference, options: EngineOptions, device: DeviceVerifier,
-                  stream: object, share: DeviceShare) -> object:
+                  stream: int | Stream, share: DeviceShare) -> CandidateSearch:
     """The search scheme, the locates and the dedupe on the GPU."""
+    assert isinstance(ix, FmIndex | SegmentedIndex)
     return fm_engine(ix, ref, make=lambda part, starts: CudaFmEngine(part, starts, stream=stream, share=share))

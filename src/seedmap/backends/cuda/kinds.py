@@ -7,11 +7,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 from numba import from_dtype, types
 
-from seedmap.backends.base import DeviceEngine
+from seedmap.backends.base import CandidateSearch, DeviceEngine
 from seedmap.backends.cuda import align_kernels as ak
 from seedmap.backends.cuda import fm_kernels as fk
 from seedmap.backends.cuda import locate_kernels as lk
@@ -25,11 +26,17 @@ from seedmap.backends.cuda.engines import (
     neighborhood_candidates,
 )
 from seedmap.backends.cuda.resident import DeviceShare
+from seedmap.index.fm import FmIndex
+from seedmap.index.neighborhood import NeighborhoodIndex
 from seedmap.index.segments import SegmentedIndex
 from seedmap.io.reference import Reference
 from seedmap.options import EngineOptions
 
-Launches = list[tuple[object, tuple]]  # (kernel, signature)
+if TYPE_CHECKING:
+    from numba.cuda.dispatcher import CUDADispatcher
+
+Launches = list[tuple["CUDADispatcher", tuple]]  # (kernel, signature)
+IndexT = TypeVar("IndexT")  # a kind's index class
 
 
 def _no_cpu_stages(ix: object, options: EngineOptions) -> list[tuple[int, str]]:
@@ -37,17 +44,17 @@ def _no_cpu_stages(ix: object, options: EngineOptions) -> list[tuple[int, str]]:
 
 
 @dataclass(frozen=True)
-class CudaKind:
+class CudaKind(Generic[IndexT]):
     """One index kind on a CUDA device. `candidates`: (index, reference, options, DeviceVerifier, stream,
     DeviceShare) -> its candidate engine; `kernels` and `cpu_stages` take (index, options), the index a
     segmented one's first part (the parts' array types are the same)."""
 
-    candidates: Callable[..., object]
-    kernels: Callable[[object, EngineOptions], Launches]  # its candidates' launches
-    cpu_stages: Callable[[object, EngineOptions], list[tuple[int, str]]] = _no_cpu_stages  # (log level, line)
+    candidates: Callable[..., CandidateSearch]
+    kernels: Callable[[IndexT, EngineOptions], Launches]  # its candidates' launches
+    cpu_stages: Callable[[IndexT, EngineOptions], list[tuple[int, str]]] = _no_cpu_stages  # (log level, line)
 
 
-def _neighborhood_cpu_stages(ix: object, options: EngineOptions) -> list[tuple[int, str]]:
+def _neighborhood_cpu_stages(ix: NeighborhoodIndex, options: EngineOptions) -> list[tuple[int, str]]:
     """A warning where the options sent the filter to the CPU (the GPU could have filtered with others)."""
     if not sf.check_fe(ix.l, options.fe):
         return [(logging.WARNING, f"--fe {options.fe}: more substitutions than the GPU filter enumerates; "
@@ -58,7 +65,7 @@ def _neighborhood_cpu_stages(ix: object, options: EngineOptions) -> list[tuple[i
     return []
 
 
-def _neighborhood_kernels(ix: object, options: EngineOptions) -> Launches:
+def _neighborhood_kernels(ix: NeighborhoodIndex, options: EngineOptions) -> Launches:
     if not filters_on_gpu(ix, options.fe, options.filter):
         return []
     fill = sf.fill_signature(types.Array(from_dtype(np.dtype(ix.pos.dtype)), 1, "C"))
@@ -66,7 +73,7 @@ def _neighborhood_kernels(ix: object, options: EngineOptions) -> Launches:
             for sig in ([fill] if name == "fill_kernel" else sigs)]
 
 
-def _fm_kernels(ix: object, options: EngineOptions) -> Launches:
+def _fm_kernels(ix: FmIndex, options: EngineOptions) -> Launches:
     ssa = types.Array(from_dtype(np.dtype(ix.fwd_ssa.dtype)), 1, "C")
     merge = [(sf.sort_kernel, sig) for sig in sf.SIGNATURES["sort_kernel"]]
     merge += [(sf.merge_kernel, sig) for sig in sf.SIGNATURES["merge_kernel"]]
@@ -79,7 +86,7 @@ def _bulk_kernels(ix: object, options: EngineOptions) -> Launches:
     return [(getattr(vk, name), sig) for name in names for sig in vk.SIGNATURES[name]]
 
 
-CUDA_KINDS = {
+CUDA_KINDS: dict[str, CudaKind[Any]] = {  # the index a run's kind names, whatever its class
     "neighborhood": CudaKind(neighborhood_candidates, _neighborhood_kernels, _neighborhood_cpu_stages),
     "kmer": CudaKind(kmer_candidates, _bulk_kernels),
     "fm": CudaKind(fm_candidates, _fm_kernels),
@@ -104,6 +111,6 @@ def cpu_stages(kind: str, ix: object, options: EngineOptions) -> list[tuple[int,
 
 def launched_kernels(kind: str, ix: object, options: EngineOptions) -> Launches:
     """(kernel, signature) of every launch device_engine's engine for this run can make."""
-    located = [(lk.window_locations_kernel, sig) for sig in lk.SIGNATURES["window_locations_kernel"]]
+    located: Launches = [(lk.window_locations_kernel, sig) for sig in lk.SIGNATURES["window_locations_kernel"]]
     located += [(ak.align_kernel, sig) for sig in ak.SIGNATURES["align_kernel"]]
     return CUDA_KINDS[kind].kernels(_first(ix), options) + located

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
 
@@ -30,4 +30,4 @@ class DeviceShare:
         with self._lock:  # held while copying: the other workers wait for the copy, not make their own
             if key not in self._held:
                 self._held[key] = (owner, make())
-            return self._held[key][1]
+            return cast(T, self._held[key][1])  # what make() returned for this key: a T

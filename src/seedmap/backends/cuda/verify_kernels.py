@@ -23,6 +23,8 @@ candidates (query, window start, window end).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import cuda, int32, types, uint64
 
@@ -31,6 +33,10 @@ from seedmap.backends.cuda.twins import device_twins
 from seedmap.io import reference
 from seedmap.verify import bulk
 from seedmap.verify.bulk import band_diagonals, bulk_distances
+
+if TYPE_CHECKING:
+    from numba.cuda.cudadrv.driver import Stream
+    from numba.cuda.dispatcher import CUDADispatcher
 
 BITVECTOR = "bitvector"
 BANDED = "banded"
@@ -212,7 +218,7 @@ def banded_kernel(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, cand_q
         out[k] = r
 
 
-def sync(stream: object) -> None:
+def sync(stream: int | Stream) -> None:
     """Wait for a stream's work (its copies to the host included); stream 0, the simulator's, is synchronous."""
     if not isinstance(stream, int):
         stream.synchronize()
@@ -221,7 +227,7 @@ def sync(stream: object) -> None:
 class DeviceVerifier:
     """GPU twin of bulk_distances bound to one reference: callable with bulk_distances' arguments."""
 
-    def __init__(self, packed: np.ndarray, nmask: np.ndarray, method: str = BITVECTOR, stream: object = 0,
+    def __init__(self, packed: np.ndarray, nmask: np.ndarray, method: str = BITVECTOR, stream: int | Stream = 0,
                  share: DeviceShare | None = None) -> None:
         if method not in METHODS:
             raise ValueError(f"unknown GPU verification method {method!r}")
@@ -277,7 +283,7 @@ class DeviceVerifier:
             self._launch(bitvector_kernel, ~on_cpu, qcodes, qoff, qerr, cands, out)
         return out
 
-    def _launch(self, kernel: object, sel: np.ndarray, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
+    def _launch(self, kernel: CUDADispatcher, sel: np.ndarray, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
                 cands: tuple[np.ndarray, ...], out: np.ndarray) -> None:
         idx = np.flatnonzero(sel)
         if idx.size == 0:

@@ -26,7 +26,7 @@ class OpenClBackend:
     """OpenCL device `index` (device.all_devices's order)."""
 
     def __init__(self, index: int) -> None:
-        self.ids = (index,)
+        self.ids: tuple[int, ...] = (index,)  # DeviceBackend.ids: one device here
         self.name = name_of(all_devices()[index])
         self._lock = threading.Lock()
         self._devices: dict[int, OpenClDevice] = {}

@@ -57,7 +57,8 @@ class OpenClBulkVerifier:
         on_cpu = m > MAX_READ
         if on_cpu.any():  # reads too long for the kernels' private memory: the CPU twin
             idx = np.flatnonzero(on_cpu)
-            out[idx] = bulk_distances(qcodes, qoff, qerr, *(x[idx] for x in cands), self.packed, self.nmask)
+            q, start, end = (x[idx] for x in cands)
+            out[idx] = bulk_distances(qcodes, qoff, qerr, q, start, end, self.packed, self.nmask)
         if on_cpu.all():
             return out
         banded = np.zeros_like(on_cpu)

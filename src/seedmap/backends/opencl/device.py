@@ -4,12 +4,18 @@ user can meet is one SeedmapError line."""
 
 from __future__ import annotations
 
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 from seedmap.errors import SeedmapError
+
+if TYPE_CHECKING:
+    import pyopencl
 
 INSTALL = "pip install seedmap[opencl] (PyOpenCL and PoCL, a CPU device)"
 
 
-def cl_module() -> object:
+def cl_module() -> ModuleType:
     """pyopencl, imported on first use; SeedmapError (one line) when it cannot be."""
     try:
         import pyopencl
@@ -19,14 +25,14 @@ def cl_module() -> object:
     return pyopencl
 
 
-def all_devices() -> list:
+def all_devices() -> list[pyopencl.Device]:
     """Every OpenCL device of every platform, platforms in their order; [] when there is no platform."""
     cl = cl_module()
     try:
         platforms = cl.get_platforms()
     except cl.Error:  # clGetPlatformIDs: PLATFORM_NOT_FOUND_KHR, no ICD installed
         return []
-    found = []
+    found: list[pyopencl.Device] = []
     for platform in platforms:
         try:
             found += platform.get_devices()
@@ -35,15 +41,15 @@ def all_devices() -> list:
     return found
 
 
-def is_gpu(device: object) -> bool:
+def is_gpu(device: pyopencl.Device) -> bool:
     return bool(device.type & cl_module().device_type.GPU)
 
 
-def name_of(device: object) -> str:
+def name_of(device: pyopencl.Device) -> str:
     return f"{device.platform.name.strip()}: {device.name.strip()}"
 
 
-def check_int64(device: object) -> None:
+def check_int64(device: pyopencl.Device) -> None:
     """The kernels compute in 64-bit integers (bit vectors, positions), which every full-profile device has;
     an embedded-profile one needs cles_khr_int64. They use no atomics."""
     if device.profile.strip() == "EMBEDDED_PROFILE" and "cles_khr_int64" not in device.extensions:

@@ -8,6 +8,9 @@ CPU's, the same rows in the same order."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from seedmap.backends.opencl.program import WINDOWS_SOURCE, OpenClDevice
@@ -17,6 +20,9 @@ from seedmap.filter import fm_pieces, fm_scheme
 from seedmap.filter.fm_scheme import ROW, scratch_size
 from seedmap.index import fm
 from seedmap.index.fm import FmIndex
+
+if TYPE_CHECKING:
+    import pyopencl
 
 I64 = np.int64
 SOURCES = (WINDOWS_SOURCE, "fm_index.cl", "fm_scheme.cl")
@@ -36,7 +42,7 @@ CONSTANTS = {"BLOCK_SHIFT": fm.BLOCK_SHIFT, "SUPER_SHIFT": fm.SUPER_SHIFT, "COUN
              "D_FROM_E": fm_scheme.D_FROM_E, "STOP_AT": fm_scheme.STOP_AT, "REST_MIN": fm_scheme.REST_MIN}
 
 
-def fm_program(device: OpenClDevice, ssa_dtype: np.dtype) -> object:
+def fm_program(device: OpenClDevice, ssa_dtype: np.dtype) -> pyopencl.Program:
     """The FM kernels built for an index whose SA samples are of `ssa_dtype` (SSA_TYPES), once per device."""
     options = tuple(f"-D{name}={int(value)}L" for name, value in CONSTANTS.items())
     return device.program(SOURCES, (*options, f"-DSSA_T={SSA_TYPES[np.dtype(ssa_dtype)]}"))
@@ -45,12 +51,14 @@ def fm_program(device: OpenClDevice, ssa_dtype: np.dtype) -> object:
 class OpenClFmEngine(FmEngine):
     """Candidates of an FM index (or of one genome segment's: ref_starts are then its sequences' starts) found on
     `device`; one per worker (its own queue and kernel objects: setting a kernel's arguments is not
-    thread-safe), the device's copies of the index shared. `verifier`: the CPU engine's bulk, packed and nmask."""
+    thread-safe), the device's copies of the index shared. `bulk`, `packed`, `nmask`: the CPU engine's verifier."""
 
     def __init__(self, device: OpenClDevice, index: FmIndex, ref_starts: np.ndarray,
                  verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = SAVED_ROWS,
-                 scratch_bytes: int = SCRATCH_BYTES, **verifier: object) -> None:
-        super().__init__(index, ref_starts, verify_below=verify_below, saved_rows=saved_rows, **verifier)
+                 scratch_bytes: int = SCRATCH_BYTES, *, bulk: Callable[..., np.ndarray] | None = None,
+                 packed: np.ndarray | None = None, nmask: np.ndarray | None = None) -> None:
+        super().__init__(index, ref_starts, bulk=bulk, packed=packed, nmask=nmask, verify_below=verify_below,
+                         saved_rows=saved_rows)
         cl = self.cl = device.cl
         self.device = device
         self.scratch_bytes = scratch_bytes
@@ -61,10 +69,10 @@ class OpenClFmEngine(FmEngine):
             name: device.buffer(np.ascontiguousarray(a).reshape(-1)) for name, a in index.arrays().items()})
         self.d_starts = device.copies(index, "reference starts", lambda: device.buffer(self.ref_starts))
 
-    def _buffer(self, nbytes: int) -> object:
+    def _buffer(self, nbytes: int) -> pyopencl.Buffer:
         return self.cl.Buffer(self.device.context, self.cl.mem_flags.READ_WRITE, max(nbytes, 8))
 
-    def _search(self, queries: tuple, ids: np.ndarray, width: int, d_rows: object,
+    def _search(self, queries: tuple[pyopencl.Buffer, ...], ids: np.ndarray, width: int, d_rows: pyopencl.Buffer,
                 row_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """search_kernel over queries `ids` (as many per launch as the scratch holds): (accepted strings,
         candidates) of each; query ids[j]'s first row_off[j + 1] - row_off[j] strings written from row row_off[j]."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -24,11 +25,13 @@ from seedmap.engines.neighborhood_ph import ensure_perfect_hash
 from seedmap.engines.segmented import SegmentedEngine
 from seedmap.filter.degenerate import device_enumerates
 from seedmap.index.fm import FmIndex
+from seedmap.index.kmer import KmerIndex
 from seedmap.index.neighborhood import NeighborhoodIndex
 from seedmap.index.segments import SegmentedIndex
 from seedmap.verify.bulk import bulk_distances
 
 MAX_FE = 8  # seed_filter.cl's MAX_FE: substitutions per window the kernel enumerates
+IndexT = TypeVar("IndexT", NeighborhoodIndex, FmIndex)
 
 
 @dataclass(frozen=True)
@@ -41,15 +44,18 @@ class OpenClKind:
     steps: Callable[[EngineInputs, OpenClDevice], tuple[str, str]]
 
 
-def _parts(index: object) -> list[NeighborhoodIndex | FmIndex]:
-    """A segmented index's parts, or the index alone (a neighborhood or an FM index)."""
-    return list(index.parts) if isinstance(index, SegmentedIndex) else [index]
+def _parts(index: object, kind: type[IndexT]) -> list[IndexT]:
+    """A segmented index's parts, or the index alone, each a `kind` (a neighborhood or an FM index)."""
+    parts = list(index.parts) if isinstance(index, SegmentedIndex) else [index]
+    found = [ix for ix in parts if isinstance(ix, kind)]
+    assert len(found) == len(parts), f"the index is not made of {kind.__name__}"
+    return found
 
 
 def filter_on_cpu(inputs: EngineInputs, device: OpenClDevice) -> str | None:
     """Why the neighborhood filter stays on the CPU (None: it runs on the device): a filter or seed the
     kernel does not take, more substitutions than it enumerates, an index larger than the device holds."""
-    options, parts = inputs.options, _parts(inputs.index)
+    options, parts = inputs.options, _parts(inputs.index, NeighborhoodIndex)
     if options.filter not in ("bs", "ph"):
         return f"--filter {options.filter} filters on the CPU"
     if "-" in parts[0].shape:
@@ -69,7 +75,7 @@ def _neighborhood_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engi
     engines = [OpenClNeighborhoodEngine(device, ix, ref.starts, windows=o.windows, step=o.step, fe=o.fe,
                                         ph=ensure_perfect_hash(ix) if o.filter == "ph" else None,
                                         bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask)
-               for ix in _parts(inputs.index)]  # the CPU engine's bulk verifier (seedmap.kinds)
+               for ix in _parts(inputs.index, NeighborhoodIndex)]  # the CPU engine's bulk verifier (seedmap.kinds)
     return SegmentedEngine(engines) if isinstance(inputs.index, SegmentedIndex) else engines[0]
 
 
@@ -77,7 +83,8 @@ def _neighborhood_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str
     why = filter_on_cpu(inputs, device)
     if why is not None:
         return "", f"the candidates (neighborhood engine: {why})"
-    device.filter_program(_parts(inputs.index)[0].pos.dtype)  # built now: a build failure stops the run here
+    pos = _parts(inputs.index, NeighborhoodIndex)[0].pos
+    device.filter_program(pos.dtype)  # built now: a build failure stops the run here
     return (f"seed + filter (neighborhood engine, {inputs.options.filter} filter)",
             "the dedupe (bulk verification of a repetitive read's candidates, merging each read's windows)")
 
@@ -85,7 +92,7 @@ def _neighborhood_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str
 def fm_on_cpu(inputs: EngineInputs, device: OpenClDevice) -> str | None:
     """Why the FM search stays on the CPU (None: it runs on the device): an index larger than the device holds,
     or SA samples of a type the kernels are not built for."""
-    parts = _parts(inputs.index)
+    parts = _parts(inputs.index, FmIndex)
     if any(np.dtype(ix.fwd_ssa.dtype) not in SSA_TYPES for ix in parts):
         return f"SA samples of type {parts[0].fwd_ssa.dtype} are searched on the CPU"
     if not device.holds([a for ix in parts for a in ix.arrays().values()]):
@@ -96,8 +103,9 @@ def fm_on_cpu(inputs: EngineInputs, device: OpenClDevice) -> str | None:
 def _fm_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
     if fm_on_cpu(inputs, device) is not None:
         return inputs.cpu
-    ref = inputs.ref
-    return fm_engine(inputs.index, ref, make=lambda part, starts: OpenClFmEngine(
+    ref, index = inputs.ref, inputs.index
+    assert isinstance(index, FmIndex | SegmentedIndex)
+    return fm_engine(index, ref, make=lambda part, starts: OpenClFmEngine(
         device, part, starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask))  # the CPU engine's verifier
 
 
@@ -105,14 +113,15 @@ def _fm_steps(inputs: EngineInputs, device: OpenClDevice) -> tuple[str, str]:
     why = fm_on_cpu(inputs, device)
     if why is not None:
         return "", f"the candidates (fm engine: {why})"
-    fm_program(device, _parts(inputs.index)[0].fwd_ssa.dtype)  # built now: a build failure stops the run here
+    fm_program(device, _parts(inputs.index, FmIndex)[0].fwd_ssa.dtype)  # built now: a build failure stops the run here
     return ("the search scheme and the locates (fm engine)",
             "the dedupe (bulk verification of the candidates, merging each read's windows)")
 
 
 def _kmer_candidates(inputs: EngineInputs, device: OpenClDevice) -> Engine:
-    o, ref = inputs.options, inputs.ref
-    return KmerEngine(inputs.index, ref.starts, adjacency=o.adjacency, packed=ref.packed, nmask=ref.nmask,
+    o, ref, index = inputs.options, inputs.ref, inputs.index
+    assert isinstance(index, KmerIndex)
+    return KmerEngine(index, ref.starts, adjacency=o.adjacency, packed=ref.packed, nmask=ref.nmask,
                       bulk=OpenClBulkVerifier(device, ref, o.gpu_verify))
 
 

@@ -7,6 +7,8 @@ so the merged windows are the CPU's, the same rows in the same order."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from seedmap.backends.opencl.program import OpenClDevice
@@ -22,11 +24,13 @@ I64 = np.int64
 class OpenClNeighborhoodEngine(NeighborhoodEngine):
     """The bs filter (or, with `ph`, the perfect-hash one) over contiguous seeds on `device`; one per worker
     (its own queue and kernel objects: setting a kernel's arguments is not thread-safe), the device's
-    copies of the index shared. `verifier`: the CPU engine's bulk, packed and nmask."""
+    copies of the index shared. `bulk`, `packed`, `nmask`: the CPU engine's verifier."""
 
     def __init__(self, device: OpenClDevice, index: NeighborhoodIndex, ref_starts: np.ndarray, windows: int = 0,
-                 step: int = 0, fe: int = 0, ph: PerfectHash | None = None, **verifier: object) -> None:
-        super().__init__(index, ref_starts, windows=windows, step=step, fe=fe, **verifier)
+                 step: int = 0, fe: int = 0, ph: PerfectHash | None = None, *,
+                 bulk: Callable[..., np.ndarray] | None = None, packed: np.ndarray | None = None,
+                 nmask: np.ndarray | None = None) -> None:
+        super().__init__(index, ref_starts, windows=windows, step=step, fe=fe, bulk=bulk, packed=packed, nmask=nmask)
         cl = self.cl = device.cl
         self.device = device
         self.queue = cl.CommandQueue(device.context)

@@ -9,12 +9,19 @@ import threading
 import warnings
 from collections.abc import Callable
 from importlib import resources
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import numpy as np
 
 from seedmap.backends.opencl.device import all_devices, check_int64, cl_module, name_of
 from seedmap.errors import SeedmapError
 from seedmap.io.reference import Reference
+
+if TYPE_CHECKING:
+    import pyopencl
+    from pyopencl.typing import KernelArg
+
+T = TypeVar("T")
 
 SOURCE = "locate.cl"
 VERIFY_SOURCES = ("myers.cl", SOURCE, "bulk.cl")  # the programs[nb]: the bit-vector helpers, then their kernels
@@ -45,7 +52,8 @@ def build_log_head(text: str, lines: int = LOG_LINES) -> str:
     return " | ".join(kept[:lines]) or text.strip().splitlines()[0]
 
 
-def build(context: object, device: object, text: str | None = None, options: tuple[str, ...] = ()) -> object:
+def build(context: pyopencl.Context, device: pyopencl.Device, text: str | None = None,
+          options: tuple[str, ...] = ()) -> pyopencl.Program:
     """The program of `text` (VERIFY_SOURCES' by default) built for `device` with compiler `options`."""
     cl = cl_module()
     with warnings.catch_warnings():  # a build log with only remarks is not the user's business
@@ -72,17 +80,17 @@ class OpenClDevice:
         self.programs = {nb: build(self.context, self.device, options=(f"-DNB={nb}",)) for nb in WORDS}
         self.align_program = build(self.context, self.device, sources(ALIGN_SOURCES))
         self._lock = threading.Lock()
-        self._refs: dict[int, tuple[Reference, object, object]] = {}
-        self._built: dict[tuple[tuple[str, ...], tuple[str, ...]], object] = {}
+        self._refs: dict[int, tuple[Reference, pyopencl.Buffer, pyopencl.Buffer]] = {}
+        self._built: dict[tuple[tuple[str, ...], tuple[str, ...]], pyopencl.Program] = {}
         self._copies: dict[tuple[int, str], tuple[object, object]] = {}
 
-    def buffer(self, a: np.ndarray) -> object:
+    def buffer(self, a: np.ndarray) -> pyopencl.Buffer:
         """A read-only device copy of `a` (one byte at least: OpenCL has no empty buffers)."""
         host = np.ascontiguousarray(a) if a.size else np.zeros(1, dtype=a.dtype)
         return self.cl.Buffer(self.context, self.cl.mem_flags.READ_ONLY | self.cl.mem_flags.COPY_HOST_PTR,
                               hostbuf=host)
 
-    def resident(self, ref: Reference) -> tuple[object, object]:
+    def resident(self, ref: Reference) -> tuple[pyopencl.Buffer, pyopencl.Buffer]:
         """The device's copies of the reference's packed bases and N mask."""
         with self._lock:
             if id(ref) not in self._refs:  # the entry keeps ref alive, so its id stays its own
@@ -96,7 +104,7 @@ class OpenClDevice:
         dev = self.device
         return max(sizes, default=0) <= dev.max_mem_alloc_size and sum(sizes) <= dev.global_mem_size // 2
 
-    def program(self, names: tuple[str, ...], options: tuple[str, ...] = ()) -> object:
+    def program(self, names: tuple[str, ...], options: tuple[str, ...] = ()) -> pyopencl.Program:
         """The sources `names`, in this order, built as one program with compiler `options`, once."""
         with self._lock:
             key = (names, options)
@@ -104,19 +112,20 @@ class OpenClDevice:
                 self._built[key] = build(self.context, self.device, "\n".join(source(n) for n in names), options)
             return self._built[key]
 
-    def filter_program(self, pos_dtype: np.dtype) -> object:
+    def filter_program(self, pos_dtype: np.dtype) -> pyopencl.Program:
         """seed_filter.cl built for an index whose positions are of `pos_dtype` (uint32 or int64), once."""
         return self.program((WINDOWS_SOURCE, FILTER_SOURCE), (f"-DPOS_T={POS_TYPES[np.dtype(pos_dtype)]}",))
 
-    def copies(self, owner: object, what: str, make: Callable[[], object]) -> object:
+    def copies(self, owner: object, what: str, make: Callable[[], T]) -> T:
         """make()'s device copies of `owner`'s arrays (`what` of it), made once for all the device's workers."""
         with self._lock:
             key = (id(owner), what)
             if key not in self._copies:  # the entry keeps owner alive, so its id stays its own
                 self._copies[key] = (owner, make())
-            return self._copies[key][1]
+            return cast(T, self._copies[key][1])  # what make() returned for this key: a T
 
-    def launch(self, kernel: object, queue: object, n: int, *args: object) -> None:
+    def launch(self, kernel: pyopencl.Kernel, queue: pyopencl.CommandQueue, n: int,
+               *args: KernelArg) -> None:
         """`kernel` on n work-items, in work-groups of GROUP (or the device's most, if fewer): its first
         argument is n, and the work-items past it (the last group's rest) return at once."""
         group = min(GROUP, self.device.max_work_group_size)
