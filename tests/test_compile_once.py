@@ -87,7 +87,7 @@ def test_a_read_only_installations_cache_starts_each_users(monkeypatch, tmp_path
 COMPILE = """
 import sys
 from seedmap import cli
-from seedmap.pipeline import kernel_list
+from seedmap.jit import kernel_list
 kind = next(iter(kernel_list.RUNS))
 name = next(iter(kernel_list.RUNS[kind]))
 few = min(kernel_list.RUNS[kind][name], key=lambda i: kernel_list.KERNELS[i][3])

@@ -1,4 +1,4 @@
-"""Compiling in worker processes (pipeline/precompile.py): the list of kernels is current, workers compile
+"""Compiling in worker processes (jit/precompile.py): the list of kernels is current, workers compile
 listed kernels into numba's cache for the caller to load and log a line per group, and cache saves from
 several processes at once keep every overload."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from seedmap.pipeline import precompile
+from seedmap.jit import precompile
 
 TOY = """
 from numba import njit
@@ -36,7 +36,7 @@ TASKS = [("toy", "total", "(Array(int64, 1, 'C', False, aligned=True),)", 3.0), 
 POOL = f"""
 import logging, sys
 import numpy as np
-from seedmap.pipeline import precompile
+from seedmap.jit import precompile
 
 logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
 precompile.listed = lambda kind, name: {TASKS!r}
@@ -73,7 +73,7 @@ def test_workers_compile_listed_kernels_for_the_caller_to_load(tmp_path):
 RACE = """
 import os, sys, time
 from numba.core import caching, types
-from seedmap.pipeline.precompile import serialized_cache_saves
+from seedmap.jit.precompile import serialized_cache_saves
 
 save_index = caching.IndexDataCacheFile._save_index
 
@@ -130,7 +130,7 @@ def test_kinds_of_run():
     assert precompile.variant(False, False, False) == "se"
     assert precompile.variant(False, True, True, stored=False) == "se-best-bam-memory"
     assert precompile.variant(True, True, True) == "pe-best-bam"  # paired --best: strata of its own (pair_strata.py)
-    from seedmap.pipeline.kernel_list import KERNELS
+    from seedmap.jit.kernel_list import KERNELS
 
     assert {precompile.group(k[0]) for k in KERNELS} == {
         "reading the input", "seeds and filter", "candidates", "verification", "records and MAPQ", "SAM output",
@@ -139,7 +139,7 @@ def test_kinds_of_run():
 
 
 def test_every_listed_kernel_is_found():
-    from seedmap.pipeline.kernel_list import KERNELS, RUNS
+    from seedmap.jit.kernel_list import KERNELS, RUNS
 
     for module, fn, text, seconds in KERNELS:
         assert precompile.dispatcher(module, fn).py_func.__module__ == module
@@ -169,8 +169,8 @@ def test_named_tuple_signatures_read_back():
 @pytest.mark.parametrize("kind,name", CHECKED)
 def test_kernel_list_is_current(recording, kind, name):
     """kernel_list.py names every kernel the run calls from Python with the argument types it calls it with (a
-    kernel added or changed since: `python -m seedmap.pipeline.precompile --record` writes the list again)."""
-    from seedmap.pipeline.kernel_list import KERNELS, RUNS
+    kernel added or changed since: `python -m seedmap.jit.precompile --record` writes the list again)."""
+    from seedmap.jit.kernel_list import KERNELS, RUNS
 
     tmp, indexes = recording
     memory = name.endswith("-memory")

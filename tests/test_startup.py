@@ -89,9 +89,9 @@ def test_index_compiles_single_end_runs_and_defers_the_others(tmp_path, monkeypa
     import numpy as np
 
     from seedmap.index.neighborhood import NeighborhoodParams
+    from seedmap.jit import warmup
     from seedmap.kinds import build_index
     from seedmap.options import MapOptions
-    from seedmap.pipeline import warmup
     from seedmap.pipeline.run import compile_for_index, run_map
     from seedmap.pipeline.run_options import RunOptions
 
@@ -131,7 +131,7 @@ def test_index_compiles_while_it_builds(tmp_path, monkeypatch, capsys):
     import numpy as np
 
     from seedmap import cli
-    from seedmap.pipeline import warmup
+    from seedmap.jit import warmup
 
     real = warmup._marker
     monkeypatch.setattr(warmup, "_marker", lambda *key: tmp_path / "cache" / real(*key).name)

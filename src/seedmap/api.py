@@ -254,12 +254,12 @@ class Index:
         """(data, stats) of each batch in input order: `seedmap map`'s run (pipeline/run.py) with the
         formatter `formatter(ref)` making each batch's data. Like the command line, the first run has glibc's
         malloc keep large allocations in its heap (pipeline/threads.py): for the whole process."""
+        from seedmap.jit.warmup import warm_up
         from seedmap.pipeline import threads as threading_setup
         from seedmap.pipeline.pairs import PairRun
         from seedmap.pipeline.scheduler import Scheduler
         from seedmap.pipeline.single import DEPTH, SingleRun, prepare
         from seedmap.pipeline.timings import RunTimings
-        from seedmap.pipeline.warmup import warm_up
         from seedmap.spread import set_share
 
         with self._lock:

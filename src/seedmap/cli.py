@@ -340,7 +340,7 @@ def _compile() -> None:
     import time
 
     from seedmap.jit.cache import install_cache
-    from seedmap.pipeline.precompile import compile_all, serialized_cache_saves
+    from seedmap.jit.precompile import compile_all, serialized_cache_saves
 
     where = jit.KERNEL_CACHE
     if where is None:
@@ -358,10 +358,10 @@ def _compile() -> None:
 
 
 def _index(args: argparse.Namespace) -> None:
+    from seedmap.jit.precompile import serialized_cache_saves
+    from seedmap.jit.warmup import compile_early
     from seedmap.kinds import KINDS, BuildLimits, IndexChoices, build_index
-    from seedmap.pipeline.precompile import serialized_cache_saves
     from seedmap.pipeline.run import compile_for_index
-    from seedmap.pipeline.warmup import compile_early
 
     if args.kind is None:
         check_fasta(args.reference)  # its one error line comes before anything is logged

@@ -18,7 +18,7 @@ from seedmap.errors import SeedmapError
 from seedmap.flags import FLAG_PAIRED, FLAG_REVERSE, FLAG_SECONDARY
 from seedmap.io.columns import NO_XS, Alignments, Reads, Records, RefNames
 from seedmap.io.reference import sequence_of
-from seedmap.io.sam import _cigar, _copy, xa_entries, xa_size
+from seedmap.io.sam import put_bytes, put_cigar, xa_entries, xa_size
 
 BAM_MAGIC = b"BAM\x01"
 SEQ_NIBBLES = np.array([1, 2, 4, 8, 15], dtype=np.uint8)  # A C G T N in "=ACMGRSVTWYHKDBN"
@@ -121,7 +121,7 @@ def _tag_int(buf: np.ndarray, p: int, a: int, b: int, value: int) -> int:
 @njit(cache=True, nogil=True)
 def _tag_str(buf: np.ndarray, p: int, a: int, b: int, src: np.ndarray) -> int:
     """A Z tag: the string and its NUL."""
-    p = _copy(buf, _tag_name(buf, p, a, b, 90), src)
+    p = put_bytes(buf, _tag_name(buf, p, a, b, 90), src)
     buf[p] = 0
     return p + 1
 
@@ -219,7 +219,7 @@ def _encode(rec_t: tuple, read_t: tuple, aln_t: tuple, ref_t: tuple, secondary_s
         p = _put32(buf, p, next_ref)
         p = _put32(buf, p, next_pos)
         p = _put32(buf, p, t)
-        p = _copy(buf, p, names[name_off[r]:name_off[r + 1]])
+        p = put_bytes(buf, p, names[name_off[r]:name_off[r + 1]])
         buf[p] = 0
         p += 1
         span = 1  # an unmapped read placed at its mate covers one base for the bin
@@ -243,7 +243,7 @@ def _encode(rec_t: tuple, read_t: tuple, aln_t: tuple, ref_t: tuple, secondary_s
                 buf[p] = 0
                 p += 1
         if paired and mi >= 0:
-            p = _cigar(buf, _tag_name(buf, p, 77, 67, 90), mi, alns)  # MC, as text
+            p = put_cigar(buf, _tag_name(buf, p, 77, 67, 90), mi, alns)  # MC, as text
             buf[p] = 0
             p = _tag_int(buf, p + 1, 77, 81, mate_mapq[k])  # MQ
         if rg.size:

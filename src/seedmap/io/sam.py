@@ -32,7 +32,8 @@ def header(ref: Reference, command_line: str) -> str:
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _copy(buf: np.ndarray, p: int, src: np.ndarray) -> int:
+def put_bytes(buf: np.ndarray, p: int, src: np.ndarray) -> int:
+    """src written into buf at p; the position after it (SAM's fields and BAM's strings alike)."""
     put(buf, p, src)
     return p + src.size
 
@@ -54,7 +55,8 @@ def _tag_int(buf: np.ndarray, p: int, a: int, b: int, value: int) -> int:
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def _cigar(buf: np.ndarray, p: int, li: int, alns: Alignments) -> int:
+def put_cigar(buf: np.ndarray, p: int, li: int, alns: Alignments) -> int:
+    """Location li's CIGAR as text at buf[p:] (SAM's CIGAR, and the MC tag of SAM and BAM); the position after it."""
     for c in range(alns.cig_off[li], alns.cig_off[li] + alns.n_runs[li]):
         p = write_int(buf, p, alns.lens[c])
         buf[p] = CIGAR_CHARS[alns.ops[c]]
@@ -66,7 +68,7 @@ def _cigar(buf: np.ndarray, p: int, li: int, alns: Alignments) -> int:
 def _ref_pos(buf: np.ndarray, p: int, pos: int, refs: RefNames) -> int:
     """RNAME<TAB>POS of a global position."""
     s = sequence_of(refs.starts, pos)
-    p = _copy(buf, p, refs.names[refs.name_off[s]:refs.name_off[s + 1]])
+    p = put_bytes(buf, p, refs.names[refs.name_off[s]:refs.name_off[s + 1]])
     buf[p] = 9
     return write_int(buf, p + 1, pos - refs.starts[s] + 1)
 
@@ -78,12 +80,12 @@ def xa_entries(buf: np.ndarray, p: int, k: int, recs: Records, alns: Alignments,
         li = recs.xa_loc[a] >> 1
         pos = alns.start[li]
         s = sequence_of(refs.starts, pos)
-        p = _copy(buf, p, refs.names[refs.name_off[s]:refs.name_off[s + 1]])
+        p = put_bytes(buf, p, refs.names[refs.name_off[s]:refs.name_off[s + 1]])
         buf[p] = 44  # ','
         buf[p + 1] = 45 if recs.xa_loc[a] & 1 else 43  # '-' / '+'
         p = write_int(buf, p + 2, pos - refs.starts[s] + 1)
         buf[p] = 44
-        p = _cigar(buf, p + 1, li, alns)
+        p = put_cigar(buf, p + 1, li, alns)
         buf[p] = 44
         p = write_int(buf, p + 1, alns.dist[li])
         buf[p] = 59  # ';'
@@ -157,28 +159,28 @@ def _write(recs: Records, reads: Reads, alns: Alignments, refs: RefNames, second
         mi = mate_loc[k]
         flag = rec_flag[k]
         paired = (flag & FLAG_PAIRED) != 0
-        p = _copy(buf, p, names[name_off[r]:name_off[r + 1]])
+        p = put_bytes(buf, p, names[name_off[r]:name_off[r + 1]])
         buf[p] = 9
         p = write_int(buf, p + 1, flag)
         buf[p] = 9
         p += 1
         if li < 0 and paired and mi >= 0:  # unmapped, placed at its mate
             p = _ref_pos(buf, p, loc_s[mi], refs)
-            p = _copy(buf, p, UNMAPPED_MAPQ_CIGAR)
+            p = put_bytes(buf, p, UNMAPPED_MAPQ_CIGAR)
             p = write_int(buf, p, loc_s[mi] - ref_starts[sequence_of(ref_starts, loc_s[mi])] + 1)
             buf[p] = 9
             buf[p + 1] = 48
             p += 2
         elif li < 0:
-            p = _copy(buf, p, UNMAPPED_FIELDS)
+            p = put_bytes(buf, p, UNMAPPED_FIELDS)
         else:
             p = _ref_pos(buf, p, loc_s[li], refs)
             buf[p] = 9
             p = write_int(buf, p + 1, rec_mapq[k])
             buf[p] = 9
-            p = _cigar(buf, p + 1, li, alns)
+            p = put_cigar(buf, p + 1, li, alns)
             if not paired:
-                p = _copy(buf, p, MATE_FIELDS)
+                p = put_bytes(buf, p, MATE_FIELDS)
             else:
                 own = sequence_of(ref_starts, loc_s[li])
                 at = loc_s[li] if mi < 0 else loc_s[mi]  # an unmapped mate sits at this read's position
@@ -189,7 +191,7 @@ def _write(recs: Records, reads: Reads, alns: Alignments, refs: RefNames, second
                     buf[p] = 61  # '='
                     p += 1
                 else:
-                    p = _copy(buf, p, ref_names[ref_name_off[s]:ref_name_off[s + 1]])
+                    p = put_bytes(buf, p, ref_names[ref_name_off[s]:ref_name_off[s + 1]])
                 buf[p] = 9
                 p = write_int(buf, p + 1, at - ref_starts[s] + 1)
                 buf[p] = 9
@@ -227,18 +229,18 @@ def _write(recs: Records, reads: Reads, alns: Alignments, refs: RefNames, second
         if li >= 0:
             d = loc_d[li]
             p = _tag_int(buf, p, 78, 77, d)  # NM
-            p = _copy(buf, p, MD_TAG)
-            p = _copy(buf, p, md[md_off[li]:md_off[li] + md_len[li]])
+            p = put_bytes(buf, p, MD_TAG)
+            p = put_bytes(buf, p, md[md_off[li]:md_off[li] + md_len[li]])
             p = _tag_int(buf, p, 65, 83, -d)  # AS
             p = _tag_int(buf, p, 78, 72, rec_nh[k])  # NH
             p = _tag_int(buf, p, 72, 73, hi)  # HI: 1-based among the read's records, as STAR and HISAT2 write it
             if recs.xs[k] != NO_XS:
                 p = _tag_int(buf, p, 88, 83, recs.xs[k])  # XS
             if recs.xa_off[k + 1] > recs.xa_off[k]:
-                p = xa_entries(buf, _copy(buf, p, XA_TAG), k, recs, alns, refs)
+                p = xa_entries(buf, put_bytes(buf, p, XA_TAG), k, recs, alns, refs)
         if paired and mi >= 0:
-            p = _copy(buf, p, MC_TAG)
-            p = _cigar(buf, p, mi, alns)
+            p = put_bytes(buf, p, MC_TAG)
+            p = put_cigar(buf, p, mi, alns)
             p = _tag_int(buf, p, 77, 81, mate_mapq[k])  # MQ
         buf[p] = 10
         p += 1

@@ -14,10 +14,12 @@ What `activate()` changes in numba, once per process:
   alone fails as they are defined); other functions as numba would;
 - a listener on numba's compile events: one log line when a seedmap kernel compiles (`compile_log.py`).
 
-Also here, for a run's warm-up (pipeline/warmup.py) and its first reads: `quick_load.cached_kernels_load_quickly`
-and `lazy_bitcode.bitcode_parsed_lazily`, numba's cache loads made quicker within a block, undone after it. What
-compiles ahead of a run (pipeline/precompile.py, kernel_list.py, warmup.py) stays with the pipeline: it runs the
-pipeline's kinds of run.
+Also here, what compiles ahead of a run: `warmup.py` (a run's warm-up: a few reads through the stages the run hands
+it, so its clock never counts compiling), `precompile.py` (the kernels of a kind of run compiled in worker processes
+first, and `seedmap compile`), `kernel_list.py` (which kernels, with which argument types: recorded, not written
+by hand), and for the warm-up and the first reads `quick_load.cached_kernels_load_quickly` and
+`lazy_bitcode.bitcode_parsed_lazily`, numba's cache loads made quicker within a block, undone after it. The
+package imports only `io` (the warm-up's reads) and the bottom layer; the kernels it compiles it finds by name.
 """
 
 from __future__ import annotations

@@ -205,7 +205,7 @@ class _RunState:
         return _Share(self.shares, self.serial)
 
     def _warm_up(self) -> None:
-        from seedmap.pipeline.warmup import warm_up
+        from seedmap.jit.warmup import warm_up
 
         s, opts = self.run.s, self.run.opts
         if self.backend is not None:

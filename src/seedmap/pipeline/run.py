@@ -18,6 +18,8 @@ from functools import partial
 from seedmap.io.output import open_sink
 from seedmap.io.reference import Reference
 from seedmap.io.sam import header
+from seedmap.jit.precompile import VARIANTS
+from seedmap.jit.warmup import warm_up
 from seedmap.kinds import reference_only
 from seedmap.options import EngineOptions, MapOptions, gpu_workers
 from seedmap.pipeline import threads as threading_setup
@@ -25,13 +27,11 @@ from seedmap.pipeline.devices import device_scheduler
 from seedmap.pipeline.empty import header_only
 from seedmap.pipeline.inputs import check_reference, open_reads, warn_if_slow
 from seedmap.pipeline.pairs import PairRun
-from seedmap.pipeline.precompile import VARIANTS
 from seedmap.pipeline.run_options import RunOptions
 from seedmap.pipeline.scheduler import Scheduler
 from seedmap.pipeline.single import DEPTH, SingleRun, device_backend, engine_inputs, prepare, progress
 from seedmap.pipeline.stages import SamFormatter
 from seedmap.pipeline.timings import RunTimings
-from seedmap.pipeline.warmup import warm_up
 from seedmap.spread import set_share
 
 log = logging.getLogger("seedmap")

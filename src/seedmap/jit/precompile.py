@@ -5,7 +5,7 @@ numba compiles one function at a time in a process (a global lock, and the GIL),
 work; processes can. Each worker compiles the kernels it is handed with cache=True, which writes them to
 numba's on-disk cache, and the run's warm-up then loads them as any later run does. Which kernels, with which
 argument types, each kind of run calls from Python is listed in kernel_list.py, recorded from the warm-ups
-themselves (`python -m seedmap.pipeline.precompile --record`; tests/test_precompile.py checks that it is
+themselves (`python -m seedmap.jit.precompile --record`; tests/test_precompile.py checks that it is
 current). A kernel the list misses is compiled by the warm-up in the run's own process, as before: slower,
 never wrong.
 """
@@ -106,7 +106,7 @@ def _named_class(name: str) -> type:
 
 
 def listed(kind: str, name: str) -> list[Task]:
-    from seedmap.pipeline.kernel_list import KERNELS, RUNS
+    from seedmap.jit.kernel_list import KERNELS, RUNS
 
     return [KERNELS[i] for i in RUNS.get(kind, {}).get(name, ())]
 
@@ -195,7 +195,7 @@ def compile_listed(kind: str, name: str) -> int:
 
 
 class _Worker:
-    """A compiling process, `python -m seedmap.pipeline.precompile --worker CACHE_DIR`: a task as a line of
+    """A compiling process, `python -m seedmap.jit.precompile --worker CACHE_DIR`: a task as a line of
     JSON in, its result as a line out. A plain subprocess, not multiprocessing: it imports nothing of the
     caller's main module (a script run as a library would run again in each worker), and needs neither
     semaphores nor a non-daemonic parent (a Dask worker process)."""
@@ -206,7 +206,7 @@ class _Worker:
         env = dict(os.environ)  # the worker imports this very seedmap, whatever put it on sys.path here
         here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
-        self.proc = subprocess.Popen([sys.executable, "-m", "seedmap.pipeline.precompile", "--worker",
+        self.proc = subprocess.Popen([sys.executable, "-m", "seedmap.jit.precompile", "--worker",
                                       numba.config.CACHE_DIR], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, env=env, text=True)
         assert self.proc.stdin is not None and self.proc.stdout is not None  # both piped
@@ -259,7 +259,7 @@ _RESULT = "seedmap-compiled "
 def compile_all() -> int:
     """`seedmap compile`: every listed kernel of every kind of run that the cache lacks, in worker processes where
     there are enough of them, else in this one; how many were pending."""
-    from seedmap.pipeline.kernel_list import RUNS
+    from seedmap.jit.kernel_list import RUNS
 
     total = 0
     for kind, runs in RUNS.items():
@@ -278,9 +278,9 @@ def compile_all() -> int:
 def _worker(cache_dir: str) -> None:
     """A worker's life: compile each task read from stdin, with the caller's cache and saves serialized."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle: it stops the workers
-    import numba
+    from seedmap.jit import activate
 
-    numba.config.CACHE_DIR = cache_dir  # the caller's choice, whatever this process would have made
+    activate(cache_dir)  # the caller's cache, whatever this process would have chosen; before any kernel module
     with serialized_cache_saves():
         for line in sys.stdin:
             module, fn, text, _ = json.loads(line)
@@ -392,10 +392,10 @@ RECORD = """
 import json, sys, time
 from numba.core import event, sigutils
 from numba.core.dispatcher import Dispatcher
-from seedmap.pipeline.precompile import signature_text
+from seedmap.jit.precompile import signature_text
 from seedmap.pipeline.run import variant_run
 from seedmap.jit.quick_load import cached_kernels_load_quickly
-from seedmap.pipeline.warmup import warmup_batch
+from seedmap.jit.warmup import warmup_batch
 from seedmap.spread import set_share
 
 set_share(1)  # kernels called from this thread only: the depth count below is not per thread
@@ -506,7 +506,7 @@ def _write(path: str, kernels: dict[tuple[str, str, str], float], runs: dict) ->
     number = {k: i for i, k in enumerate(order)}
     lines = ["# ruff: noqa: E501",
              '"""The kernels each kind of run calls from Python, with their argument types: what precompile.py',
-             "compiles in worker processes. Written by `python -m seedmap.pipeline.precompile --record`, do not edit.",
+             "compiles in worker processes. Written by `python -m seedmap.jit.precompile --record`, do not edit.",
              '"""', "", "# (module, function, argument types, seconds it took to compile on the recording machine)",
              "KERNELS = ("]
     lines += [f"    ({m!r}, {f!r}, {s!r}, {kernels[(m, f, s)]:.2f})," for m, f, s in order]
@@ -527,4 +527,4 @@ if __name__ == "__main__":
     elif sys.argv[1:] == ["--record"]:
         record(os.path.join(os.path.dirname(__file__), "kernel_list.py"))
     else:
-        sys.exit("usage: python -m seedmap.pipeline.precompile --record  (writes kernel_list.py)")
+        sys.exit("usage: python -m seedmap.jit.precompile --record  (writes kernel_list.py)")

@@ -1,6 +1,6 @@
 # ruff: noqa: E501
 """The kernels each kind of run calls from Python, with their argument types: what precompile.py
-compiles in worker processes. Written by `python -m seedmap.pipeline.precompile --record`, do not edit.
+compiles in worker processes. Written by `python -m seedmap.jit.precompile --record`, do not edit.
 """
 
 # (module, function, argument types, seconds it took to compile on the recording machine)

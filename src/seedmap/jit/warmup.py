@@ -24,8 +24,8 @@ from seedmap.io.chunks import RawBatch, record_starts
 from seedmap.io.plain_fastq import fastq_blocks
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference, unpack_codes
+from seedmap.jit.precompile import CompileClock, compile_listed, serialized_cache_saves, variant
 from seedmap.jit.quick_load import cached_kernels_load_quickly
-from seedmap.pipeline.precompile import CompileClock, compile_listed, serialized_cache_saves, variant
 
 log = logging.getLogger("seedmap")
 
