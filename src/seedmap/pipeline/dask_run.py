@@ -155,7 +155,7 @@ def stored_index(opts: RunOptions) -> tuple[Path, str, Reference]:
         flag = "" if kind == "neighborhood" else f" --kind {kind}"
         raise SeedmapError(f"{path}: no {kind} index; --dask workers map with a stored index "
                            f"(run: seedmap index{flag} {opts.reference})")
-    st = store.load(path, kind, KINDS[kind].arrays, opts.reference)
+    st = store.load(path, kind, KINDS[kind].header_arrays, opts.reference)
     return path.resolve(), header_id(path), st.reference
 
 
