@@ -11,6 +11,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 if TYPE_CHECKING:
+    import numpy as np
     from numba.core.base import BaseContext
     from numba.core.typing.templates import Signature
 
@@ -72,7 +73,7 @@ def prefetch_row(typingctx: object, arr: types.Type, row: types.Type) -> Typed:
     return types.none(arr, row), codegen
 
 
-def _zero_count(name: str, doc: str) -> object:
+def _zero_count(name: str, doc: str) -> Callable[[np.uint64], np.uint64]:
     """An intrinsic counting a uint64's zero bits from one end (llvm.cttz / llvm.ctlz: one instruction with
     BMI; 64 for 0)."""
 

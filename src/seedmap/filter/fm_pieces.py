@@ -118,7 +118,7 @@ def equal_pieces(m: int, k: int, bounds: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _looked_up(q: np.ndarray, a: int, size: int, table: np.ndarray, kk: int) -> tuple[int, int]:
+def _looked_up(q: np.ndarray, a: int, size: int, table: np.ndarray, kk: int) -> tuple[int | np.int64, int | np.int64]:
     """Rows of q[a:a + size] (size <= kk) in the forward index's table (none where it holds an N)."""
     key = key_leftwards(q, a, size)
     if key < 0:

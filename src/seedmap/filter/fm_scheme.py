@@ -536,20 +536,20 @@ def exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, ix: Bidir, kk: int, 
     for j in range(k):
         js, je = bounds[j], bounds[j + 1]
         length = je - js
-        lo, hi, flo, fhi = 0, n, 0, n
+        lo, hi, flo, fhi = 0, n, 0, n  # ints; the tables' rows below are numba's int64 too (numpy's hints differ)
         t0 = 0
         if length >= STOP_AT + REST_MIN:
             if kk and length >= kk:  # the piece's first kk symbols each way, looked up
                 rkey, fkey = key_rightwards(q, js, kk), key_leftwards(q, je - kk, kk)
                 if rkey >= 0 and fkey >= 0:
-                    lo, hi = np.int64(rev_table[rkey, 0]), np.int64(rev_table[rkey, 1])
-                    flo, fhi = np.int64(fwd_table[fkey, 0]), np.int64(fwd_table[fkey, 1])
+                    lo, hi = np.int64(rev_table[rkey, 0]), np.int64(rev_table[rkey, 1])  # type: ignore[assignment]
+                    flo, fhi = np.int64(fwd_table[fkey, 0]), np.int64(fwd_table[fkey, 1])  # type: ignore[assignment]
                     t0 = kk if lo < hi else length
         elif kk and length >= kk:
             rkey, fkey = key_rightwards(q, js, kk), key_leftwards(q, js, kk)
             if rkey >= 0:
-                lo, hi = np.int64(rev_table[rkey, 0]), np.int64(rev_table[rkey, 1])
-                flo = np.int64(fwd_table[fkey, 0])
+                lo, hi = np.int64(rev_table[rkey, 0]), np.int64(rev_table[rkey, 1])  # type: ignore[assignment]
+                flo = np.int64(fwd_table[fkey, 0])  # type: ignore[assignment]
                 t0 = kk if lo < hi else length
         x = EXACT * j
         ex[x], ex[x + 1], ex[x + 2], ex[x + 3], ex[x + 4], ex[x + 5] = lo, hi, flo, fhi, -1, t0
@@ -684,7 +684,7 @@ def search(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, scratc
             if kk and m >= kk:  # its last kk symbols looked up
                 fkey = key_leftwards(q, m - kk, kk)
                 if fkey >= 0:
-                    flo, fhi = np.int64(fwd_table[fkey, 0]), np.int64(fwd_table[fkey, 1])
+                    flo, fhi = np.int64(fwd_table[fkey, 0]), np.int64(fwd_table[fkey, 1])  # type: ignore[assignment]
                     t0 = kk if flo < fhi else m
             for t in range(t0, m):
                 if _handed_on(t, m, fhi - flo, small):

@@ -88,7 +88,7 @@ def backward_search(occ_tab: np.ndarray, counts: np.ndarray, n: int, p: np.ndarr
 
 
 @njit(cache=True, nogil=True)
-def bwt_symbol(occ_tab: np.ndarray, i: int) -> int:
+def bwt_symbol(occ_tab: np.ndarray, i: int) -> np.int64:
     """B[i] as a symbol 0..4, or -1 for a separator (code 0)."""
     r = block_row(i)
     half = (i >> 6) & 1
@@ -108,7 +108,7 @@ def lf_unless_marked(occ_tab: np.ndarray, counts: np.ndarray, mark: np.ndarray, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def sampled_position(mark: np.ndarray, ssa: np.ndarray, i: int, steps: int) -> int:
+def sampled_position(mark: np.ndarray, ssa: np.ndarray, i: int, steps: int) -> np.int64:
     """SA of the row that reached sampled row i after `steps` LF steps: i's SA sample plus the steps."""
     return np.int64(ssa[rank(mark, 1, 0, i)]) + steps
 
@@ -200,7 +200,8 @@ def _bound_step(occ_tab: np.ndarray, counts: np.ndarray, n: int, ext: np.ndarray
         if key >= 0 and table[key, 0] < table[key, 1]:
             for t in range(i + 1 - kk, i + 1):
                 bound[t] = k
-            return i - kk, k, np.int64(table[key, 0]), np.int64(table[key, 1]), False
+            # numba's np.int64 is the int of the other paths; numpy's hints keep it apart
+            return i - kk, k, np.int64(table[key, 0]), np.int64(table[key, 1]), False  # type: ignore[return-value]
     c = ext[i]
     if c <= 3:
         lo, hi = extend(occ_tab, counts, lo, hi, c)

@@ -33,7 +33,7 @@ def _code(q: np.ndarray, o: int, length: int) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _range(q: np.ndarray, o: int, length: int, k: int, offsets: np.ndarray) -> tuple[int, int]:
+def _range(q: np.ndarray, o: int, length: int, k: int, offsets: np.ndarray) -> tuple[int | np.int64, int | np.int64]:
     c = _code(q, o, length)
     if c < 0:
         return 0, 0

@@ -22,10 +22,12 @@ Per text: the suffix array (pydivsufsort), the BWT B[i] = text[SA[i] - 1] (text[
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
+from numpy.typing import DTypeLike
 from pydivsufsort import divsufsort
 
 from seedmap.errors import SeedmapError
@@ -205,6 +207,9 @@ def occ_rows(n: int) -> int:
     return blocks + ((blocks - 1) >> SUPER_SHIFT) + 1
 
 
+MakeArray = Callable[[tuple[int, ...], DTypeLike], np.ndarray]  # make(shape, dtype): a zeroed array
+
+
 @dataclass
 class Tables:
     """The occ and mark tables and the sampled SA of a text of n rows, filled pass by pass from its BWT
@@ -219,7 +224,7 @@ class Tables:
     marked: int = 0  # SA values in ssa
 
     @classmethod
-    def empty(cls, n: int, r: int, marked: int, dtype: np.dtype, make: object = np.zeros) -> Tables:
+    def empty(cls, n: int, r: int, marked: int, dtype: DTypeLike, make: MakeArray = np.zeros) -> Tables:
         """make(shape, dtype): np.zeros, or a function making memory-mapped arrays (zeroed)."""
         return cls(n, make((occ_rows(n), OCC_WORDS), np.uint64), make((n // 64 + 1 if r else 0, 2), np.uint64),
                    make((marked,), dtype))

@@ -26,10 +26,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 from numba import njit
+from numpy.typing import DTypeLike
 
 from seedmap.errors import SeedmapError
 from seedmap.index import fm, segments
@@ -44,6 +46,8 @@ MERGE_OCC_BYTES = fm.OCC_WORDS * 8 / 128  # per base of the run merged into: its
 CHAINS = 8  # walks interleaved per thread
 STEPS = 1 << 20  # steps of each walk per kernel call (progress and interrupts between calls)
 PROGRESS_SECONDS = 60.0
+
+Block = tuple[Callable[[], np.ndarray], int]  # a function making a block's text, and the block's text offset
 
 
 def block_bases(ref: Reference, r: int, max_memory: int) -> int:
@@ -96,8 +100,8 @@ def build(ref: Reference, r: int, bounds: list[int], scratch: Path, threads: int
         raise SeedmapError(f"a text of {n} symbols is beyond the blockwise build (2^32)")
     k = len(bounds) - 1
     pairs = list(zip(bounds[:-1], bounds[1:], strict=True))
-    fwd_blocks = [(lambda a=a, b=b: fm.make_text(ref, a, b)[0], int(text_starts[a])) for a, b in pairs]
-    rev_blocks = [(lambda a=a, b=b: _reversed(fm.make_text(ref, a, b)[0]), 0) for a, b in reversed(pairs)]
+    fwd_blocks: list[Block] = [(partial(_text, ref, a, b), int(text_starts[a])) for a, b in pairs]
+    rev_blocks: list[Block] = [(partial(_reversed_text, ref, a, b), 0) for a, b in reversed(pairs)]
     dtype = fm.ssa_dtype(n)
     fwd = _one_text(fwd_blocks, n, r, dtype, scratch, "forward", threads)
     rev = _one_text(rev_blocks, n, 0, dtype, scratch, "reverse", threads)
@@ -106,13 +110,19 @@ def build(ref: Reference, r: int, bounds: list[int], scratch: Path, threads: int
     return fm.FmIndex(r, n, counts, text_starts.astype(np.int64), fwd.occ, fwd.mark, fwd.ssa, rev.occ)
 
 
-def _reversed(text: np.ndarray) -> np.ndarray:
+def _text(ref: Reference, a: int, b: int) -> np.ndarray:
+    """The text of sequences a .. b (a block's)."""
+    return fm.make_text(ref, a, b)[0]
+
+
+def _reversed_text(ref: Reference, a: int, b: int) -> np.ndarray:
+    text = _text(ref, a, b)
     fm.reverse_body(text)
     return text
 
 
-def _one_text(blocks: list[tuple[Callable[[], np.ndarray], int]], n: int, r: int, dtype: np.dtype, scratch: Path,
-              name: str, threads: int) -> fm.Tables:
+def _one_text(blocks: list[Block], n: int, r: int, dtype: np.dtype, scratch: Path, name: str,
+              threads: int) -> fm.Tables:
     """The tables of one text from its blocks (a function making each block's text, and its offset)."""
     run: Run | None = None
     for b, (make, offset) in enumerate(blocks):
@@ -149,21 +159,21 @@ def _one_text(blocks: list[tuple[Callable[[], np.ndarray], int]], n: int, r: int
     return _reopened(tables, scratch / name)
 
 
-def _memmaps(stem: Path) -> Callable[[tuple, object], np.ndarray]:
+def _memmaps(stem: Path) -> fm.MakeArray:
     names = iter(("occ", "mark", "ssa"))
 
-    def make(shape: tuple, dtype: object) -> np.ndarray:
+    def make(shape: tuple[int, ...], dtype: DTypeLike) -> np.ndarray:
         return np.lib.format.open_memmap(f"{stem}.{next(names)}.npy", mode="w+", dtype=dtype, shape=shape)
     return make
 
 
 def _reopened(tables: fm.Tables, stem: Path) -> fm.Tables:
     """The tables read-only from their files (the written pages leave this process's resident set)."""
-    arrays = [np.load(f"{stem}.{part}.npy", mmap_mode="r") for part in ("occ", "mark", "ssa")]
-    return fm.Tables(tables.n, *arrays, count=tables.count, filled=tables.filled, marked=tables.marked)
+    occ_t, mark, ssa = (np.load(f"{stem}.{part}.npy", mmap_mode="r") for part in ("occ", "mark", "ssa"))
+    return fm.Tables(tables.n, occ_t, mark, ssa, count=tables.count, filled=tables.filled, marked=tables.marked)
 
 
-def _passes(path: Path, dtype: object, count: int) -> Iterator[tuple[int, np.ndarray]]:
+def _passes(path: Path, dtype: DTypeLike, count: int) -> Iterator[tuple[int, np.ndarray]]:
     """(first item, items) of a raw file of `count` items, ROWS_PER_PASS at a time."""
     size = np.dtype(dtype).itemsize
     with open(path, "rb") as fh:

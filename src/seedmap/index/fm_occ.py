@@ -17,7 +17,7 @@ ZERO = np.uint64(0)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def popcount(x: np.uint64) -> int:
+def popcount(x: np.uint64) -> np.int64:
     x = x - ((x >> ONE) & M1)
     x = (x & M2) + ((x >> np.uint64(2)) & M2)
     x = (x + (x >> np.uint64(4))) & M4

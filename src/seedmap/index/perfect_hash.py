@@ -134,7 +134,7 @@ def jenkins_bytes(key: np.ndarray, seed: int) -> tuple[int, int, int]:
 def _word(key: np.ndarray, i: int, count: int) -> int:
     w = 0
     for k in range(count):
-        w |= np.int64(key[i + k]) << (8 * k)
+        w |= np.int64(key[i + k]) << (8 * k)  # type: ignore[assignment]  # numba: int64 both
     return w
 
 
@@ -289,7 +289,7 @@ def _fill(seed_start: np.ndarray, nbs: np.ndarray, chunk: int, ph_block: np.ndar
         nvmax = 0
         for a in range(a0, a1):
             nmax = max(nmax, seed_start[a + 1] - seed_start[a])
-            nvmax = max(nvmax, 3 * np.int64(ph_block[a, 1]))
+            nvmax = max(nvmax, 3 * np.int64(ph_block[a, 1]))  # type: ignore[assignment]  # numba: int64 both
         edges, queue, degree, xor_edge, queued = _scratch(nmax, nvmax)
         g = np.empty(nvmax, dtype=np.int64)
         visited = np.empty(nvmax, dtype=np.bool_)
@@ -336,7 +336,7 @@ def build(seed_start: np.ndarray, nbs: np.ndarray) -> PerfectHash:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _g(ph_g: np.ndarray, v: int) -> int:
+def _g(ph_g: np.ndarray, v: int) -> np.int64:
     """g of vertex v >= 0, indexed unsigned (no negative-index wraparound code)."""
     return (np.int64(ph_g[np.uint64(v >> 2)]) >> (2 * (v & 3))) & 3
 

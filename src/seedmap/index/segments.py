@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -18,6 +19,8 @@ from seedmap.index.params import P
 
 FIXED_BUILD_BYTES = 256 << 20  # the interpreter, numba and numpy
 MIN_SEGMENT = 1 << 16  # bases (positions) in the smallest segment a limit may ask for
+
+PartT = TypeVar("PartT", bound=Index)  # a kind's index class, which its parts are
 
 
 def machine_memory() -> int:
@@ -74,13 +77,13 @@ class SegmentedIndex:
 
 
 @dataclass
-class SegmentedBuild:
+class SegmentedBuild(Generic[PartT]):
     """A build that makes each part (make(first, last)) only when the store writes its arrays, so one part
     is in memory at a time; `made` keeps tally(part) of each part for the log."""
 
     bounds: list[int]
-    make: Callable[[int, int], Index]
-    tally: Callable[[object], object]
+    make: Callable[[int, int], PartT]
+    tally: Callable[[PartT], object]
     made: list = field(default_factory=list)
 
     def arrays(self) -> Iterator[tuple[str, np.ndarray]]:

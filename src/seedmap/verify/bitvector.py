@@ -145,7 +145,7 @@ def banded_distances(fb: np.ndarray, peq: np.ndarray, m: int, e: int, t: np.ndar
         dcol[j] = e + 1
     vp = band_init(e, n, m)
     vn = ZERO
-    st = 0  # the band's top cell: 0 while its row is virtual
+    st: int | np.int64 = 0  # the band's top cell: 0 while its row is virtual
     j = 1
     while j <= n:
         band_fill(fb, peq, j, dhi)
@@ -176,7 +176,7 @@ def banded_start(fb: np.ndarray, rpeq: np.ndarray, m: int, t: np.ndarray, j: int
     maskw = ALL >> np.uint64(64 - wd)
     vp = (ALL >> np.uint64(63 - d)) << np.uint64(dhi)  # rows 1..d + 1, aligned to column 1
     vn = (ONE << np.uint64(dhi)) - ONE  # rows 1 - dhi..0
-    st = dhi  # the top cell, row k - dhi
+    st: int | np.int64 = dhi  # the top cell, row k - dhi
     kmax = min(j, m + d)
     km = m - d  # first column whose row m is in the band
     k = 1

@@ -163,7 +163,8 @@ def band_fill(fb: np.ndarray, peq: np.ndarray, j: int, dhi: int) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _band_last(st: int, vp: np.uint64, vn: np.uint64, mk: np.uint64, best: int, rest: int) -> tuple[int, bool]:
+def _band_last(st: int | np.int64, vp: np.uint64, vn: np.uint64, mk: np.uint64, best: int | np.int64,
+               rest: int) -> tuple[int | np.int64, bool | np.bool_]:
     """Column with row m in the band: D(m, j) from the top cell and the deltas down to row m (mask mk);
     returns the new best and whether nothing later can improve it."""
     vnm = np.int64(_popcount(vn & mk))
@@ -175,7 +176,7 @@ def _band_last(st: int, vp: np.uint64, vn: np.uint64, mk: np.uint64, best: int, 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def band_run(fb: np.ndarray, peq: np.ndarray, t8: np.ndarray, o: int, m: int, e: int, n: int, j: int,
-              vp: np.uint64, vn: np.uint64, st: int, best: int) -> int:
+              vp: np.uint64, vn: np.uint64, st: int | np.int64, best: int | np.int64) -> int | np.int64:
     """The banded kernel (see the module docstring) from column j to the end; returns min(D, e + 1).
     Requires m > e, n >= m - e and n - m + 2e + 2 <= 64.
 
@@ -234,7 +235,7 @@ def band_init(e: int, n: int, m: int) -> np.uint64:
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: np.ndarray, ob: int, m: int,
-               e: int, n: int) -> tuple[int, int]:
+               e: int, n: int) -> tuple[int | np.int64, int | np.int64]:
     """Two windows of one query with the same length in lockstep (two independent dependency chains
     per column instead of one); when one finishes, the other goes on alone. Returns both results."""
     cap = e + 1
@@ -250,12 +251,12 @@ def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: n
     vpb = vpa
     vna = ZERO
     vnb = ZERO
-    sta = 0
-    stb = 0
-    besta = cap
-    bestb = cap
-    da = False
-    db = False
+    sta: int | np.int64 = 0  # numba's int64 throughout; numpy's hints tell np.int64 from int
+    stb: int | np.int64 = 0
+    besta: int | np.int64 = cap
+    bestb: int | np.int64 = cap
+    da: bool | np.bool_ = False
+    db: bool | np.bool_ = False
     j = 1
     while j <= n and not (da or db):
         band_fill(fb, peq, j, dhi)
@@ -300,8 +301,8 @@ def _band_pair(fb: np.ndarray, peq: np.ndarray, ta8: np.ndarray, oa: int, tb8: n
 
 
 @njit(cache=True, nogil=True, inline="always")
-def advance(vp: np.uint64, vn: np.uint64, eq: np.uint64, hin: int,
-             hs: np.uint64) -> tuple[np.uint64, np.uint64, int]:
+def advance(vp: np.uint64, vn: np.uint64, eq: np.uint64, hin: int | np.int64,
+             hs: np.uint64) -> tuple[np.uint64, np.uint64, np.int64]:
     """One column step of a 64-row block (Myers' block algorithm, branch-free) given the horizontal
     delta above it; returns the new vertical deltas and the horizontal delta at the block's last row
     (bit hs)."""
@@ -320,10 +321,10 @@ def advance(vp: np.uint64, vn: np.uint64, eq: np.uint64, hin: int,
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _myers(peq: np.ndarray, m: int, e: int, n: int, t8: np.ndarray, o: int, pv: np.ndarray, mv: np.ndarray,
-           sc: np.ndarray) -> int:
+           sc: np.ndarray) -> int | np.int64:
     """min(D, e + 1) by Myers' column-wise bit vectors (any m, any e); text codes t8[o:o + n]."""
     cap = e + 1
-    best = min(m, cap)  # column 0: D(m, 0) = m
+    best: int | np.int64 = min(m, cap)  # column 0: D(m, 0) = m
     if n <= 0 or best == 0:
         return best
     nb = (m + 63) >> 6
@@ -332,7 +333,7 @@ def _myers(peq: np.ndarray, m: int, e: int, n: int, t8: np.ndarray, o: int, pv: 
         hs = np.uint64(m - 1)
         vp = ALL
         vn = ZERO
-        score = m
+        score: int | np.int64 = m
         for j in range(1, n + 1):
             eq = peq[B8 + t[np.uint64(j)]]
             xv = eq | vn
@@ -434,7 +435,7 @@ def _bulk(queries: Queries, cands: Candidates, ref: PackedRef, nwmax: int, tmax:
         tb32 = np.empty(tlen, dtype=np.uint32)
         ta8 = ta32.view(np.uint8)
         tb8 = tb32.view(np.uint8)
-        cur = -1
+        cur: int | np.int64 = -1
         k = lo
         while k < hi:
             if k + PREFETCH < nc:  # the reference windows of later candidates are usually cache misses
@@ -450,7 +451,7 @@ def _bulk(queries: Queries, cands: Candidates, ref: PackedRef, nwmax: int, tmax:
                 build_peq(qcodes, a, m, peq)
                 cur = qi
             ws = np.int64(win_start[k])
-            n = max(np.int64(win_end[k]) - ws, 0)
+            n: int | np.int64 = max(np.int64(win_end[k]) - ws, 0)  # type: ignore[assignment]
             if method == MYERS or not band_fits(m, e, n):
                 oa = _decode(packed, nmask, ws, n, ta32, ta8) if n > 0 else 0
                 out[k] = _myers(peq, m, e, n, ta8, oa, pv, mv, sc)

@@ -31,7 +31,8 @@ ODD = np.uint64(0x5555555555555555)  # the low bit of every base's two
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _diagonal(words: np.ndarray, m: int, rw: np.ndarray, i: int) -> tuple[int, int, int]:
+def _diagonal(words: np.ndarray, m: int, rw: np.ndarray,
+              i: int) -> tuple[int | np.int64, int | np.int64, int | np.int64]:
     """The read (packed in words) against the reference from base i of rw's on (rw: the reference packed from
     some base on, as ref_word gives it): (first mismatch, last mismatch, number of mismatches); first = m and
     last = -1 where there is none."""
@@ -40,6 +41,9 @@ def _diagonal(words: np.ndarray, m: int, rw: np.ndarray, i: int) -> tuple[int, i
     last_mask = ALL if tail == np.uint64(64) else (ONE << tail) - ONE
     base = i >> 5
     sh = np.uint64(2 * (i & 31))
+    first: int | np.int64  # ints until a mismatch sets them from numpy's int64 bit counts
+    last: int | np.int64
+    count: int | np.int64
     first, last, count = m, -1, 0
     for k in range(nw):
         r = rw[base + k]

@@ -45,6 +45,9 @@ def _facts(words: np.ndarray, m: int, rw: np.ndarray, i: int, masks: np.ndarray,
     last_mask = ALL if tail == np.uint64(64) else (ONE << tail) - ONE
     base = i >> 5
     sh = np.uint64(2 * (i & 31))
+    f1: int | np.int64  # ints until a mismatch sets them from numpy's int64 bit counts
+    f2: int | np.int64
+    count: int | np.int64
     f1, f2, count = m, m, 0
     for k in range(nw):
         r = rw[base + k]
@@ -65,6 +68,8 @@ def _facts(words: np.ndarray, m: int, rw: np.ndarray, i: int, masks: np.ndarray,
                 else:
                     f2 = p
                 b &= b - ONE
+    l1: int | np.int64
+    l2: int | np.int64
     l1, l2 = -1, -1
     for k in range(nw - 1, -1, -1):
         b = masks[i, k]
