@@ -8,7 +8,8 @@ class is mapped alone by each tool (-t T, fastest of --rounds rounds); a run on 
 tool's fixed CPU cost (start-up, index load), taken off each class's CPU time, so the per-read cost of a class is
 (CPU - fixed) / reads. Columns: reads in the class, per-read CPU microseconds of seedmap and yara, their ratio,
 the class's share of each tool's per-read CPU over all classes, and seedmap's primaries by edit distance (NM),
-which says which strata the class's reads stop at.
+which says which strata the class's reads stop at. A class whose CPU time does not exceed the fixed cost (too few
+reads) shows "-".
 
     python benchmarks/read_classes.py --size 250 --reads 200000
     python benchmarks/read_classes.py --size 250 --reads 50000 --modes best,all
@@ -64,9 +65,9 @@ def origin_class(iv: dict, seq: str, mid: int) -> str:
 
 
 def split_reads(fq: Path, truth: Path, bed: Path, out_dir: Path, length: int) -> dict[str, tuple[Path, int]]:
-    """The reads of fq in one FASTQ per class (made once), with their counts."""
-    paths = {c: out_dir / f"class_{c}.fq" for c in CLASSES}
-    counts_file = out_dir / "class_counts.txt"
+    """The reads of fq in one FASTQ per class (made once per input), with their counts."""
+    paths = {c: out_dir / f"{fq.stem}_{c}.fq" for c in CLASSES}
+    counts_file = out_dir / f"{fq.stem}_classes.txt"
     if counts_file.exists() and all(p.exists() for p in paths.values()):
         counts = dict(line.split() for line in counts_file.read_text().splitlines())
         return {c: (paths[c], int(counts[c])) for c in CLASSES}
@@ -114,6 +115,15 @@ def edit_strata(sam: Path) -> Counter[int]:
     return got
 
 
+def _us(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def _share(x: float | None, n: int, total: float | None) -> str:
+    """A class's share of a tool's CPU over all classes."""
+    return "-" if x is None or not total else f"{100 * x * n / total:.0f}%"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=float, default=250, help="genome size in Mbp (default %(default)s)")
@@ -133,7 +143,7 @@ def main() -> int:
     d = fasta.parent
     (fq,), truth = mason(fasta, args.reads, args.read_length, False, SEED + 1)
     classes = split_reads(fq, truth, d / f"synth{args.size:g}.bed", d, args.read_length)
-    fixed_fq = head_reads(classes["unique"][0], args.fixed, d / "class_fixed.fq")
+    fixed_fq = head_reads(classes["unique"][0], args.fixed, d / f"{fq.stem}_fixed.fq")
     index, log = d / "idx.fm", d / "read_classes.log"
     if not index.exists():
         run_timed([*sm, "index", str(fasta), "--kind", "fm", "-o", str(index)], log)
@@ -158,26 +168,26 @@ def main() -> int:
         return min(run_timed(cmd, log).cpu_s for _ in range(args.rounds))
 
     for mode in args.modes.split(","):
-        fixed = {tool: cpu(cmd) for tool, cmd in commands(mode, fixed_fq, d / f"class_fixed_{mode}").items()}
-        per_read: dict[str, dict[str, float]] = defaultdict(dict)
+        fixed = {tool: cpu(cmd) for tool, cmd in commands(mode, fixed_fq, d / f"{fq.stem}_fixed_{mode}").items()}
+        per_read: dict[str, dict[str, float | None]] = defaultdict(dict)
         strata = {}
         for cls, (reads, n) in classes.items():
-            sam = d / f"class_{cls}_{mode}"
+            sam = d / f"{fq.stem}_{cls}_{mode}"
             for tool, cmd in commands(mode, reads, sam).items():
-                per_read[tool][cls] = max(cpu(cmd) - fixed[tool], 0.0) / max(n, 1) * 1e6
+                spent = cpu(cmd) - fixed[tool]  # at most the fixed cost: too few reads to tell
+                per_read[tool][cls] = spent / max(n, 1) * 1e6 if spent > 0 else None
             strata[cls] = edit_strata(sam.with_suffix(".seedmap.sam"))
-        totals = {tool: sum(per_read[tool][c] * classes[c][1] for c in CLASSES) for tool in per_read}
+        totals = {tool: sum((us or 0.0) * classes[c][1] for c, us in got.items()) for tool, got in per_read.items()}
+
         rows = []
         for cls in CLASSES:
             n = classes[cls][1]
-            s_us = per_read["seedmap"][cls]
-            y_us = per_read["yara"].get(cls) if yara else None
+            s_us, y_us = per_read["seedmap"][cls], per_read["yara"].get(cls)
             nm = strata[cls]
             dist = " ".join(f"{k}:{100 * nm[k] / max(n, 1):.0f}%" for k in sorted(nm))
-            rows.append([cls, str(n), f"{s_us:.1f}", f"{y_us:.1f}" if y_us is not None else "",
-                         f"{s_us / y_us:.2f}x" if y_us else "",
-                         f"{100 * s_us * n / max(totals['seedmap'], 1e-9):.0f}%",
-                         f"{100 * y_us * n / max(totals['yara'], 1e-9):.0f}%" if y_us is not None else "", dist])
+            ratio = f"{s_us / y_us:.2f}x" if s_us is not None and y_us is not None else "-"
+            rows.append([cls, str(n), _us(s_us), _us(y_us), ratio, _share(s_us, n, totals.get("seedmap")),
+                         _share(y_us, n, totals.get("yara")), dist])
         print(f"\n{args.size:g} Mbp, {args.reads} reads of {args.read_length} bp, e = {args.edits}, -t {t}, "
               f"mode {mode}; fixed CPU s: " + ", ".join(f"{k} {v:.2f}" for k, v in fixed.items()))
         print(markdown_table(["class", "reads", "seedmap us/read", "yara us/read", "seedmap / yara",
