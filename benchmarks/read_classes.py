@@ -13,6 +13,7 @@ reads) shows "-".
 
     python benchmarks/read_classes.py --size 250 --reads 200000
     python benchmarks/read_classes.py --size 250 --reads 50000 --modes best,all
+    python benchmarks/read_classes.py --size 3100 --layout 24,300 --reads 100000 --skip yara   # human_pairs.py's
 """
 
 from __future__ import annotations
@@ -137,9 +138,10 @@ def main() -> int:
     ap.add_argument("--skip", default="", help="yara to leave it out")
     ap.add_argument("--seedmap", help="command prefix for seedmap (default: the installed seedmap)")
     ap.add_argument("--work", type=Path, default=DEFAULT_WORK / "human_like", help="scratch dir (human_pairs.py's)")
+    ap.add_argument("--layout", default="", metavar="C,S", help="chromosomes, scaffolds (human_pairs.py)")
     args = ap.parse_args()
     sm = seedmap_prefix(args.seedmap)
-    fasta = genome(args.size, args.work)
+    fasta = genome(args.size, args.work, args.layout)
     d = fasta.parent
     (fq,), truth = mason(fasta, args.reads, args.read_length, False, SEED + 1)
     classes = split_reads(fq, truth, d / f"synth{args.size:g}.bed", d, args.read_length)
