@@ -3,13 +3,13 @@
 
 mason's 150 bp reads of human_pairs.py's genome are split by what their origin's midpoint lies in
 (synthetic_genome.py's BED): a young Alu or L1 copy (families 3 and 4), a segmental duplication, an older
-interspersed repeat or satellite, or none of these ("unique"; microsatellites and gaps count as unique). Each
-class is mapped alone by each tool (-t T, fastest of --rounds rounds); a run on the first --fixed reads gives the
-tool's fixed CPU cost (start-up, index load), taken off each class's CPU time, so the per-read cost of a class is
-(CPU - fixed) / reads. Columns: reads in the class, per-read CPU microseconds of seedmap and yara, their ratio,
-the class's share of each tool's per-read CPU over all classes, and seedmap's primaries by edit distance (NM),
-which says which strata the class's reads stop at. A class whose CPU time does not exceed the fixed cost (too few
-reads) shows "-".
+interspersed repeat or satellite, or none of these ("unique"; microsatellites and gaps count as unique), the first
+of these that covers it where repeats nest. Each class is mapped alone by each tool (-t T, fastest of --rounds
+rounds); a run on the first --fixed reads gives the tool's fixed CPU cost (start-up, index load), taken off each
+class's CPU time, so the per-read cost of a class is (CPU - fixed) / reads. Columns: reads in the class, per-read
+CPU microseconds of seedmap and yara, their ratio, the class's share of each tool's per-read CPU over all classes,
+and seedmap's primaries by edit distance (NM), which says which strata the class's reads stop at. A class whose
+CPU time does not exceed the fixed cost (too few reads) shows "-".
 
     python benchmarks/read_classes.py --size 250 --reads 200000
     python benchmarks/read_classes.py --size 250 --reads 50000 --modes best,all
@@ -23,6 +23,7 @@ import bisect
 import math
 import sys
 from collections import Counter, defaultdict
+from itertools import accumulate
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -33,9 +34,10 @@ CLASSES = ("unique", "old", "segdup", "young")
 YOUNG = {"3", "4"}  # synthetic_genome.py's youngest Alu and L1 families
 
 
-def intervals(bed: Path) -> dict[str, tuple[list[int], list[int], list[str]]]:
-    """Per sequence: starts, ends and classes of the repeats that define a class, sorted by start."""
-    per: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+def intervals(bed: Path) -> dict[tuple[str, str], tuple[list[int], list[int]]]:
+    """Per (sequence, class): the starts of that class's repeats, sorted, and the furthest end among the repeats
+    up to each (so a position is inside one of them exactly when the furthest end before it lies beyond it)."""
+    per: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     with open(bed) as fh:
         for line in fh:
             seq, s, e, name = line.split("\t")[:4]
@@ -43,26 +45,23 @@ def intervals(bed: Path) -> dict[str, tuple[list[int], list[int], list[str]]]:
             if family in ("gap", "microsatellite"):
                 continue
             cls = "young" if family in ("Alu", "L1") and age in YOUNG else ("segdup" if family == "segdup" else "old")
-            per[seq].append((int(s), int(e), cls))
+            per[(seq, cls)].append((int(s), int(e)))
     out = {}
-    for seq, iv in per.items():
+    for key, iv in per.items():
         iv.sort()
-        out[seq] = ([a for a, _, _ in iv], [b for _, b, _ in iv], [c for _, _, c in iv])
+        out[key] = ([a for a, _ in iv], list(accumulate((b for _, b in iv), max)))
     return out
 
 
 def origin_class(iv: dict, seq: str, mid: int) -> str:
-    """The class of a read whose origin's midpoint is mid (young wins over the others where repeats nest)."""
-    if seq not in iv:
-        return "unique"
-    starts, ends, kinds = iv[seq]
-    found = "unique"
-    for k in range(bisect.bisect_right(starts, mid) - 1, max(-1, bisect.bisect_right(starts, mid) - 64), -1):
-        if starts[k] <= mid < ends[k]:
-            if kinds[k] == "young":
-                return "young"
-            found = kinds[k] if found == "unique" else found
-    return found
+    """The class of a read whose origin's midpoint is mid: the first of young, segdup, old whose repeats cover it."""
+    for cls in ("young", "segdup", "old"):
+        if (seq, cls) in iv:
+            starts, reach = iv[(seq, cls)]
+            k = bisect.bisect_right(starts, mid) - 1
+            if k >= 0 and reach[k] > mid:
+                return cls
+    return "unique"
 
 
 def split_reads(fq: Path, truth: Path, bed: Path, out_dir: Path, length: int) -> dict[str, tuple[Path, int]]:
