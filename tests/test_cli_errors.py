@@ -579,3 +579,34 @@ def test_messy_reference_maps(tmp_path: Path):
         "@SQ\tSN:chrA\tLN:1500", "@SQ\tSN:chrC\tLN:1200"]
     placed = {r[0]: (r[2], r[3], r[1]) for r in sam_records(proc.stdout)}
     assert placed == {name: ("chrA" if name[0] == "a" else "chrC", name[2:], "0") for name in reads}
+
+
+def _vm_flags(path: Path) -> list[list[str]]:
+    """The VmFlags of this process's mappings of `path` (/proc/self/smaps)."""
+    flags, current = [], None
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if len(head) >= 6 and "-" in head[0] and not head[0].endswith(":"):
+            current = " ".join(head[5:])
+        elif line.startswith("VmFlags:") and current == str(path):
+            flags.append(line.split()[1:])
+    return flags
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists() or not hasattr(__import__("mmap"), "MADV_HUGEPAGE"),
+                    reason="Linux's smaps and madvise")
+def test_large_arrays_ask_for_huge_pages(work: Path, monkeypatch: pytest.MonkeyPatch):
+    """An index array of HUGE_PAGES_FROM bytes or more is mapped with MADV_HUGEPAGE (VmFlags hg), a smaller one
+    is not."""
+    from seedmap.index import store
+
+    index = work / "ref.fa.smi"
+    header = store.read_header(index)
+    sizes = {name: (index / f"{name}.npy").stat().st_size for name in header["arrays"]}
+    big, small = max(sizes, key=sizes.get), min(sizes, key=sizes.get)
+    monkeypatch.setattr(store, "HUGE_PAGES_FROM", sizes[big] // 2)
+    arrays = {name: store._load_array(index, name, header["arrays"][name]) for name in (big, small)}
+    big_flags, small_flags = _vm_flags(index / f"{big}.npy"), _vm_flags(index / f"{small}.npy")
+    assert big_flags and all("hg" in f for f in big_flags)
+    assert small_flags and not any("hg" in f for f in small_flags)
+    del arrays

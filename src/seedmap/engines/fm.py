@@ -46,8 +46,8 @@ class FmEngine(CandidateEngine):
                  verify_below: int = DEFAULT_VERIFY_BELOW, saved_rows: int = FIRST_ROWS,
                  scratch_rows: int = SCRATCH_ROWS) -> None:
         super().__init__(ref_starts, bulk, packed, nmask)
-        # The occurrence tables are read through their memory maps, not copied into 2 MB anonymous pages: a kernel
-        # that maps the file's page-cache folios in 2 MB pages already spares the page walks, and a copy's first
+        # The occurrence tables are read through their memory maps, not copied into 2 MB anonymous pages: the store
+        # asks for 2 MB pages of the maps (index/store.py), which spares the page walks as well, and a copy's first
         # touch of 250 MB is slow in a VM (250 Mbp human-like genome, 20,000 reads, -t 2: --best 1.55-1.65 s
         # mapped against 1.76-2.05 s copied).
         self.saved_rows = saved_rows

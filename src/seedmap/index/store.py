@@ -162,6 +162,23 @@ def _complete(header: dict, required: Required) -> bool:
         return False
 
 
+# Arrays this large ask the kernel for 2 MB pages (madvise MADV_HUGEPAGE, honoured where transparent huge pages are
+# "madvise" or "always"): pages read into the page cache on a fault are then 2 MB folios mapped by one entry, so
+# the FM search's random reads of the occurrence tables and SA samples take no 4 KB page walks, and a cold index
+# faults in 512 times fewer pieces. Pages already cached in smaller folios (written or read without it) stay so.
+HUGE_PAGES_FROM = 32 << 20
+
+
+def _prefer_huge_pages(arr: np.ndarray) -> None:
+    mm = getattr(arr, "_mmap", None)
+    if mm is None or arr.nbytes < HUGE_PAGES_FROM or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return
+    try:
+        mm.madvise(mmap.MADV_HUGEPAGE)
+    except OSError:  # a kernel without transparent huge pages
+        pass
+
+
 def _load_array(path: Path, name: str, desc: dict) -> np.ndarray:
     """One array, memory-mapped, after the cheap checks: dtype, shape, exact file size, sample CRC."""
     file = path / f"{name}.npy"
@@ -176,6 +193,7 @@ def _load_array(path: Path, name: str, desc: dict) -> np.ndarray:
     if size != expected:
         raise SeedmapError(f"{path}: array {name} has the wrong file size ({size} bytes, not {expected}); "
                            "rebuild the index")
+    _prefer_huge_pages(arr)  # before the sample's pages are read
     if "sample_crc32" in desc and _sample_crc(arr) != desc["sample_crc32"]:  # absent in older indexes
         raise SeedmapError(f"{path}: array {name} is corrupted or from another index (checksum mismatch); "
                            "rebuild the index")
