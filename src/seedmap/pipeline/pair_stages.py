@@ -91,7 +91,8 @@ def _best_pairs(batch: ReadBatch, engine: Engine, ref: Reference, opts: MapOptio
     else:
         loc, (qcodes, qoff) = locate(batch, engine, ref, qerr, clock)
         search = FilteredSearch((loc.query, loc.start, loc.end, loc.dist), qerr, searchable, mate_opts)
-    pl, choice, edits = stratified_pairs(search, batch.size, qerr, rescue_qerr, qcodes, qoff, ref, lib, w, clock)
+    pl, choice, edits = stratified_pairs(search, batch.size, qerr, rescue_qerr, qcodes, qoff, ref, lib, w, clock,
+                                         pair_strata=opts.strata < 0)
     return pl, choice, edits, (qcodes, qoff)
 
 

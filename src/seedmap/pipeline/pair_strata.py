@@ -1,10 +1,9 @@
 """Paired --best: both mates searched stratum by stratum, as far as the best pair and its MAPQ need.
 
-Each mate is first searched to MAPQ_STRATA beyond its best stratum (pipeline/strata.py): every location MAPQ counts
-(mapq.py) is then found, tie or not, so a pair's MAPQ is all-mapping's. A pair (i, j) of
-locations has delta = the edits of i and j beyond their mates' best single locations; the primary pair is the
-proper pair of least delta when that is at most the unpaired penalty P, else each mate's best (pairing.py). What
-the search has not seen of a pair searched to need_a and need_b edits:
+By default each mate is first searched to its best stratum only (pipeline/strata.py); with --strata S, S strata
+beyond it. A pair (i, j) of locations has delta = the edits of i and j beyond their mates' best single locations;
+the primary pair is the proper pair of least delta when that is at most the unpaired penalty P, else each mate's
+best (pairing.py). What the search has not seen of a pair searched to need_a and need_b edits:
 
 - a location i found whose mate's partner j lies beyond need_b: every location found that pairs with no location
   found of its mate is an anchor, and its mate is looked for within e in its insert window (paired/rescue.py,
@@ -13,14 +12,27 @@ the search has not seen of a pair searched to need_a and need_b edits:
 
 So the choice is that of the all-mapping search once u > d*, the least delta of the pairs seen (u > P where none is
 within P). Pairs that fall short are searched again with more strata (raise_extra), split between the mates; a mate
-searched to its e (or with no location within it) leaves nothing unseen within e. MAPQ counts each mate's locations
-within MAPQ_STRATA of its best and the chosen ones, all found: a proper pair beyond them is in the mates' virtual
-locations at e + 1, as in all-mapping (were a mate searched short of them: one pair of weight EDIT_RATIO ** u
-instead).
+searched to its e (or with no location within it) leaves nothing unseen within e.
+
+MAPQ, by default (pair strata): the rounds go on until u >= d* + 2, so every proper pair within one edit of the best
+one is seen, as single-end MAPQ sees every location within one edit of the best, but for those of a mate's locations
+beyond the MAX_ANCHORS it is looked near: each such location is taken for one pair d* + 1 behind (a bound, not a
+search: MAPQ 20 or less where a mate has more than MAX_ANCHORS locations); the pairs further behind are left out, as
+single-end MAPQ leaves out the strata behind that one, and each mate's virtual location lies at e + 1 as in
+all-mapping. A pair with no proper pair within P is scored from its mates' single locations, so each of them is
+searched MAPQ_STRATA beyond its best, as single-end --best searches it. With --strata S each mate's locations within
+S of its best are counted and what it was not searched to is a pair of weight EDIT_RATIO ** u (S >= MAPQ_STRATA:
+every location MAPQ counts is found, and MAPQ is all-mapping's).
 
 Guarantee: the primary pair (and proper flag) is the one the all-mapping search chooses, unless a read has more than
-MAX_ANCHORS found locations without a partner (the anchors tried), and so is its MAPQ, unless a mate has no location
-within e and is rescued (its rescue's anchors are the locations found of its mate, fewer than all-mapping's).
+MAX_ANCHORS found locations without a partner (the anchors tried). MAPQ is all-mapping's with --strata 1 or more,
+unless a mate has no location within e and is rescued (its rescue's anchors are the locations found of its mate,
+fewer than all-mapping's); by default a proper pair's MAPQ may be lower than all-mapping's where a mate has more
+than MAX_ANCHORS locations (the bound above), and higher where all-mapping counts a pair two or more edits behind
+the best (its mates each a stratum behind theirs) or a mate's location a stratum behind its best that pairs with
+nothing (both weigh 1/10,000 of the best pair or less: MAPQ 40 at most against 60), or where a mate has a second
+location one edit behind its best in the insert window of its partner (a tandem copy of the mate within a fragment's
+length: that location is not looked for).
 Records: the primary, then each mate's other locations at its best distance, as all-mapping's --best.
 """
 
@@ -36,6 +48,7 @@ from seedmap.io.reference import Reference, sequences_of
 from seedmap.mapq import MAPQ_STRATA
 from seedmap.options import MapOptions
 from seedmap.order import lex_order
+from seedmap.paired import rescue as near_partner
 from seedmap.paired.pairing import Library, MateLocations, PairChoice, PairWeights, choose_pairs
 from seedmap.paired.rescue import rescue, unlocated_anchors, unpartnered_anchors
 from seedmap.pipeline.strata import raise_need
@@ -112,17 +125,16 @@ class FilteredSearch:
 
 
 def pair_search_options(opts: MapOptions) -> MapOptions:
-    """The per-mate strata of a paired --best search: by default MAPQ_STRATA beyond the best (what the pair's MAPQ
-    counts of each mate, tie or not: a pair can tell tied locations of one mate apart); --strata S where given
-    (S = 0: each mate to its best stratum only, a third faster, MAPQ from what was searched: docs/usage/pairs.md).
-    The pairs ask for more where their choice needs it."""
-    return replace(opts, strata=MAPQ_STRATA if opts.strata < 0 else opts.strata)
+    """The per-mate strata of a paired --best search: by default (pair strata, module notes) each mate's best
+    stratum only, the pairs asking for more where their choice or MAPQ needs it; --strata S where given."""
+    return replace(opts, strata=max(opts.strata, 0))
 
 
 def stratified_pairs(search: MateSearch, n_reads: int, qerr: np.ndarray, rescue_qerr: np.ndarray,
                      qcodes: np.ndarray, qoff: np.ndarray, ref: Reference, lib: Library, w: PairWeights,
-                     clock: StageClock) -> tuple[PairLocations, PairChoice, np.ndarray]:
-    """The pairs of a batch by the module's rounds: (locations, the pairing's choice, edits searched per read)."""
+                     clock: StageClock, pair_strata: bool = False) -> tuple[PairLocations, PairChoice, np.ndarray]:
+    """The pairs of a batch by the module's rounds: (locations, the pairing's choice, edits searched per read).
+    pair_strata: the default MAPQ of the module notes, else that of the mates' --strata."""
     search.search()
     found = Rescued.none()
     redo = np.ones(n_reads, dtype=np.bool_)  # reads whose locations changed since their rescue
@@ -137,7 +149,16 @@ def stratified_pairs(search: MateSearch, n_reads: int, qerr: np.ndarray, rescue_
                               _unseen_weight(search, qerr, w))
         clock.lap("pairing")
         reads, extra = _more_strata(search, qerr, choice.delta, w.penalty)
+        if pair_strata:
+            reads, extra = _unpaired_strata(search, qerr, choice.proper, reads, extra)
         if reads.size == 0:
+            if pair_strata:  # the choice stands; the MAPQ of the proper pairs counts what the notes say
+                settled = np.repeat(choice.proper, 2)
+                prior = np.where(settled, np.maximum(edits, qerr), _prior_edits(search, qerr, edits))
+                unseen = np.where(choice.proper, _untried_weight(choice, np.diff(searched.off), w),
+                                  _unseen_weight(search, qerr, w))
+                choice = choose_pairs(pl.mates, se_best, prior, lib, w, unseen)
+                clock.lap("pairing")
             return pl, choice, edits
         search.raise_extra(reads, extra)
         search.search()
@@ -227,6 +248,27 @@ def _unseen_weight(search: MateSearch, qerr: np.ndarray, w: PairWeights) -> np.n
     u = (need + 1 - best).reshape(-1, 2).sum(axis=1)
     both = short.reshape(-1, 2).all(axis=1)
     return np.where(both, w.ratio ** u.astype(np.float64), 0.0)
+
+
+def _unpaired_strata(search: MateSearch, qerr: np.ndarray, proper: np.ndarray, reads: np.ndarray,
+                     extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(reads, extra) of _more_strata and the mates of pairs without a proper pair that are short of the strata
+    their single-end MAPQ counts (MAPQ_STRATA beyond the best), each asked for those (module notes)."""
+    short = _short(search, qerr) & ~np.repeat(proper, 2)
+    if not short.any():
+        return reads, extra
+    want = np.where(short, MAPQ_STRATA, 0)
+    np.maximum.at(want, reads, extra)  # a read asked for by both keeps the more
+    asked = np.flatnonzero(want)
+    return asked, want[asked]
+
+
+def _untried_weight(choice: PairChoice, located: np.ndarray, w: PairWeights) -> np.ndarray:
+    """Per proper pair of delta d*, the weight of the pairs the default MAPQ may not have seen (module notes): a
+    location of a mate beyond the MAX_ANCHORS it was looked near may pair with one of its partner's a stratum behind
+    the partner's searched ones, one pair of weight EDIT_RATIO ** (d* + 1) for each."""
+    untried = np.maximum(located - near_partner.MAX_ANCHORS, 0).reshape(-1, 2).sum(axis=1)
+    return np.where(choice.proper, untried * w.ratio ** (choice.delta + 1.0), 0.0)
 
 
 def _more_strata(search: MateSearch, qerr: np.ndarray, delta: np.ndarray,
