@@ -199,8 +199,7 @@ def _map_parser(sub: argparse._SubParsersAction) -> None:
                     help="N locations per read at most, best first (0 = all)")
     se.add_argument("--strata", type=strata_count, default=MapOptions.strata, metavar="auto|S",
                     help="--best / -n: search S strata beyond the reported ones, for MAPQ (default auto: 1 "
-                         "after a unique best, 0 after a tie; pairs: each mate's best, and the pairs one edit "
-                         "behind the best pair)")
+                         "after a unique best, 0 after a tie)")
     se.add_argument("--no-early-stop", dest="early_stop", action="store_false", help=argparse.SUPPRESS)
     se.add_argument("--engine", choices=["neighborhood", "kmer", "fm"], default=None, metavar="KIND",
                     help="neighborhood, kmer or fm: same hits, other speed (default: that of the index found)")
