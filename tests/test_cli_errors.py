@@ -12,6 +12,7 @@ import gzip
 import json
 import logging
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -586,10 +587,10 @@ def _vm_flags(path: Path) -> list[list[str]]:
     flags, current = [], None
     for line in Path("/proc/self/smaps").read_text().splitlines():
         head = line.split()
-        if len(head) >= 6 and "-" in head[0] and not head[0].endswith(":"):
+        if re.fullmatch(r"[0-9a-f]+-[0-9a-f]+", head[0]):  # a mapping's first line (an anonymous one has no path)
             current = " ".join(head[5:])
-        elif line.startswith("VmFlags:") and current == str(path):
-            flags.append(line.split()[1:])
+        elif head[0] == "VmFlags:" and current == str(path):
+            flags.append(head[1:])
     return flags
 
 
