@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import COMP, batch_of, random_genome, repetitive_genome, sample_reads, simulate_pairs
-from test_pairs import by_mate, run_pairs
+from test_pairs import by_mate, run_pairs, tags
 from test_strata import ENGINES, engine_of
 
 from seedmap.io.reference import Reference
@@ -72,14 +72,10 @@ def test_paired_mapq_is_the_same_in_every_mode(rng, monkeypatch, kind_of_genome,
     assert {60, 0} <= {a for a, _ in mapq.values()}
 
 
-def _nm(fields: list[str]) -> int:
-    return next(int(t[5:]) for t in fields[11:] if t.startswith("NM:i:"))
-
-
 def _next_to(other: list[str], primary: list[str]) -> bool:
     """A location one edit or less behind the primary, within a fragment's length of it."""
     return (other[2] == primary[2] and abs(int(other[3]) - int(primary[3])) <= 300
-            and _nm(other) <= _nm(primary) + 1)
+            and int(tags(other)["NM"]) <= int(tags(primary)["NM"]) + 1)
 
 
 @pytest.mark.parametrize("kind_of_genome", ["random", "repetitive"])

@@ -103,6 +103,11 @@ def _first_per_read(anchors: np.ndarray, read: np.ndarray, *keys: np.ndarray) ->
     return anchors[rank < MAX_ANCHORS]
 
 
+def untried_anchors(located: np.ndarray) -> np.ndarray:
+    """Per read with `located` locations: how many of them are never an anchor (those beyond MAX_ANCHORS)."""
+    return np.maximum(located - MAX_ANCHORS, 0)
+
+
 def unlocated_anchors(read: np.ndarray, start: np.ndarray, dist: np.ndarray, n_reads: int, qerr: np.ndarray,
                       rescue_qerr: np.ndarray) -> np.ndarray:
     """Rescue of mates without locations: the best-stratum locations of their mates (the leftmost MAX_ANCHORS)."""

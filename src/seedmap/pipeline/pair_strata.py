@@ -48,9 +48,8 @@ from seedmap.io.reference import Reference, sequences_of
 from seedmap.mapq import MAPQ_STRATA
 from seedmap.options import MapOptions
 from seedmap.order import lex_order
-from seedmap.paired import rescue as near_partner
 from seedmap.paired.pairing import Library, MateLocations, PairChoice, PairWeights, choose_pairs
-from seedmap.paired.rescue import rescue, unlocated_anchors, unpartnered_anchors
+from seedmap.paired.rescue import rescue, unlocated_anchors, unpartnered_anchors, untried_anchors
 from seedmap.pipeline.strata import raise_need
 from seedmap.pipeline.timings import StageClock
 from seedmap.records import best_and_ties, best_locations
@@ -267,7 +266,7 @@ def _untried_weight(choice: PairChoice, located: np.ndarray, w: PairWeights) -> 
     """Per proper pair of delta d*, the weight of the pairs the default MAPQ may not have seen (module notes): a
     location of a mate beyond the MAX_ANCHORS it was looked near may pair with one of its partner's a stratum behind
     the partner's searched ones, one pair of weight EDIT_RATIO ** (d* + 1) for each."""
-    untried = np.maximum(located - near_partner.MAX_ANCHORS, 0).reshape(-1, 2).sum(axis=1)
+    untried = untried_anchors(located).reshape(-1, 2).sum(axis=1)
     return np.where(choice.proper, untried * w.ratio ** (choice.delta + 1.0), 0.0)
 
 
