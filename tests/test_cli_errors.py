@@ -594,6 +594,54 @@ def _vm_flags(path: Path) -> list[list[str]]:
     return flags
 
 
+def _cached_pages(file: Path) -> int:
+    """Pages of a file in the page cache (mincore over a private mapping, which touches none of them)."""
+    import ctypes
+    import mmap
+
+    size = file.stat().st_size
+    with open(file, "rb") as fh:
+        mm = mmap.mmap(fh.fileno(), size, access=mmap.ACCESS_COPY)
+    pages = -(-size // mmap.PAGESIZE)
+    vec = (ctypes.c_ubyte * pages)()
+    buf = (ctypes.c_char * size).from_buffer(mm)
+    libc = ctypes.CDLL(None, use_errno=True)
+    ok = libc.mincore(ctypes.c_void_p(ctypes.addressof(buf)), ctypes.c_size_t(size), vec) == 0
+    del buf
+    mm.close()
+    assert ok, os.strerror(ctypes.get_errno())
+    return sum(v & 1 for v in vec)
+
+
+def _on_tmpfs(path: Path) -> bool:
+    """Whether path lies on a tmpfs (whose pages are the files themselves: never dropped)."""
+    mounts = [line.split()[1:3] for line in Path("/proc/mounts").read_text().splitlines()]
+    real = os.path.realpath(path)
+    mount, fs = max(((m, f) for m, f in mounts if real == m or real.startswith(m.rstrip("/") + "/")),
+                    key=lambda mf: len(mf[0]))
+    return fs == "tmpfs"
+
+
+@pytest.mark.skipif(not Path("/proc/mounts").exists() or not hasattr(os, "posix_fadvise"), reason="Linux")
+def test_large_arrays_written_leave_the_page_cache(work: Path, monkeypatch: pytest.MonkeyPatch):
+    """An array of HUGE_PAGES_FROM bytes or more is out of the page cache once written (so that a run maps it
+    back in 2 MB pages); a smaller one stays cached as written."""
+    from seedmap.index import store
+
+    if _on_tmpfs(work):
+        pytest.skip("a tmpfs keeps every page")
+    index = work / "ref.fa.smi"
+    header = store.read_header(index)
+    sizes = {name: (index / f"{name}.npy").stat().st_size for name in header["arrays"]}
+    big, small = max(sizes, key=sizes.get), min(sizes, key=sizes.get)
+    monkeypatch.setattr(store, "HUGE_PAGES_FROM", sizes[big] // 2)
+    st = store.load(index, header["kind"], ())
+    out = work / "copy.smi"
+    store.save(out, st.kind, st.params, st.reference, st.arrays, None)
+    assert _cached_pages(out / f"{big}.npy") == 0
+    assert _cached_pages(out / f"{small}.npy") > 0
+
+
 @pytest.mark.skipif(not Path("/proc/self/smaps").exists() or not hasattr(__import__("mmap"), "MADV_HUGEPAGE"),
                     reason="Linux's smaps and madvise")
 def test_large_arrays_ask_for_huge_pages(work: Path, monkeypatch: pytest.MonkeyPatch):
