@@ -617,8 +617,8 @@ def _on_tmpfs(path: Path) -> bool:
     """Whether path lies on a tmpfs (whose pages are the files themselves: never dropped)."""
     mounts = [line.split()[1:3] for line in Path("/proc/mounts").read_text().splitlines()]
     real = os.path.realpath(path)
-    mount, fs = max(((m, f) for m, f in mounts if real == m or real.startswith(m.rstrip("/") + "/")),
-                    key=lambda mf: len(mf[0]))
+    _, fs = max(((m, f) for m, f in mounts if real == m or real.startswith(m.rstrip("/") + "/")),
+                key=lambda mf: len(mf[0]))  # the innermost mount holding it
     return fs == "tmpfs"
 
 
