@@ -594,6 +594,16 @@ def _vm_flags(path: Path) -> list[list[str]]:
     return flags
 
 
+def _largest_and_smallest(index: Path, header: dict, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """The index's largest and smallest arrays, with HUGE_PAGES_FROM set between them (half the largest's file)."""
+    from seedmap.index import store
+
+    sizes = {name: (index / f"{name}.npy").stat().st_size for name in header["arrays"]}
+    big, small = max(sizes, key=sizes.get), min(sizes, key=sizes.get)
+    monkeypatch.setattr(store, "HUGE_PAGES_FROM", sizes[big] // 2)
+    return big, small
+
+
 def _cached_pages(file: Path) -> int:
     """Pages of a file in the page cache (mincore over a private mapping, which touches none of them)."""
     import ctypes
@@ -632,9 +642,7 @@ def test_large_arrays_written_leave_the_page_cache(work: Path, monkeypatch: pyte
         pytest.skip("a tmpfs keeps every page")
     index = work / "ref.fa.smi"
     header = store.read_header(index)
-    sizes = {name: (index / f"{name}.npy").stat().st_size for name in header["arrays"]}
-    big, small = max(sizes, key=sizes.get), min(sizes, key=sizes.get)
-    monkeypatch.setattr(store, "HUGE_PAGES_FROM", sizes[big] // 2)
+    big, small = _largest_and_smallest(index, header, monkeypatch)
     st = store.load(index, header["kind"], ())
     out = work / "copy.smi"
     store.save(out, st.kind, st.params, st.reference, st.arrays, None)
@@ -651,9 +659,7 @@ def test_large_arrays_ask_for_huge_pages(work: Path, monkeypatch: pytest.MonkeyP
 
     index = work / "ref.fa.smi"
     header = store.read_header(index)
-    sizes = {name: (index / f"{name}.npy").stat().st_size for name in header["arrays"]}
-    big, small = max(sizes, key=sizes.get), min(sizes, key=sizes.get)
-    monkeypatch.setattr(store, "HUGE_PAGES_FROM", sizes[big] // 2)
+    big, small = _largest_and_smallest(index, header, monkeypatch)
     arrays = {name: store._load_array(index, name, header["arrays"][name]) for name in (big, small)}
     big_flags, small_flags = _vm_flags(index / f"{big}.npy"), _vm_flags(index / f"{small}.npy")
     assert big_flags and all("hg" in f for f in big_flags)

@@ -116,8 +116,9 @@ def save(path: str | Path, kind: str, params: dict, ref: Reference,
         described = {}
         for name, arr in itertools.chain(reference.items(), pairs):
             arr = np.ascontiguousarray(arr)
-            np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
-            _leave_page_cache(tmp / f"{name}.npy", arr.nbytes)
+            file = tmp / f"{name}.npy"
+            np.save(file, arr, allow_pickle=False)
+            _leave_page_cache(file, arr.nbytes)
             described[name] = {"dtype": arr.dtype.str, "shape": list(arr.shape), "crc32": _crc(arr),
                                "sample_crc32": _sample_crc(arr)}
         header = {
