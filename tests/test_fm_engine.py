@@ -30,18 +30,33 @@ from seedmap.filter.fm_located import locate_rows, union_rows
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import (
     D_FROM_E,
+    EXACT,
+    GROUP,
     ROW,
     WALK_BASE,
     WALK_MAX,
     bidir,
     d_arrays_made,
+    exact_group,
+    exact_pieces,
+    group_exact,
+    group_size,
     memo_size,
     scratch_size,
     search,
     search_query,
     walk_per_row,
 )
-from seedmap.filter.fm_search import backward_search, bwt_symbol, locate, locate_four, lower_bounds, occ, occ_all
+from seedmap.filter.fm_search import (
+    backward_search,
+    bwt_symbol,
+    locate,
+    locate_four,
+    lower_bounds,
+    occ,
+    occ_all,
+    table_k,
+)
 from seedmap.index import fm
 from seedmap.io.alphabet import encode
 from seedmap.io.reference import Reference
@@ -268,6 +283,43 @@ def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
         got = engine.candidate_windows(sub, sub_off, e, memo)
         want = engine.candidate_windows(sub, sub_off, e)
         assert want[0].size > 0 and all(np.array_equal(a, b) for a, b in zip(want, got, strict=True))
+
+
+@pytest.mark.parametrize("small", [0, 4])
+def test_pieces_of_a_group_of_queries_searched_in_step_as_each_alone(rng, small):
+    """exact_group searches the pieces of up to GROUP queries in step: each query's pieces end as exact_pieces
+    leaves them for that query alone (rows, where the part handed on starts in its own query, the next base),
+    with e from 0 to past fm_pieces.CUT_FROM pieces (those left out, as is a query no longer than its e), reads
+    of repeats, of nowhere and with N, and a last group short of GROUP."""
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
+    ix = bidir(fm.build(ref, 4))
+    reads = sample_reads(rng, seqs, 2 * GROUP + 3, (2, 120), 3) + [random_genome(rng, 70), genome_with_n(rng, 90)]
+    reads = [r for r in reads for _ in range(2)]  # two queries per read, as both strands
+    qcodes = np.concatenate(reads).astype(np.uint8)
+    qoff = np.zeros(len(reads) + 1, dtype=np.int64)
+    np.cumsum([r.size for r in reads], out=qoff[1:])
+    qerr = rng.integers(0, fm_pieces.CUT_FROM + 1, len(reads) // 2)
+    k_max = int(qerr.max()) + 1
+    group = np.full(group_size(k_max), -7, dtype=np.int64)
+    kk = table_k(ix.fwd_table)
+    grouped = handed = 0
+    for lo in range(0, len(reads), GROUP):
+        exact_group(qcodes, qoff, qerr, lo, min(len(reads), lo + GROUP), ix, kk, small, group, k_max)
+        for qi in range(lo, min(len(reads), lo + GROUP)):
+            q = qcodes[qoff[qi]:qoff[qi + 1]]
+            k = int(qerr[qi >> 1]) + 1
+            got = group_exact(group, qi - lo, k_max)
+            if k < 2 or k >= fm_pieces.CUT_FROM or q.size < k:
+                assert got.size == 0
+                continue
+            bounds = np.array([j * q.size // k for j in range(k + 1)], dtype=np.int64)
+            want = np.empty(EXACT * k, dtype=np.int64)
+            exact_pieces(q, bounds, k, ix, kk, small, want)
+            assert np.array_equal(got[:EXACT * k], want)
+            grouped += 1
+            handed += int((want[4::EXACT] > 0).sum())
+    assert grouped > len(reads) // 3 and handed > 0
 
 
 def test_a_read_of_rare_pieces_makes_no_d_arrays(rng):

@@ -69,7 +69,7 @@ from numba import njit
 
 from seedmap.filter.fm_located import located_windows, string_window
 from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_pieces import cut_scratch, pieces
+from seedmap.filter.fm_pieces import CUT_FROM, cut_scratch, pieces
 from seedmap.filter.fm_search import (
     bwt_symbol,
     extend,
@@ -132,6 +132,10 @@ MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 # 13.1 / 18.4). Below D_FROM_E the bounds are zero.
 D_FROM_E = 3
 EXACT = 6  # words of a piece's exact search (exact_pieces)
+# Queries whose pieces' exact searches go in step (exact_group): more misses in flight than one query's pieces give.
+# 250 Mbp human-like genome, 150 bp, e = 4, -t 2, benchmarks/ab.py, the same records: 8 against one query at a time
+# 0.926x wall for 200,000 reads --best; 16 against 8 0.975x; 32 against 16 0.977x.
+GROUP = 32
 KIDS = 15  # per depth of the right walk: (lo, hi, forward lo) of the five children; of the left walk: (lo, hi)
 
 
@@ -515,26 +519,33 @@ def _right_walk(rev_occ: np.ndarray, fwd_occ: np.ndarray, counts: np.ndarray, lo
 
 @njit(cache=True, nogil=True, _nrt=False)
 def exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, ix: Bidir, kk: int, small: int, ex: np.ndarray) -> None:
-    """Every piece's exact search (k > 1), a base of each in turn: ex[EXACT * j:] = (lo, hi) of the reverse-text
-    index, (flo, fhi) of the forward one, and where the part handed on to verification starts in the read (-1:
-    none). The searches are independent, and each extend waits on an occurrence-table miss: taken in turn, with the
-    blocks of each piece's next extend prefetched, the misses of different pieces overlap. 250 Mbp human-like genome,
-    --best, -t 2, benchmarks/ab.py, 4 rounds, the same records: in turn alone 0.995x wall; with the prefetches 0.929x
-    wall, 0.898x the candidates stage's CPU (the search's own code had 23 % of the samples, half of them on one such
-    load).
+    """exact_runs of the pieces [bounds[j], bounds[j + 1]) of one query."""
+    exact_runs(q, bounds[:k], bounds[1:k + 1], k, ix, kk, small, ex)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def exact_runs(q: np.ndarray, starts: np.ndarray, ends: np.ndarray, k: int, ix: Bidir, kk: int, small: int,
+               ex: np.ndarray) -> None:
+    """Every piece's exact search (piece j: q[starts[j]:ends[j]]; k > 1), a base of each in turn: ex[EXACT * j:] =
+    (lo, hi) of the reverse-text index, (flo, fhi) of the forward one, and where the part handed on to verification
+    starts in the read (-1: none). The searches are independent, and each extend waits on an occurrence-table miss:
+    taken in turn, with the blocks of each piece's next extend prefetched, the misses of different pieces overlap. 250
+    Mbp human-like genome, --best, -t 2, benchmarks/ab.py, 4 rounds, the same records: in turn alone 0.995x wall; with
+    the prefetches 0.929x wall, 0.898x the candidates stage's CPU (the search's own code had 23 % of the samples, half
+    of them on one such load).
 
     A piece long enough to be handed on part way (STOP_AT + REST_MIN: 28 bases or more, most of e <= 2's at 100 bp)
     is searched from both ends: its far end drops most pieces that do not occur exactly before their rows cost a
     locate (searched first to last alone, e = 1 gave 10 % more candidates). A shorter one is searched first to last
     in the reverse-text index, the forward rows kept in step (extend_right): one index's occurrence rows a base
     instead of both. Count pass, 5,000 reads, six alternating runs, median ratios at e = 2, 3, 5: 250 Mbp human-like
-    genome 0.95, 0.96, 0.96; 1 Gbp 0.95, 0.93, 1.01; benchmarks/ab.py --best, 20,000 reads, -t 2, four rounds:
-    250 Mbp 1.00x wall, 1 Gbp 0.96x; the same strings and records. ex[EXACT * j + 5]: the piece's next base (its
-    length once its search is over)."""
+    genome 0.95, 0.96, 0.96; 1 Gbp 0.95, 0.93, 1.01; benchmarks/ab.py --best, 20,000 reads, -t 2, four rounds: 250
+    Mbp 1.00x wall, 1 Gbp 0.96x; the same strings and records. ex[EXACT * j + 5]: the piece's next base (its length
+    once its search is over)."""
     n, counts, fwd_occ, rev_occ, fwd_table, rev_table = ix
     busy = 0
     for j in range(k):
-        js, je = bounds[j], bounds[j + 1]
+        js, je = starts[j], ends[j]
         length = je - js
         lo, hi, flo, fhi = 0, n, 0, n  # ints; the tables' rows below are numba's int64 too (numpy's hints differ)
         t0 = 0
@@ -557,7 +568,7 @@ def exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, ix: Bidir, kk: int, 
     while busy:
         for j in range(k):
             x = EXACT * j
-            js, je = bounds[j], bounds[j + 1]
+            js, je = starts[j], ends[j]
             length = je - js
             t = ex[x + 5]
             if t >= length:
@@ -595,11 +606,19 @@ def exact_pieces(q: np.ndarray, bounds: np.ndarray, k: int, ix: Bidir, kk: int, 
 @njit(cache=True, nogil=True, _nrt=False)
 def search(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, scratch: np.ndarray,
            given: bool) -> tuple[int, int]:
+    """search_after with the pieces' exact searches its own."""
+    return search_after(q, e, ix, small, out, scratch, given, scratch[:0])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def search_after(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, scratch: np.ndarray,
+                 given: bool, exact: np.ndarray) -> tuple[int, int]:
     """All steps of the scheme for one query: (accepted strings, candidates); the first out.shape[0]
     accepted strings are written to out. The exact searches start in ix's k-mer tables. scratch:
     int64[scratch_size(q.size, e)] or more (nothing is allocated here: the GPU kernels run this very code, see
     backends/cuda/fm_kernels.py). given: the query's D arrays are in scratch already (d_arrays_span; from an
-    earlier search of it, _search_memo).
+    earlier search of it, _search_memo). exact: the pieces' exact searches (EXACT words each, as exact_pieces
+    leaves them) where done already (exact_group), else empty.
 
     Step j: piece j exact, then rightwards pieces j + 1 .. K - 1 with at most t errors in the t pieces
     after j, then leftwards pieces j - 1 .. 0 within e in all. Complete by the cycle lemma: with K = e + 1
@@ -670,7 +689,10 @@ def search(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, scratc
     none = s0[:0]
     left_stack = Stack(s0, s1, s2, none, none, left_kids, work)
     right_stack = Stack(s3, s4, s6, s5, s7, kids, work)
-    if k > 1:
+    if k > 1 and exact.size:
+        for i in range(EXACT * k):
+            ex[i] = exact[i]
+    elif k > 1:
         exact_pieces(q, bounds, k, ix, kk, small, ex)
     n_out = 0
     total = 0
@@ -748,14 +770,15 @@ def memo_size(m: np.ndarray) -> np.ndarray:
 
 @njit(cache=True, nogil=True, _nrt=False)
 def _search_memo(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, memo: np.ndarray,
-                 scratch: np.ndarray) -> tuple[int, int]:
+                 scratch: np.ndarray, exact: np.ndarray) -> tuple[int, int]:
     """search_query() that takes the query's D arrays from its memo slot (int8[memo_size(m)], or empty: none)
     when an earlier search filled it, and fills it otherwise. The D arrays do not depend on e, and the
     strata of --best search a read at e = 0, 1, 3, 5, ...: computing them took 12 % of an e = 5 search (250 Mbp
     human-like genome); searches below D_FROM_E neither use nor fill them, nor does a search that walks nowhere
     (search makes them before its first walk only: d_arrays_made). Values above e + 1 prune exactly
     as e + 1 does, so they are kept as min(value, 127) and the memo serves e <= MEMO_E only. scratch: search()'s,
-    int64[scratch_size(q.size, e)] or more (allocated once per call of count_candidates, not per query)."""
+    int64[scratch_size(q.size, e)] or more (allocated once per call of count_candidates, not per query); exact:
+    search_after's."""
     m = q.size
     keep = memo.size > 0 and D_FROM_E <= e <= MEMO_E and m > e
     given = keep and memo[0] == 1
@@ -763,7 +786,7 @@ def _search_memo(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, 
     if given:
         for i in range(a, b):
             scratch[i] = memo[1 + i - a]
-    got = search(q, e, ix, small, out, scratch, given)
+    got = search_after(q, e, ix, small, out, scratch, given, exact)
     if keep and not given and d_arrays_made(scratch, m):
         for i in range(a, b):
             memo[1 + i - a] = min(scratch[i], 127)
@@ -811,16 +834,22 @@ def count_candidates(queries: Queries, ix: Bidir, small: int, saved: Saved, memo
         m_max = max(m_max, qoff[qi + 1] - qoff[qi])
         e_max = max(e_max, qerr[qi >> 1])
     work = np.empty(scratch_size(m_max, e_max), dtype=np.int64)  # search()'s scratch, for every query
+    group = np.empty(group_size(e_max + 1), dtype=np.int64)
+    kk = table_k(ix.fwd_table)
     for qi in range(q_lo, q_hi):
+        g = (qi - q_lo) % GROUP
+        if g == 0:
+            exact_group(qcodes, qoff, qerr, qi, min(q_hi, qi + GROUP), ix, kk, small, group, e_max + 1)
         q = qcodes[qoff[qi]:qoff[qi + 1]]
         slot = _slot(memo, qi)
         e = qerr[qi >> 1]
-        got, cand[qi] = _search_memo(q, e, ix, small, scratch, slot, work)
+        exact = group_exact(group, g, e_max + 1)
+        got, cand[qi] = _search_memo(q, e, ix, small, scratch, slot, work, exact)
         n_saved[qi] = got
         found = scratch[:got]
         if got > scratch.shape[0]:  # more than scratch holds: searched again into room of its own
             found = np.empty((got, ROW), dtype=np.int64)
-            _search_memo(q, e, ix, small, found, slot, work)
+            _search_memo(q, e, ix, small, found, slot, work, exact)
         if used + got <= room:
             _put_rows(pool[slab], used, found, got)
             row_at[qi] = slab * room + used
@@ -834,6 +863,62 @@ def count_candidates(queries: Queries, ix: Bidir, small: int, saved: Saved, memo
         row_at[qi] = -1 - n_spill
         n_spill += got
     return spill[:n_spill]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _group_at(k_max: int) -> tuple[int, int]:
+    """Where exact_group's group holds each query's first piece, and the pieces' EXACT words."""
+    return 2 * GROUP * k_max, 2 * GROUP * k_max + GROUP
+
+
+@njit(cache=True, nogil=True)
+def group_size(k_max: int) -> int:
+    """int64 words of exact_group's group for queries of at most k_max pieces."""
+    return _group_at(k_max)[1] + EXACT * GROUP * k_max
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def exact_group(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_lo: int, q_hi: int, ix: Bidir, kk: int,
+                small: int, group: np.ndarray, k_max: int) -> None:
+    """The exact searches of the pieces of queries [q_lo, q_hi) (at most GROUP), all in step (exact_runs), for
+    search_after: one query's two to five pieces leave too few extends' memory waits to overlap. Queries whose cut
+    depends on the pieces' counts (CUT_FROM pieces or more) or that have no pieces are left out (group_exact gives
+    them none). group: int64[group_size(k_max)]: the pieces' starts and ends in qcodes, each query's first piece
+    (-1: left out), the pieces' EXACT words (_group_at)."""
+    at, ex_at = _group_at(k_max)
+    starts, ends, first, ex = group[:GROUP * k_max], group[GROUP * k_max:at], group[at:ex_at], group[ex_at:]
+    n_p = 0
+    for qi in range(q_lo, q_hi):
+        g = qi - q_lo
+        m, k = qoff[qi + 1] - qoff[qi], qerr[qi >> 1] + 1
+        first[g] = -1
+        if k < 2 or k >= CUT_FROM or m < k:  # (m < k: search returns before any piece)
+            continue
+        first[g] = n_p
+        for j in range(k):
+            starts[n_p + j] = qoff[qi] + j * m // k  # fm_pieces.equal_pieces
+            ends[n_p + j] = qoff[qi] + (j + 1) * m // k
+        n_p += k
+    if n_p == 0:
+        return
+    exact_runs(qcodes, starts, ends, n_p, ix, kk, small, ex)
+    for qi in range(q_lo, q_hi):  # where a piece's handed-on part starts: in its own query, not in qcodes
+        g = qi - q_lo
+        if first[g] < 0:
+            continue
+        for j in range(first[g], first[g] + qerr[qi >> 1] + 1):
+            if ex[EXACT * j + 4] >= 0:
+                ex[EXACT * j + 4] -= qoff[qi]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def group_exact(group: np.ndarray, g: int, k_max: int) -> np.ndarray:
+    """Query g of exact_group's group: its pieces' exact searches (search_after's exact), empty where left out."""
+    at, ex_at = _group_at(k_max)
+    first = group[at + g]
+    if first < 0:
+        return group[:0]
+    return group[ex_at + EXACT * first:]
 
 
 @njit(cache=True, nogil=True, inline="always")
