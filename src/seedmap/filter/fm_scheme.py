@@ -603,6 +603,28 @@ def exact_runs(q: np.ndarray, starts: np.ndarray, ends: np.ndarray, k: int, ix: 
                     prefetch_occ(fwd_occ, fhi)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _walk_parts(q: np.ndarray, m: int, e: int, k: int, bounds: np.ndarray, piece: np.ndarray, ext_r: np.ndarray,
+                ext_l: np.ndarray, cap_l: np.ndarray, low_r: np.ndarray, bound_r: np.ndarray,
+                bound_l: np.ndarray) -> None:
+    """What the walks read, whichever step walks first: each base's piece, the read and the reversed read, the left
+    phase's caps, the right phase's floors (none), and below D_FROM_E the D arrays (zero: cheaper without them).
+    A read whose every piece goes straight to verification or occurs nowhere (most, at e <= 2) needs none of it."""
+    for j in range(k):
+        for i in range(bounds[j], bounds[j + 1]):
+            piece[i] = j
+    for i in range(m):
+        ext_r[i] = q[i]
+        ext_l[i] = q[m - 1 - i]
+        cap_l[i] = e
+        low_r[i] = 0
+    cap_l[m] = e
+    low_r[m] = low_r[m + 1] = 0  # the right phase has no floors
+    if e < D_FROM_E:
+        for i in range(m + 1):
+            bound_r[i] = bound_l[i] = 0
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def search(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, scratch: np.ndarray,
            given: bool) -> tuple[int, int]:
@@ -661,16 +683,6 @@ def search_after(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, 
     at += EXACT * k
     bounds, piece = scratch[at:at + k + 1], scratch[at + k + 1:at + k + 1 + m]  # the pieces, each base's piece
     pieces(q, m, k, n, counts, fwd_occ, fwd_table, bounds, scratch[at + k + 1 + m:], ex)  # (ex: free until the steps)
-    for j in range(k):
-        for i in range(bounds[j], bounds[j + 1]):
-            piece[i] = j
-    for i in range(m):
-        ext_r[i] = q[i]
-        ext_l[i] = q[m - 1 - i]
-        cap_l[i] = e
-        low_r[i] = 0
-    cap_l[m] = e
-    low_r[m] = low_r[m + 1] = 0  # the right phase has no floors
     # BWA's D array of every read suffix and of every reversed read prefix: the greedy cut runs from the
     # far end, so each step's read parts and bounds are the tails of these (computed once, not per step).
     # Only the walks read them, so they are made before the first walk: a read whose pieces are all rare
@@ -679,9 +691,6 @@ def search_after(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, 
     # 128 -> 93 us; e = 5 median 85 -> 44 us, mean 178 -> 141 us; a rare piece's rows go to verification
     # before, not after, the right walk's first column, whose D bound only drops reads that occur nowhere
     # within e: candidates +0.04 % and +0.001 %).
-    if e < D_FROM_E:  # cheaper without them (e = 0: no walk reads them)
-        for i in range(m + 1):
-            bound_r[i] = bound_l[i] = 0
     make_d = e >= D_FROM_E and not given
     if make_d:
         bound_r[m] = -1  # none yet (lower_bounds_pair sets it to 0)
@@ -696,6 +705,7 @@ def search_after(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, 
         exact_pieces(q, bounds, k, ix, kk, small, ex)
     n_out = 0
     total = 0
+    ready = False
     for j in range(k):
         js, je = bounds[j], bounds[j + 1]
         lo, hi = 0, n
@@ -730,6 +740,15 @@ def search_after(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, 
             continue
         if lo >= hi:
             continue
+        # Strings this long and this rare are verified rather than walked on: -(bases still to go).
+        done = je - js - min(m, SMALL_FROM * (je - js))
+        if hi - lo <= small and done >= 0:  # a rare piece: its rows to verification (forward rows, the
+            n_out = _record(out, n_out, js, 0, flo, flo + hi - lo)  # piece starts the string), no walk, no D
+            total += hi - lo
+            continue
+        if not ready:  # the walks' read parts and caps, made before the first walk only (as the D arrays)
+            _walk_parts(q, m, e, k, bounds, piece, ext_r, ext_l, cap_l, low_r, bound_r, bound_l)
+            ready = True
         len_r, len_l = m - je, js
         for i in range(len_r):
             cap_r[i] = piece[je + i] - j  # the piece holding read base je + i, counted from j
@@ -741,12 +760,6 @@ def search_after(q: np.ndarray, e: int, ix: Bidir, small: int, out: np.ndarray, 
             low_l[i] = j - 1 - piece[js - i]
         low_l[len_l + 1] = j
         left = Phase(Part(ext_l[m - js:], len_l, bound_l[m - js:], cap_l, low_l, cols_l), left_stack)
-        # Strings this long and this rare are verified rather than walked on: -(bases still to go).
-        done = je - js - min(m, SMALL_FROM * (je - js))
-        if hi - lo <= small and done >= 0:  # a rare piece: its rows to verification (forward rows, the
-            n_out = _record(out, n_out, js, 0, flo, flo + hi - lo)  # piece starts the string), no walk, no D
-            total += hi - lo
-            continue
         if make_d:
             lower_bounds_pair(counts, n, m, fwd_occ, ext_r, bound_r, fwd_table, rev_occ, ext_l, bound_l, rev_table)
             make_d = False
