@@ -288,9 +288,9 @@ def test_memo_keeps_each_querys_d_arrays_across_rounds(rng):
 @pytest.mark.parametrize("small", [0, 4])
 def test_pieces_of_a_group_of_queries_searched_in_step_as_each_alone(rng, small):
     """exact_group searches the pieces of up to GROUP queries in step: each query's pieces end as exact_pieces
-    leaves them for that query alone (rows, where the part handed on starts in its own query, the next base),
-    with e from 0 to past fm_pieces.CUT_FROM pieces (those left out, as is a query no longer than its e), reads
-    of repeats, of nowhere and with N, and a last group short of GROUP."""
+    leaves them for that query alone, cut as search cuts it (rows, where the part handed on starts in its own query,
+    the next base), with e from 0 to past fm_pieces.CUT_FROM pieces (those left out, as is a query no longer than
+    its e), reads of repeats, of nowhere and with N, and a last group short of GROUP."""
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     ix = bidir(fm.build(ref, 4))
@@ -313,7 +313,10 @@ def test_pieces_of_a_group_of_queries_searched_in_step_as_each_alone(rng, small)
             if k < 2 or k >= fm_pieces.CUT_FROM or q.size < k:
                 assert got.size == 0
                 continue
-            bounds = np.array([j * q.size // k for j in range(k + 1)], dtype=np.int64)
+            bounds = np.empty(k + 1, dtype=np.int64)
+            cut = np.empty(fm_pieces.cut_scratch(q.size, k), dtype=np.int64)
+            fm_pieces.pieces(q, q.size, k, ix.n, ix.counts, ix.fwd_occ, ix.fwd_table, bounds, cut,
+                             np.empty(3 * k, dtype=np.int64))  # search's own cut
             want = np.empty(EXACT * k, dtype=np.int64)
             exact_pieces(q, bounds, k, ix, kk, small, want)
             assert np.array_equal(got[:EXACT * k], want)

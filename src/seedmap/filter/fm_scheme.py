@@ -69,7 +69,7 @@ from numba import njit
 
 from seedmap.filter.fm_located import located_windows, string_window
 from seedmap.filter.fm_lookup import tables
-from seedmap.filter.fm_pieces import CUT_FROM, cut_scratch, pieces
+from seedmap.filter.fm_pieces import CUT_FROM, cut_scratch, equal_pieces, pieces
 from seedmap.filter.fm_search import (
     bwt_symbol,
     extend,
@@ -880,8 +880,9 @@ def count_candidates(queries: Queries, ix: Bidir, small: int, saved: Saved, memo
 
 @njit(cache=True, nogil=True, inline="always")
 def _group_at(k_max: int) -> tuple[int, int]:
-    """Where exact_group's group holds each query's first piece, and the pieces' EXACT words."""
-    return 2 * GROUP * k_max, 2 * GROUP * k_max + GROUP
+    """Where exact_group's group holds each query's first piece, and (after one query's bounds) the pieces' EXACT
+    words."""
+    return 2 * GROUP * k_max, 2 * GROUP * k_max + GROUP + k_max + 1
 
 
 @njit(cache=True, nogil=True)
@@ -897,9 +898,10 @@ def exact_group(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_lo: in
     search_after: one query's two to five pieces leave too few extends' memory waits to overlap. Queries whose cut
     depends on the pieces' counts (CUT_FROM pieces or more) or that have no pieces are left out (group_exact gives
     them none). group: int64[group_size(k_max)]: the pieces' starts and ends in qcodes, each query's first piece
-    (-1: left out), the pieces' EXACT words (_group_at)."""
+    (-1: left out), one query's bounds, the pieces' EXACT words (_group_at)."""
     at, ex_at = _group_at(k_max)
-    starts, ends, first, ex = group[:GROUP * k_max], group[GROUP * k_max:at], group[at:ex_at], group[ex_at:]
+    starts, ends, first, ex = group[:GROUP * k_max], group[GROUP * k_max:at], group[at:at + GROUP], group[ex_at:]
+    bounds = group[at + GROUP:ex_at]
     n_p = 0
     for qi in range(q_lo, q_hi):
         g = qi - q_lo
@@ -908,9 +910,10 @@ def exact_group(qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, q_lo: in
         if k < 2 or k >= CUT_FROM or m < k:  # (m < k: search returns before any piece)
             continue
         first[g] = n_p
+        equal_pieces(m, k, bounds)  # as search cuts it below CUT_FROM pieces (fm_pieces.pieces)
         for j in range(k):
-            starts[n_p + j] = qoff[qi] + j * m // k  # fm_pieces.equal_pieces
-            ends[n_p + j] = qoff[qi] + (j + 1) * m // k
+            starts[n_p + j] = qoff[qi] + bounds[j]
+            ends[n_p + j] = qoff[qi] + bounds[j + 1]
         n_p += k
     if n_p == 0:
         return
