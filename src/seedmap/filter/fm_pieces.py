@@ -40,7 +40,8 @@ from seedmap.filter.fm_search import extend, key_leftwards, level_row, prefetch_
 MAX_PIECE = 48  # longest piece the cut considers (48 bases of a repeat occur about as often as longer ones)
 # Fewer pieces (e < 5) are left equal: counting costs about as much as the whole search then (2,000 reads of the
 # 250 Mbp genome, count pass, equal / cut: e = 3: 0.37 / 0.68 s; e = 4: 0.96-1.08 / 1.06-1.19 s; e = 5: 2.49 /
-# 1.70 s), and the strata of --best search every read at e = 0, 1, 2, ...
+# 1.70 s), and the strata of --best search every read at e = 0, 1, 2, ... (150 bp reads, e = 4, --best, cut from 3
+# pieces on: 1.15x the wall time, 1.22x the candidates CPU, benchmarks/ab.py, 250 Mbp human-like genome, -t 2)
 CUT_FROM = 6
 CUT_WORK = 200_000  # pieces x read ends x piece lengths the cut may weigh; above it (long reads, large e): equal
 CUT_ABOVE = 64  # equal pieces occurring this often or less in all are kept (see the notes)
