@@ -83,6 +83,9 @@ class CandidateSearch(Protocol):
     def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
                           memo: QueryMemo | None = None) -> tuple[np.ndarray, np.ndarray]: ...
 
+    def spans_alone(self, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray, start: np.ndarray,
+                    end: np.ndarray, parts: np.ndarray) -> np.ndarray: ...
+
 
 class DeviceEngine:
     """A run's engine on a device (an engines.base.Engine): the candidate engine's windows (from the device or
@@ -105,6 +108,10 @@ class DeviceEngine:
     def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
                           memo: QueryMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
         return self.engine.candidate_windows(qcodes, qoff, qerr, memo)
+
+    def spans_alone(self, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray, start: np.ndarray,
+                    end: np.ndarray, parts: np.ndarray) -> np.ndarray:
+        return self.engine.spans_alone(packed, nmask, seq_starts, start, end, parts)
 
     def verify_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
                        win: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -152,7 +152,9 @@ class Engine(Protocol):
     reuse when the batch's queries are searched again with another e (QueryMemo). verify_windows: the
     locations in those windows, (query, start, end, distance) ordered by query then start
     (verify/windows.verify). align_locations:
-    their CIGAR and MD (verify/align.align). max_window and guarantee: what the window plans promise
+    their CIGAR and MD (verify/align.align). spans_alone: which reference spans of unique best locations the
+    engine's index proves alone (filter/fm_alone.py; an engine without one proves none, which costs only speed).
+    max_window and guarantee: what the window plans promise
     (pipeline/guarantee.py); bulk_verifying_all: the warm-up's switch (CandidateEngine.bulk_verifying_all).
     round0_min: the share of a sample of reads that an exact search (round 0 of pipeline/strata.py) must
     settle before --best runs it on the rest of a batch; the cost of an e = 0 search against an e = 1 one.
@@ -174,6 +176,9 @@ class Engine(Protocol):
     def align_locations(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, loc_q: np.ndarray,
                         loc_s: np.ndarray, loc_e: np.ndarray, loc_d: np.ndarray, packed: np.ndarray,
                         nmask: np.ndarray, seq_starts: np.ndarray) -> Traceback: ...
+
+    def spans_alone(self, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray, start: np.ndarray,
+                    end: np.ndarray, parts: np.ndarray) -> np.ndarray: ...
 
 
 class CandidateEngine:
@@ -218,6 +223,11 @@ class CandidateEngine:
             yield
         finally:
             self.bulk_min = saved
+
+    def spans_alone(self, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray, start: np.ndarray,
+                    end: np.ndarray, parts: np.ndarray) -> np.ndarray:
+        """None proved (an engine with an FM index proves them: FmEngine)."""
+        return np.zeros(start.size, dtype=np.bool_)
 
     def verify_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray, win_q: np.ndarray,
                        win: np.ndarray, packed: np.ndarray, nmask: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -8,11 +8,13 @@ import numpy as np
 
 from seedmap.engines.base import CandidateEngine, QueryMemo
 from seedmap.engines.segmented import SegmentedEngine
+from seedmap.filter.fm_alone import spans_alone
 from seedmap.filter.fm_located import locate_rows, union_rows
+from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, Memo, Saved, Slots, bidir, count_candidates, fill_windows, memo_size, no_memo
 from seedmap.index.fm import FmIndex, sequence_range
 from seedmap.index.segments import SegmentedIndex
-from seedmap.io.columns import Queries
+from seedmap.io.columns import PackedRef, Queries
 from seedmap.io.reference import Reference
 from seedmap.spread import pieces, spread
 
@@ -56,6 +58,11 @@ class FmEngine(CandidateEngine):
         self.index = index
         self.small = verify_below
         self.max_window = ANY_WINDOW
+
+    def spans_alone(self, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray, start: np.ndarray,
+                    end: np.ndarray, parts: np.ndarray) -> np.ndarray:
+        """The unique best locations' spans that the index proves alone (filter/fm_alone.py)."""
+        return index_spans_alone(self.index, packed, nmask, seq_starts, start, end, parts)
 
     def _memo(self, memo: QueryMemo | None) -> Memo:
         """The kernels' memo: this index's D arrays of the batch's queries."""
@@ -102,6 +109,17 @@ class FmEngine(CandidateEngine):
         slots = Slots(self.index.text_starts, self.ref_starts, win_s, win_e, win_d)
         spread(last - first, lambda a, b: fill_windows(queries, first, cand_off, saved, at, pos, slots, first + a,
                                                        first + b), grain=QUERIES)
+
+
+def index_spans_alone(ix: FmIndex, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray,
+                      start: np.ndarray, end: np.ndarray, parts: np.ndarray) -> np.ndarray:
+    """filter/fm_alone.spans_alone on an FM index (whichever device searches it: the proof runs on the CPU)."""
+    out = np.zeros(start.size, dtype=np.bool_)
+    if start.size:
+        spans_alone(ix.fwd_occ, ix.counts, ix.n, tables(ix)[0], PackedRef(packed, nmask), seq_starts,
+                    np.ascontiguousarray(start, dtype=np.int64), np.ascontiguousarray(end, dtype=np.int64),
+                    np.ascontiguousarray(parts, dtype=np.int64), out)
+    return out
 
 
 def _with_spills(pool: np.ndarray, spills: list[np.ndarray], cuts: list[int], row_at: np.ndarray) -> np.ndarray:

@@ -12,6 +12,13 @@ engine's D arrays: 250 Mbp human-like genome, 20,000 reads, -t 2, e = 5: candida
            extra = MapOptions.extra_strata: by default 1 after a unique best (the strata MAPQ counts,
            mapq.py: all-mapping's MAPQ), 0 after a tie (MAPQ 0 whatever follows).
 
+A read whose best location is unique needs the stratum behind it for MAPQ, and that round mostly proves there is
+nothing there: 150 bp reads on the 250 Mbp human-like genome, e = 4, a third of the reads have a unique best at 1
+edit, and their round at 2 edits was a sixth of a --best run's work. Before such a round, the engine is asked
+whether its index proves the location alone (Engine.spans_alone, filter/fm_alone.py: every piece of its span
+occurs there only); a read proved so counts as searched to its need with the locations it has, which are those the
+round would find.
+
 The first round is k = the least extra (a read whose best distance is 0 needs those strata anyway); after k = 1
 the rounds step by two (next_round): a read whose best distance b is found needs b + 1 searched when it is
 unique, and one round a stratum deeper costs less than two rounds (fm engine, e = 5, 250 Mbp human-like genome:
@@ -118,6 +125,9 @@ class StrataSearch:
         none = np.zeros(0, dtype=np.int64)
         self.rounds = [(none, none, none, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.bool_))]
         self.last = np.full(n_reads, -1, dtype=np.int64)  # the round whose locations a read keeps: its last open
+        # a read's best location's span where it is the only one at its best distance (for spans_alone), -1 else
+        self.alone_s = np.full(n_reads, -1, dtype=np.int64)
+        self.alone_e = np.zeros(n_reads, dtype=np.int64)
         self.k = min(opts.extra_strata)
         self.memo = QueryMemo(qoff)  # what the engine may reuse from a read's earlier rounds
         self.tie_rule = opts.extra_strata[0] != opts.extra_strata[1]
@@ -129,6 +139,7 @@ class StrataSearch:
         opts, engine, ref, clock, qerr = self.opts, self.engine, self.ref, self.clock, self.qerr
         need, searched, searchable = self.need, self.searched, self.searchable
         while True:
+            self._prove_alone()
             open_ = np.flatnonzero((searched < need) & (searched < self.k))  # (searched < k: the rest after a trial)
             if self.trial:
                 open_ = open_[:ROUND0_SAMPLE]
@@ -170,6 +181,7 @@ class StrataSearch:
             stop = best if opts.best_only else _nth_dist(read, d, n_reads, opts.max_hits)
             known = (stop >= 0) & searchable
             self.best[open_] = best[open_]
+            self._unique_spans(open_, read, s, e, d, best, at_best)
             extra = np.maximum(np.where(at_best > 1, *opts.extra_strata[::-1]), self.extra)
             need[known] = np.minimum(qerr[known], stop[known] + extra[known])
             if self.trial:  # round 0 again, for the rest of the batch, where it settled enough of the sample
@@ -177,6 +189,29 @@ class StrataSearch:
                 if np.count_nonzero(searched[open_] >= need[open_]) >= engine.round0_min * open_.size:
                     continue
             self.k = next_round(self.k, max(self.opts.extra_strata))
+
+    def _unique_spans(self, open_: np.ndarray, read: np.ndarray, s: np.ndarray, e: np.ndarray, d: np.ndarray,
+                      best: np.ndarray, at_best: np.ndarray) -> None:
+        """The spans of this round's unique best locations (its reads' only ones at their best distance)."""
+        self.alone_s[open_] = -1
+        one = (d == best[read]) & (at_best[read] == 1)
+        self.alone_s[read[one]] = s[one]
+        self.alone_e[read[one]] = e[one]
+
+    def _prove_alone(self) -> None:
+        """Reads whose next round is the stratum behind a unique best b, which the engine's index proves empty:
+        searched to their need (module notes). Tried once per read (alone_s is cleared) and only where the read's
+        e is at least 2b + 1 (filter/fm_alone.py)."""
+        best, need, searched = self.best, self.need, self.searched
+        ask = np.flatnonzero((self.alone_s >= 0) & (best >= 1) & (searched == best) & (need == best + 1)
+                             & (self.qerr >= 2 * best + 1))
+        if ask.size == 0:
+            return
+        alone = self.engine.spans_alone(self.ref.packed, self.ref.nmask, self.ref.starts, self.alone_s[ask],
+                                        self.alone_e[ask], 2 * best[ask] + 2)
+        self.alone_s[ask] = -1
+        searched[ask[alone]] = need[ask[alone]]
+        self.clock.lap("candidates")
 
     def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None:
         """Reads `reads` to be searched `extra` strata beyond their stop stratum (at most their e) by the next

@@ -146,6 +146,10 @@ class CudaNeighborhoodEngine:
         for a_lo, a_hi in self.slices:  # loaded in turn (MAROSE); the previous one is freed
             yield self._load(a_lo, a_hi)
 
+    def spans_alone(self, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray, start: np.ndarray,
+                    end: np.ndarray, parts: np.ndarray) -> np.ndarray:
+        return self.cpu.spans_alone(packed, nmask, seq_starts, start, end, parts)
+
     def candidate_windows(self, qcodes: np.ndarray, qoff: np.ndarray, qerr: np.ndarray,
                           memo: QueryMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
         if not self.on_gpu:

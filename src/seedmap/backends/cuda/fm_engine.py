@@ -11,7 +11,7 @@ from seedmap.backends.cuda.merge import merged_windows
 from seedmap.backends.cuda.resident import DeviceShare
 from seedmap.backends.cuda.verify_kernels import sync
 from seedmap.engines.base import DEVICE_CANDIDATE_CAP, CandidateEngine, QueryMemo, in_chunks, no_windows
-from seedmap.engines.fm import ANY_WINDOW, DEFAULT_VERIFY_BELOW, SAVED_ROWS, FmEngine
+from seedmap.engines.fm import ANY_WINDOW, DEFAULT_VERIFY_BELOW, SAVED_ROWS, FmEngine, index_spans_alone
 from seedmap.filter.fm_lookup import tables
 from seedmap.filter.fm_scheme import ROW, scratch_size
 from seedmap.index.fm import FmIndex
@@ -44,6 +44,10 @@ class CudaFmEngine(CandidateEngine):
         self.d_ix = share.get(index, "fm index", lambda: {
             name: cuda.to_device(np.ascontiguousarray(a), stream=0)
             for name, a in {**index.arrays(), "fwd_table": fwd_table, "rev_table": rev_table}.items()})
+
+    def spans_alone(self, packed: np.ndarray, nmask: np.ndarray, seq_starts: np.ndarray, start: np.ndarray,
+                    end: np.ndarray, parts: np.ndarray) -> np.ndarray:
+        return index_spans_alone(self.index, packed, nmask, seq_starts, start, end, parts)
 
     def _search(self, d_q: object, d_qoff: object, d_qerr: object, ids: np.ndarray, width: int, d_rows: object,
                 row_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
