@@ -12,9 +12,9 @@ engine's D arrays: 250 Mbp human-like genome, 20,000 reads, -t 2, e = 5: candida
            extra = MapOptions.extra_strata: by default 1 after a unique best (the strata MAPQ counts,
            mapq.py: all-mapping's MAPQ), 0 after a tie (MAPQ 0 whatever follows).
 
-A read whose best location is unique needs the stratum behind it for MAPQ, and that round mostly proves there is
-nothing there: 150 bp reads on the 250 Mbp human-like genome, e = 4, a third of the reads have a unique best at 1
-edit, and their round at 2 edits was a sixth of a --best run's work. Before such a round, the engine is asked
+A read whose best location is unique needs the stratum behind it for MAPQ, and that round mostly finds nothing but
+the best again (150 bp reads on the 250 Mbp human-like genome, e = 4: a third of the reads have a unique best at 1
+edit, and 95 % of those have no other location within 4). Before such a round, the engine is asked
 whether its index proves the location alone (Engine.spans_alone, filter/fm_alone.py: every piece of its span
 occurs there only); a read proved so counts as searched to its need with the locations it has, which are those the
 round would find.
