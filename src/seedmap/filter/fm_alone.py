@@ -18,8 +18,8 @@ threads, 9 us with the searches one after another). A span that holds an N or IU
 sequence, is never proved.
 
 One cut, and a piece that occurs elsewhere ends the proof: the spans it fails are mostly reads over a repeat's
-edge, and neither more cuts (shifted by a third of a piece: 2 % more of the unique bests proved) nor locating a
-few other occurrences and verifying the read around each (7 % more) made a --best run faster.
+edge, and proving more of them (other cuts, or the read verified at a piece's few other occurrences) costs about
+what their round would.
 """
 
 from __future__ import annotations
