@@ -150,16 +150,18 @@ def test_lower_bounds():
 
 
 def fm_locations(ref: Reference, reads: list[np.ndarray], errors: float, r: int = 4, small: int = 0,
-                 saved_rows: int = SAVED_ROWS) -> list[set]:
-    """Locations found by the FM engine; small = 0: every candidate string is walked to its end."""
+                 saved_rows: int = SAVED_ROWS, bulk_min: int = FmEngine.bulk_min) -> list[set]:
+    """Locations found by the FM engine; small = 0: every candidate string is walked to its end; bulk_min = 0:
+    every query's candidates verified in bulk before merging."""
     engine = FmEngine(fm.build(ref, r), ref.starts, bulk=bulk_distances, packed=ref.packed, nmask=ref.nmask,
                       verify_below=small, saved_rows=saved_rows)
+    engine.bulk_min = bulk_min
     return engine_locations(engine, ref, reads, errors)
 
 
 def check(ref: Reference, reads: list[np.ndarray], errors: float, r: int = 4, small: int = 0,
-          saved_rows: int = SAVED_ROWS) -> int:
-    return assert_oracle(fm_locations(ref, reads, errors, r, small, saved_rows), ref, reads, errors)
+          saved_rows: int = SAVED_ROWS, bulk_min: int = FmEngine.bulk_min) -> int:
+    return assert_oracle(fm_locations(ref, reads, errors, r, small, saved_rows, bulk_min), ref, reads, errors)
 
 
 @pytest.mark.parametrize("e", [0, 1, 2, 3, 4, 5])
@@ -171,12 +173,14 @@ def test_random_genome(rng, e):
 
 
 @pytest.mark.parametrize("e", [0, 1, 2, 3, 4])
-@pytest.mark.parametrize("small,saved_rows", [(0, SAVED_ROWS), (8, 2)])  # 2: repeat reads' strings spilled
-def test_repetitive_genome(rng, e, small, saved_rows):
+# 2: repeat reads' strings spilled; bulk_min 0: every query's candidates verified in bulk, 4: the few of one
+# verified only once merged
+@pytest.mark.parametrize("small,saved_rows,bulk_min", [(0, SAVED_ROWS, 4), (8, 2, 0), (8, SAVED_ROWS, 4)])
+def test_repetitive_genome(rng, e, small, saved_rows, bulk_min):
     seqs = repetitive_genome(rng)
     ref = Reference.from_codes(["r1", "r2", "tiny"], seqs)
     reads = sample_reads(rng, seqs, 40, (20, 90), e + 1)
-    assert check(ref, reads, e, small=small, saved_rows=saved_rows) > 30
+    assert check(ref, reads, e, small=small, saved_rows=saved_rows, bulk_min=bulk_min) > 30
 
 
 def test_strings_that_do_not_fit_the_pool_are_spilled(rng):

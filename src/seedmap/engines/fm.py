@@ -42,6 +42,12 @@ class FmEngine(CandidateEngine):
     # copies) are the dearest at e = 1: ragout16, half of them settled, 1,000,000 reads, -t 2, --best
     # 10.5 s with round 0 against 11.2 s without.
     round0_min = 0.25
+    # A query with this many raw candidates or fewer (a unique read's pieces, a strand that occurs nowhere) has them
+    # verified once, merged, rather than first each in bulk: its windows mostly coincide, so the bulk pass verified
+    # them twice (250 Mbp human-like genome, 150 bp, e = 4, -t 2, benchmarks/ab.py against 0, the same records:
+    # 200,000 reads --best 0.957x wall, 0.920x candidates CPU at 4; 0.968x at 2, 0.989x at 8; pairs --best
+    # 0.985x, all-mapping 0.981x at 4).
+    bulk_min = 4
 
     def __init__(self, index: FmIndex, ref_starts: np.ndarray, bulk: Callable[..., np.ndarray] | None = None,
                  packed: np.ndarray | None = None, nmask: np.ndarray | None = None,
