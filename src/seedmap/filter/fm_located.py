@@ -24,7 +24,6 @@ from seedmap.filter.fm_search import lf_unless_marked, prefetch_occ, sampled_pos
 from seedmap.filter.windows import put_window
 from seedmap.intrinsics import prefetch_row
 from seedmap.io.reference import sequence_of
-from seedmap.ranges import expand_ranges
 from seedmap.spread import spread
 
 LOCATE_BLOCK = 4096  # rows per block
@@ -35,26 +34,52 @@ def union_rows(rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray, n: int
     query qi's strings are rows[row_at[qi]:row_at[qi] + n_saved[qi]]) of an index of n rows, in order, for
     locate_rows; at[k] is where string k's rows start in pos (the rest of at is not set)."""
     at = np.empty(rows.shape[0], dtype=np.int64)
-    strings, _ = expand_ranges(row_at, n_saved)
-    lo, hi = rows[strings, 2], rows[strings, 3]
-    keep = hi > lo
-    if not keep.any():
-        return at, np.zeros(0, dtype=np.uint32 if n < 1 << 32 else np.int64)
-    order = np.argsort(lo[keep], kind="stable")
-    slo, shi = lo[keep][order], hi[keep][order]
-    reach = np.maximum.accumulate(shi)
-    first = np.flatnonzero(np.r_[True, slo[1:] >= reach[:-1]])  # an interval starts past all before it
-    u_lo = slo[first]
-    u_hi = np.maximum.reduceat(shi, first)
-    u_off = np.zeros(u_lo.size, dtype=np.int64)
-    np.cumsum(u_hi[:-1] - u_lo[:-1], out=u_off[1:])
-    k = np.searchsorted(u_lo, lo, side="right") - 1
-    at[strings] = u_off[k] + lo - u_lo[k]  # (an empty string's is never read)
+    u_lo, u_off, u_len = _union(rows, row_at, n_saved, at)
     # Rows and positions are below the text length: 4 bytes each where it fits 32 bits (1 Gbp human-like genome,
     # a batch of 10,000 reads: 13.7 M rows, 55 MB).
-    pos = np.empty(int(u_off[-1] + u_hi[-1] - u_lo[-1]), dtype=np.uint32 if n < 1 << 32 else np.int64)
-    _expand(u_lo, u_off, u_hi - u_lo, pos)
+    pos = np.empty(int(u_off[-1] + u_len[-1]) if u_lo.size else 0, dtype=np.uint32 if n < 1 << 32 else np.int64)
+    _expand(u_lo, u_off, u_len, pos)
     return at, pos
+
+
+@njit(cache=True, nogil=True)
+def _union(rows: np.ndarray, row_at: np.ndarray, n_saved: np.ndarray,
+           at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """union_rows' union of the pooled strings' non-empty row ranges: each of its disjoint ranges' first row, where
+    its rows start in pos, and how many it holds; at[k] set for every non-empty string k. (A kernel, not numpy:
+    the sort and the gathers held the GIL, a few per cent of a --best run's two threads.)"""
+    total = 0
+    for qi in range(row_at.size):
+        total += n_saved[qi]
+    lo = np.empty(total, dtype=np.int64)
+    hi = np.empty(total, dtype=np.int64)
+    which = np.empty(total, dtype=np.int64)
+    t = 0
+    for qi in range(row_at.size):
+        for k in range(row_at[qi], row_at[qi] + n_saved[qi]):
+            if rows[k, 3] > rows[k, 2]:
+                lo[t], hi[t], which[t] = rows[k, 2], rows[k, 3], k
+                t += 1
+    order = np.argsort(lo[:t])
+    u_lo = np.empty(t, dtype=np.int64)
+    u_off = np.empty(t, dtype=np.int64)
+    u_len = np.empty(t, dtype=np.int64)
+    nu = 0
+    reach = 0  # the furthest end of the ranges so far: a range starting at or past it starts a new one
+    for j in range(t):
+        o = order[j]
+        a, b = lo[o], hi[o]
+        if nu == 0 or a >= reach:
+            u_off[nu] = u_off[nu - 1] + u_len[nu - 1] if nu else 0
+            u_lo[nu] = a
+            u_len[nu] = b - a
+            reach = b
+            nu += 1
+        elif b > reach:
+            reach = b
+            u_len[nu - 1] = b - u_lo[nu - 1]
+        at[which[o]] = u_off[nu - 1] + a - u_lo[nu - 1]
+    return u_lo[:nu], u_off[:nu], u_len[:nu]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
