@@ -127,10 +127,11 @@ WALK_BASE = 512
 WALK_MAX = 65536
 MEMO_E = 126  # a memo keeps D values up to 127 (int8): enough for e up to this
 # The D arrays cost two backward searches of the read (restarted where a piece does not occur), a cache miss or two
-# a step; they pay only where their pruning spares walks: from e = 3 on (250 Mbp human-like genome, search, locate
-# and bulk verification with / without them: e = 1 1.58 / 0.68 s, e = 2 2.33 / 1.90, e = 3 5.5 / 6.4, e = 4
-# 13.1 / 18.4). Below D_FROM_E the bounds are zero.
-D_FROM_E = 3
+# a step; they pay only where their pruning spares walks, and a read that walks nowhere never makes them: from e = 2
+# on (250 Mbp human-like genome, -t 2, benchmarks/ab.py against e = 3, the same records: 150 bp --best 0.985x wall,
+# 150 bp pairs --best 0.983x, 150 bp all-mapping at e = 2 0.943x, 100 bp at e = 2 0.949x and --best 0.930x; from
+# e = 1 on, no faster than from 2). Below D_FROM_E the bounds are zero.
+D_FROM_E = 2
 EXACT = 6  # words of a piece's exact search (exact_pieces)
 # Queries whose pieces' exact searches go in step (exact_group): more misses in flight than one query's pieces give.
 # 250 Mbp human-like genome, 150 bp, e = 4, -t 2, benchmarks/ab.py, the same records: 8 against one query at a time
