@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import batch_of, mutate, random_genome, repetitive_genome
+from helpers import COMP, batch_of, mutate, random_genome, repetitive_genome
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import oracle_locations
@@ -19,8 +19,6 @@ from seedmap.io.reference import Reference, sequence_of
 from seedmap.options import MapOptions
 from seedmap.pipeline.stages import SamFormatter, map_batch
 from seedmap.verify.bulk import bulk_distances
-
-COMPLEMENT = np.array([3, 2, 1, 0, 4], np.uint8)
 
 
 def occurrences(seqs: list[np.ndarray], p: np.ndarray) -> int:
@@ -43,7 +41,7 @@ def pieces_once(ref: Reference, start: int, end: int, parts: int) -> bool:
     if m < parts * MIN_PIECE or (t > 3).any() or sequence_of(ref.starts, start) != sequence_of(ref.starts, end - 1):
         return False
     cut = [t[j * m // parts:(j + 1) * m // parts] for j in range(parts)]
-    return all(occurrences(seqs, p) == 1 and occurrences(seqs, COMPLEMENT[p][::-1]) == 0 for p in cut)
+    return all(occurrences(seqs, p) == 1 and occurrences(seqs, COMP[p][::-1]) == 0 for p in cut)
 
 
 def reads_and_spans(ref: Reference, rng: np.random.Generator, n: int) -> tuple[list, list]:
@@ -55,7 +53,7 @@ def reads_and_spans(ref: Reference, rng: np.random.Generator, n: int) -> tuple[l
         a = int(rng.integers(0, ref.total - 130))
         read = mutate(rng, codes[a:a + int(rng.integers(50, 130))], int(rng.integers(0, 3)))
         if rng.random() < 0.5:
-            read = COMPLEMENT[read][::-1].copy()
+            read = COMP[read][::-1].copy()
         found = oracle_locations(read, codes, ref.starts, 2)
         if not found:
             continue
@@ -109,7 +107,7 @@ def test_a_near_copy_is_not_proved(rng, reverse):
     g = random_genome(rng, 4000)
     near = g[read_at:read_at + length].copy()
     near[10] = (near[10] + 1) % 4
-    h = np.concatenate([g[:2000], COMPLEMENT[near][::-1] if reverse else near, g[2000 + length:]])
+    h = np.concatenate([g[:2000], COMP[near][::-1] if reverse else near, g[2000 + length:]])
     for seq, proved in ((g, True), (h, False)):
         ref = Reference.from_codes(["a"], [seq])
         read = seq[read_at:read_at + length].copy()
@@ -146,7 +144,7 @@ def test_best_records_with_proofs_are_those_without(rng, kind, monkeypatch):
     for _ in range(80):
         a = int(rng.integers(0, ref.total - 100))
         read = mutate(rng, codes[a:a + int(rng.integers(50, 100))], 1)
-        reads.append(COMPLEMENT[read][::-1].copy() if rng.random() < 0.5 else read)
+        reads.append(COMP[read][::-1].copy() if rng.random() < 0.5 else read)
     proved = []
     prove = engine.spans_alone
 
