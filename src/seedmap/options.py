@@ -18,7 +18,7 @@ DEFAULT_MIN_LENGTH = 20  # shorter reads are reported unmapped (bwa mem's smalle
 MAX_ERROR_RATE = 0.25  # -e above this share of a read's length is refused (pipeline/inputs.py says why)
 # --best / -n by default search the next stratum beyond a read's stop stratum when its best location is
 # unique, none after a tie (MAPQ 0 whatever lies beyond): MAPQ counts the best stratum and the next one
-# (mapq.MAPQ_STRATA), so a read gets the MAPQ all-mapping gives it (60 for a unique read, about 20 with a
+# (mapq.MAPQ_STRATA), so a read gets the MAPQ all-mapping gives it (60 for a unique read, 30 or less with a
 # location one edit behind); one round more for those reads, not two. Paired --best searches each mate to its
 # best stratum and counts the pairs within one edit of the best pair (pipeline/pair_strata.py).
 AUTO_STRATA = 1

@@ -164,15 +164,18 @@ def best_and_ties(n_reads: int, read: np.ndarray, dist: np.ndarray) -> tuple[np.
 
 def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.ndarray, best_only: bool,
                  max_hits: int, edits: np.ndarray | None = None, strata: tuple[int, int] = (0, 0),
-                 shifted: np.ndarray | None = None) -> Records:
+                 shifted: np.ndarray | None = None, loglik: np.ndarray | None = None,
+                 edit_weight: np.ndarray | None = None) -> Records:
     """Single-end records. edits: edits searched per read (for MAPQ; default: the largest distance found).
     With --best or -n, MAPQ sees only the strata they search (searched_depth), whatever else the locations
     hold (mapq.py: the default strata hold all it counts, so MAPQ is all-mapping's). shifted: other placements
-    inside each read's best location (verify/shifts.py), for MAPQ."""
+    inside each read's best location (verify/shifts.py), for MAPQ. loglik (per location) and edit_weight (per
+    read): the base qualities' weights of mapq.py, for reads that have qualities."""
     loc_read = loc_q >> 1
     strand = loc_q & 1
     order = _record_order(n_reads, loc_read, strand, loc_s, loc_d, _NONE)
     read, dist = loc_read[order], loc_d[order]
+    ll = loglik[order] if loglik is not None else None
     rank = _rank_within(read)
     if edits is None:
         edits = np.full(n_reads, int(dist.max(initial=0)), dtype=np.int64)
@@ -181,8 +184,9 @@ def make_records(n_reads: int, loc_q: np.ndarray, loc_s: np.ndarray, loc_d: np.n
         searched = searched_depth(n_reads, read, dist, rank, edits, best_only, max_hits, strata)
         inside = dist <= searched[read]
         order, read, dist, rank = order[inside], read[inside], dist[inside], rank[inside]
+        ll = ll[inside] if ll is not None else None
     # all (searched) locations, before a cap
-    se_mapq = single_end_mapq(read, dist, rank, edits, n_reads, shifted, searched)
+    se_mapq = single_end_mapq(read, dist, rank, edits, n_reads, shifted, searched, ll, edit_weight)
     return Records(*_assemble(n_reads, order, read, rank, loc_d, strand, se_mapq, best_only, max_hits, False,
                               SINGLE))
 

@@ -21,11 +21,13 @@ from seedmap.io.read_group import ReadGroup
 from seedmap.io.reads import ReadBatch
 from seedmap.io.reference import Reference
 from seedmap.io.sam import format_records
+from seedmap.mapq import GAP_LOG, MISMATCH_LOG, MISMATCH_WEIGHTS, mean_mismatch_weights
 from seedmap.options import MapOptions
 from seedmap.pipeline.strata import stratified_locate
 from seedmap.pipeline.timings import StageClock
 from seedmap.records import make_records
 from seedmap.verify.align import Traceback
+from seedmap.verify.likelihood import log_likelihoods
 from seedmap.verify.shifts import shifted_placements
 
 
@@ -91,6 +93,16 @@ class SamFormatter:
         return text
 
 
+def quality_weights(batch: ReadBatch, loc_q: np.ndarray,
+                    aln: Traceback) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """What MAPQ weighs the locations by when the reads have base qualities (mapq.py): each location's
+    log-likelihood and each read's weight of an edit beyond them; (None, None) for FASTA reads."""
+    if not batch.has_quals:
+        return None, None
+    loglik = log_likelihoods(loc_q, batch.offsets, batch.quals, MISMATCH_LOG, GAP_LOG, aln)
+    return loglik, mean_mismatch_weights(batch.offsets, batch.quals, MISMATCH_WEIGHTS)
+
+
 @dataclass
 class BatchStats:
     reads: int
@@ -116,8 +128,9 @@ def map_batch(batch: ReadBatch, engine: Engine, fmt: SamFormatter, opts: MapOpti
     clock.lap("traceback")
     shifted = shifted_placements(qcodes, qoff, qerr, loc.query, loc.dist, aln, ref.packed, ref.nmask, ref.starts,
                                  batch.size)
+    loglik, edit_weight = quality_weights(batch, loc.query, aln)
     recs = make_records(batch.size, loc.query, loc.start, loc.dist, opts.best_only, opts.max_hits, qerr,
-                        opts.extra_strata, shifted)
+                        opts.extra_strata, shifted, loglik, edit_weight)
     mapped = int(np.count_nonzero(np.diff(loc.query >> 1, prepend=-1)))  # queries are sorted
     clock.lap("records")
     data = fmt.records(recs, batch, loc.start, loc.dist, aln)
