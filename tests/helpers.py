@@ -17,6 +17,7 @@ from oracle import group, hits_one
 
 from seedmap.engines.factory import neighborhood_engine
 from seedmap.engines.kmer import KmerEngine
+from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.index import kmer, neighborhood
 from seedmap.io.alphabet import DECODE
 from seedmap.io.reads import make_batch
@@ -25,7 +26,7 @@ from seedmap.paired.insert_size import InsertModel
 from seedmap.pipeline import EngineOptions, MapOptions, RunOptions, errors_per_read, locate
 from seedmap.pipeline.run import run_map
 from seedmap.verify import windows as cpu_windows
-from seedmap.verify.align import Traceback
+from seedmap.verify.align import Traceback, align
 from seedmap.verify.bulk import AUTO, bulk_distances, window_of
 
 # --------------------------------------------------------------------------------------- genomes, reads, batches
@@ -133,6 +134,17 @@ def batch_of(reads: list[np.ndarray], quals: bool = True):
     recs = [dnaio.SequenceRecord(f"r{i}", decode(r), "I" * r.size if quals else None)
             for i, r in enumerate(reads)]
     return make_batch(recs)
+
+
+def aligned_locations(ref: Reference, batch, e: int) -> tuple:
+    """Every location of a batch's reads within e (a neighborhood index, CPU verification) and its alignment:
+    (queries' codes and offsets, the locations' query, start, end and distance, their Traceback)."""
+    qcodes, qoff = batch.queries()
+    qerr = np.full(batch.size, e, dtype=np.int64)
+    engine = NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
+    win_q, windows = engine.candidate_windows(qcodes, qoff, qerr)
+    lq, ls, le, ld = cpu_windows.verify(qcodes, qoff, qerr, win_q, windows, ref.packed, ref.nmask)
+    return qcodes, qoff, lq, ls, le, ld, align(qcodes, qoff, qerr, lq, ls, le, ld, ref.packed, ref.nmask, ref.starts)
 
 
 def genome_and_reads(kind: str, seed: int, n: int, lengths: tuple[int, int]) -> tuple[Reference, object]:

@@ -12,7 +12,16 @@ import re
 
 import numpy as np
 import pytest
-from helpers import COMP, batch_of, decode, mutate, random_genome, reference_from_alignment, repetitive_genome
+from helpers import (
+    COMP,
+    aligned_locations,
+    batch_of,
+    decode,
+    mutate,
+    random_genome,
+    reference_from_alignment,
+    repetitive_genome,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import GAP, aligned_interval, fewest_gaps
@@ -21,8 +30,7 @@ from seedmap.engines.neighborhood import NeighborhoodEngine
 from seedmap.index import neighborhood
 from seedmap.io.reference import Reference
 from seedmap.pipeline import MapOptions, SamFormatter, map_batch
-from seedmap.verify import windows as cpu
-from seedmap.verify.align import OP_I, OP_M, align, free_bounds
+from seedmap.verify.align import OP_I, OP_M, free_bounds
 
 
 def records(ref: Reference, reads: list[np.ndarray], e: int) -> list[list[str]]:
@@ -107,13 +115,7 @@ def test_alignments_have_the_fewest_gaps_at_the_verified_distance(seed, e, repet
             if rng.random() < 0.5:
                 read[end] = other(read[end])
         reads.append(COMP[read[::-1]] if rng.random() < 0.5 else read)
-    batch = batch_of(reads)
-    qcodes, qoff = batch.queries()
-    qerr = np.full(len(reads), e, dtype=np.int64)
-    engine = NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
-    win_q, windows = engine.candidate_windows(qcodes, qoff, qerr)
-    lq, ls, le, ld = cpu.verify(qcodes, qoff, qerr, win_q, windows, ref.packed, ref.nmask)
-    aln = align(qcodes, qoff, qerr, lq, ls, le, ld, ref.packed, ref.nmask, ref.starts)
+    qcodes, qoff, lq, ls, le, ld, aln = aligned_locations(ref, batch_of(reads), e)
     lo, hi = free_bounds(ls, le, ld, ref.starts)
     for k in range(lq.size):
         q = qcodes[qoff[lq[k]]:qoff[lq[k] + 1]]

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import dnaio
 import numpy as np
-from helpers import batch_of, decode, make_batch, random_genome, repetitive_genome, sample_reads
+from helpers import aligned_locations, batch_of, decode, make_batch, random_genome, repetitive_genome, sample_reads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_strata import engine_of
 
-from seedmap.engines.neighborhood import NeighborhoodEngine
-from seedmap.index import neighborhood
 from seedmap.io.reference import Reference
-from seedmap.mapq import GAP_LOG, MISMATCH_FLOOR, MISMATCH_LOG
+from seedmap.mapq import GAP_LOG, MISMATCH_FLOOR, MISMATCH_LOG, phred_of_rest
 from seedmap.pipeline import MapOptions, SamFormatter, map_batch
-from seedmap.verify import windows as cpu
-from seedmap.verify.align import OP_I, OP_M, align
+from seedmap.verify.align import OP_I, OP_M
 from seedmap.verify.likelihood import log_likelihoods
 
 
@@ -55,12 +52,7 @@ def test_log_likelihoods_are_the_cigars_replayed_with_the_qualities(seed, e, rep
     quals = ["".join(chr(33 + int(x)) for x in rng.integers(0, 42, r.size)) for r in reads]
     batch = make_batch([dnaio.SequenceRecord(f"r{i}", decode(r), q)
                         for i, (r, q) in enumerate(zip(reads, quals, strict=True))])
-    qcodes, qoff = batch.queries()
-    qerr = np.full(len(reads), e, dtype=np.int64)
-    engine = NeighborhoodEngine(neighborhood.build(ref, 6, 8), ref.starts)
-    win_q, windows = engine.candidate_windows(qcodes, qoff, qerr)
-    lq, ls, le, ld = cpu.verify(qcodes, qoff, qerr, win_q, windows, ref.packed, ref.nmask)
-    aln = align(qcodes, qoff, qerr, lq, ls, le, ld, ref.packed, ref.nmask, ref.starts)
+    qcodes, qoff, lq, _, _, _, aln = aligned_locations(ref, batch, e)
     got = log_likelihoods(lq, batch.offsets, batch.quals, MISMATCH_LOG, GAP_LOG, aln)
     assert lq.size > 0
     for k in range(lq.size):
@@ -91,16 +83,13 @@ def runner_up_mapq(rng: np.random.Generator, quality_at_35: str | None) -> int:
     return prim[0]
 
 
-def test_a_competitor_told_apart_at_a_low_quality_base_weighs_more(rng):
+def test_a_competitor_told_apart_at_a_low_quality_base_weighs_more():
     """The best and its runner-up differ at one base: read with Q40, the runner-up would need an error there
     (3.3e-5) or a variant (MISMATCH_FLOOR): MAPQ 30; read with Q2 (an error rate of 0.63), MAPQ 8; a FASTA read,
     one edit's EDIT_RATIO: 20."""
     high = runner_up_mapq(np.random.default_rng(1), "I")
     low = runner_up_mapq(np.random.default_rng(1), "#")
     fasta = runner_up_mapq(np.random.default_rng(1), None)
-    def phred(w: float) -> int:
-        return int(np.floor(-10 * np.log10(w / (1 + w)) + 0.5))
-
-    assert high == phred(10 ** -4 / 3 + MISMATCH_FLOOR) == 30
-    assert low == phred(10 ** -0.2 / 3 + MISMATCH_FLOOR) == 8
+    assert high == phred_of_rest(10 ** -4 / 3 + MISMATCH_FLOOR) == 30
+    assert low == phred_of_rest(10 ** -0.2 / 3 + MISMATCH_FLOOR) == 8
     assert fasta == 20
