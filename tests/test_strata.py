@@ -3,6 +3,9 @@ filtered to the same strata, and the best stratum is the oracle's, on every engi
 
 from __future__ import annotations
 
+import logging
+import re
+
 import numpy as np
 import pytest
 from helpers import batch_of, make_engine, random_genome, repetitive_genome, sample_reads
@@ -17,6 +20,7 @@ from seedmap.options import MapOptions, errors_per_read
 from seedmap.pipeline import strata
 from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
 from seedmap.pipeline.strata import stratified_locate, subset_queries
+from seedmap.pipeline.timings import PART, RunTimings
 from seedmap.records import make_records, searched_depth
 from seedmap.verify.bulk import bulk_distances
 
@@ -235,3 +239,32 @@ def test_subset_queries():
     sub, sub_off = subset_queries(codes, off, np.array([2, 0]))
     assert sub_off.tolist() == [0, 3, 6, 9, 12]
     assert sub.tolist() == [14, 15, 16, 17, 18, 19, 0, 1, 2, 3, 4, 5]
+
+
+def test_the_rounds_are_tallied_for_verbose(rng, caplog):
+    """-v's breakdown of the search by round (StageClock.tally): the first round's reads are every searchable read
+    (fewer than a round-0 trial's sample), a later round's those still open, the index's proofs those it was asked
+    about; their seconds are part of the stages' (not added to them), and the report lists them with their reads."""
+    seqs = repetitive_genome(rng)
+    ref = Reference.from_codes([f"s{i}" for i in range(len(seqs))], seqs)
+    reads = sample_reads(rng, seqs, 60, (30, 90), 4) + [random_genome(rng, 3)]  # (the last one no longer than e)
+    batch = batch_of(reads)
+    qcodes, qoff = batch.queries()
+    qerr = errors_per_read(batch.lengths, 4)
+    searchable = batch.lengths > qerr
+    clock = StageClock()
+    stratified_locate(qcodes, qoff, qerr, searchable, engine_of("fm", ref), ref, MapOptions(errors=4, best_only=True),
+                      clock)
+    rounds = {k.removeprefix(PART): n for k, n in clock.counts.items() if k.startswith(PART + "round k = ")}
+    assert rounds.pop("round k = 0") == np.count_nonzero(searchable) < len(reads)
+    assert rounds and all(0 < n < np.count_nonzero(searchable) for n in rounds.values())
+    assert 0 < clock.counts.get(PART + "proving unique bests alone", 1) <= len(reads)
+    parts = sum(clock.seconds[k] for k in clock.counts)
+    assert 0 < parts <= clock.seconds["candidates"] + clock.seconds["verify"] + clock.seconds["runs"] + 1e-9
+    timings = RunTimings()
+    timings.merge(clock.seconds, clock.counts)
+    timings.merge(clock.seconds, clock.counts)  # a second batch's
+    with caplog.at_level(logging.INFO, logger="seedmap"):
+        timings.report(1.0, 1, None)
+    line = rf"round k = 0 +{2 * clock.seconds[PART + 'round k = 0']:.2f}  {2 * np.count_nonzero(searchable):,} reads"
+    assert re.search(line, caplog.text)

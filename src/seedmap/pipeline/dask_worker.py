@@ -78,6 +78,7 @@ class Done:
     finished: float  # time.time() when it ended (the client measures how long the result took to arrive)
     logs: list[tuple[int, str]] = field(default_factory=list)
     worker: str = ""
+    counts: dict[str, int] = field(default_factory=dict)  # the reads of the stages' parts (StageClock.tally)
 
 
 @dataclass
@@ -155,11 +156,11 @@ def map_task(job: Job, shipped: ShippedIndex | None, raw: RawBatch,
 
                 assert isinstance(st.run, PairRun), "the insert size of a paired run"
                 st.run.insert = insert
-            data, stats, seconds = st.map(raw)
+            data, stats, seconds, counts = st.map(raw)
         except SeedmapError as exc:
             return Failure(str(exc), logs, _worker_name())
         return Done(np.frombuffer(data, dtype=np.uint8), stats, seconds, time.perf_counter() - t0, time.time(), logs,
-                    _worker_name())
+                    _worker_name(), counts)
 
 
 # -- what a worker process keeps ---------------------------------------------------------------------------
@@ -217,7 +218,7 @@ class _RunState:
             warm_up(s.ref, opts.paired, opts.engine.kind, self.run.warm, opts.map.stratified, s.fmt.bam,
                     processes=False)
 
-    def map(self, raw: RawBatch) -> tuple[bytes, BatchStats, dict[str, float]]:
+    def map(self, raw: RawBatch) -> tuple[bytes, BatchStats, dict[str, float], dict[str, int]]:
         from seedmap.pipeline.timings import RunTimings
 
         timings = RunTimings()
@@ -226,7 +227,7 @@ class _RunState:
         else:
             with self.serial or contextlib.nullcontext():
                 data, stats = self.run.work(raw, self.shares, timings)
-        return data, stats, timings.seconds
+        return data, stats, timings.seconds, timings.counts
 
     def _device_mapper(self) -> Mapper:
         me = threading.get_ident()

@@ -47,7 +47,7 @@ from seedmap.engines.base import Engine, QueryMemo
 from seedmap.io.reference import Reference
 from seedmap.options import MapOptions
 from seedmap.order import lex_order
-from seedmap.pipeline.timings import StageClock
+from seedmap.pipeline.timings import PART, StageClock
 from seedmap.ranges import gather_ranges
 from seedmap.records import best_and_ties
 from seedmap.verify.runs import run_heads
@@ -148,6 +148,7 @@ class StrataSearch:
                     break
                 self.k = next_round(self.k, max(self.opts.extra_strata))  # reads asked for more (raise_extra)
                 continue
+            since = clock.t  # (the round's time from here, for -v: StageClock.tally)
             done = n_reads - open_.size
             if 0 < done and done * RESEARCH <= n_reads and not self.trial and searchable.all():
                 open_ = np.arange(n_reads)  # the few done (a trial's sample) searched again: cheaper than a copy
@@ -173,6 +174,7 @@ class StrataSearch:
                 q, s, e, d, partial = q[keep], s[keep], e[keep], d[keep], (partial & ~merge)[keep]
                 best, at_best = best_and_ties(n_reads, q >> 1, d)  # (joined parts count once)
                 clock.lap("runs")
+            clock.tally(f"{PART}round k = {self.k}", since, open_.size)
             # This round's locations (query, start, end, dist, partial) replace the open reads' earlier ones (a
             # search with more edits finds them all again), so only the open reads' strata can change.
             self.last[open_] = len(self.rounds)
@@ -207,11 +209,13 @@ class StrataSearch:
                              & (self.qerr >= 2 * best + 1))
         if ask.size == 0:
             return
+        since = self.clock.t
         alone = self.engine.spans_alone(self.ref.packed, self.ref.nmask, self.ref.starts, self.alone_s[ask],
                                         self.alone_e[ask], 2 * best[ask] + 2)
         self.alone_s[ask] = -1
         searched[ask[alone]] = need[ask[alone]]
         self.clock.lap("candidates")
+        self.clock.tally(f"{PART}proving unique bests alone", since, ask.size)
 
     def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None:
         """Reads `reads` to be searched `extra` strata beyond their stop stratum (at most their e) by the next

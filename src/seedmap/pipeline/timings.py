@@ -1,5 +1,6 @@
 """Where a run's time went, for `seedmap map -v`: seconds per stage summed over the worker threads,
-the serial parts (set-up, parsing, writing), and how busy the workers were."""
+the serial parts (set-up, parsing, writing), how busy the workers were, and a breakdown of some stages by what
+their time went to with how many reads (StageClock.tally: the rounds of a stratified search)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections import defaultdict
 log = logging.getLogger("seedmap")
 
 BATCH_STAGES = ("parse", "queries", "candidates", "verify", "traceback", "records", "format", "pairing")
+PART = "of which: "  # the keys of StageClock.tally's parts
 
 
 class StageClock:
@@ -18,6 +20,7 @@ class StageClock:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self.counts: dict[str, int] = defaultdict(int)  # the reads of each tally
         self.t = time.perf_counter()
 
     def lap(self, stage: str) -> None:
@@ -25,27 +28,43 @@ class StageClock:
         self.seconds[stage] += now - self.t
         self.t = now
 
+    def tally(self, part: str, since: float, reads: int) -> None:
+        """The laps since `since` (an earlier self.t) charged to `part` as well, with `reads` reads: a breakdown
+        of those stages, reported beside them, not added to them."""
+        self.seconds[part] += self.t - since
+        self.counts[part] += reads
+
 
 class RunTimings:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.counts: dict[str, int] = {}  # StageClock.tally's reads
         self.lock = threading.Lock()
 
     def add(self, stage: str, seconds: float) -> None:
         with self.lock:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
 
-    def merge(self, seconds: dict[str, float]) -> None:
+    def merge(self, seconds: dict[str, float], counts: dict[str, int] | None = None) -> None:
         for stage, value in seconds.items():
             self.add(stage, value)
+        with self.lock:
+            for part, n in (counts or {}).items():
+                self.counts[part] = self.counts.get(part, 0) + n
 
     def report(self, wall: float, workers: int, busy: float | None) -> None:
         lines = ["stage timings (s; batch stages summed over the worker threads):"]
         staged = [k for k in BATCH_STAGES if k in self.seconds]
-        other = [k for k in self.seconds if k not in BATCH_STAGES]
+        parts = [k for k in self.seconds if k.startswith(PART)]  # in the order the first batch made them
+        other = [k for k in self.seconds if k not in BATCH_STAGES and k not in parts]
         in_batches = sum(self.seconds[k] for k in staged)
         for k in staged:
             lines.append(f"  {k:<34} {self.seconds[k]:8.2f}  {100 * self.seconds[k] / max(in_batches, 1e-9):5.1f}%")
+        if parts:
+            lines.append("  of which (candidates, verify, runs), by round of the stratified search:")
+        for k in parts:
+            reads = f"  {self.counts[k]:,} reads" if k in self.counts else ""
+            lines.append(f"    {k.removeprefix(PART):<32} {self.seconds[k]:8.2f}{reads}")
         for k in other:
             lines.append(f"  {k:<34} {self.seconds[k]:8.2f}")
         lines.append(f"  {'mapping wall time':<34} {wall:8.2f}")
