@@ -20,7 +20,7 @@ from seedmap.options import MapOptions, errors_per_read
 from seedmap.pipeline import strata
 from seedmap.pipeline.stages import SamFormatter, StageClock, map_batch
 from seedmap.pipeline.strata import stratified_locate, subset_queries
-from seedmap.pipeline.timings import PART, RunTimings
+from seedmap.pipeline.timings import RunTimings
 from seedmap.records import make_records, searched_depth
 from seedmap.verify.bulk import bulk_distances
 
@@ -255,16 +255,16 @@ def test_the_rounds_are_tallied_for_verbose(rng, caplog):
     clock = StageClock()
     stratified_locate(qcodes, qoff, qerr, searchable, engine_of("fm", ref), ref, MapOptions(errors=4, best_only=True),
                       clock)
-    rounds = {k.removeprefix(PART): n for k, n in clock.counts.items() if k.startswith(PART + "round k = ")}
+    rounds = {k: n for k, (_, n) in clock.parts.items() if k.startswith("round k = ")}
     assert rounds.pop("round k = 0") == np.count_nonzero(searchable) < len(reads)
     assert rounds and all(0 < n < np.count_nonzero(searchable) for n in rounds.values())
-    assert 0 < clock.counts.get(PART + "proving unique bests alone", 1) <= len(reads)
-    parts = sum(clock.seconds[k] for k in clock.counts)
+    assert 0 < clock.parts.get("proving unique bests alone", (0.0, 1))[1] <= len(reads)
+    parts = sum(value for value, _ in clock.parts.values())
     assert 0 < parts <= clock.seconds["candidates"] + clock.seconds["verify"] + clock.seconds["runs"] + 1e-9
     timings = RunTimings()
-    timings.merge(clock.seconds, clock.counts)
-    timings.merge(clock.seconds, clock.counts)  # a second batch's
+    timings.merge(clock.seconds, clock.parts)
+    timings.merge(clock.seconds, clock.parts)  # a second batch's
     with caplog.at_level(logging.INFO, logger="seedmap"):
         timings.report(1.0, 1, None)
-    line = rf"round k = 0 +{2 * clock.seconds[PART + 'round k = 0']:.2f}  {2 * np.count_nonzero(searchable):,} reads"
+    line = rf"round k = 0 +{2 * clock.parts['round k = 0'][0]:.2f}  {2 * np.count_nonzero(searchable):,} reads"
     assert re.search(line, caplog.text)

@@ -126,7 +126,7 @@ def run_on_dask(opts: RunOptions) -> None:
                 t = time.perf_counter()
                 sink.records(done.data)
                 timings.add("write", time.perf_counter() - t)
-                timings.merge(done.seconds, done.counts)
+                timings.merge(done.seconds, done.parts)
                 for key, value in vars(done.stats).items():
                     totals[key] = totals.get(key, 0) + value
         elapsed = time.perf_counter() - t_map

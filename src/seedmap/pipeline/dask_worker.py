@@ -78,7 +78,7 @@ class Done:
     finished: float  # time.time() when it ended (the client measures how long the result took to arrive)
     logs: list[tuple[int, str]] = field(default_factory=list)
     worker: str = ""
-    counts: dict[str, int] = field(default_factory=dict)  # the reads of the stages' parts (StageClock.tally)
+    parts: dict[str, tuple[float, int]] = field(default_factory=dict)  # StageClock.tally's (seconds, reads)
 
 
 @dataclass
@@ -156,11 +156,11 @@ def map_task(job: Job, shipped: ShippedIndex | None, raw: RawBatch,
 
                 assert isinstance(st.run, PairRun), "the insert size of a paired run"
                 st.run.insert = insert
-            data, stats, seconds, counts = st.map(raw)
+            data, stats, seconds, parts = st.map(raw)
         except SeedmapError as exc:
             return Failure(str(exc), logs, _worker_name())
         return Done(np.frombuffer(data, dtype=np.uint8), stats, seconds, time.perf_counter() - t0, time.time(), logs,
-                    _worker_name(), counts)
+                    _worker_name(), parts)
 
 
 # -- what a worker process keeps ---------------------------------------------------------------------------
@@ -218,7 +218,7 @@ class _RunState:
             warm_up(s.ref, opts.paired, opts.engine.kind, self.run.warm, opts.map.stratified, s.fmt.bam,
                     processes=False)
 
-    def map(self, raw: RawBatch) -> tuple[bytes, BatchStats, dict[str, float], dict[str, int]]:
+    def map(self, raw: RawBatch) -> tuple[bytes, BatchStats, dict[str, float], dict[str, tuple[float, int]]]:
         from seedmap.pipeline.timings import RunTimings
 
         timings = RunTimings()
@@ -227,7 +227,7 @@ class _RunState:
         else:
             with self.serial or contextlib.nullcontext():
                 data, stats = self.run.work(raw, self.shares, timings)
-        return data, stats, timings.seconds, timings.counts
+        return data, stats, timings.seconds, timings.parts
 
     def _device_mapper(self) -> Mapper:
         me = threading.get_ident()

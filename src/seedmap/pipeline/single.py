@@ -111,7 +111,7 @@ class SingleRun:
             batch = self.parsed(item)
             clock.lap("parse")
             data, stats = self.map(batch, clock, engine)
-            timings.merge(clock.seconds, clock.counts)
+            timings.merge(clock.seconds, clock.parts)
             return data, stats
         finally:
             shares.leave()

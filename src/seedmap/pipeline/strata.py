@@ -47,7 +47,7 @@ from seedmap.engines.base import Engine, QueryMemo
 from seedmap.io.reference import Reference
 from seedmap.options import MapOptions
 from seedmap.order import lex_order
-from seedmap.pipeline.timings import PART, StageClock
+from seedmap.pipeline.timings import StageClock
 from seedmap.ranges import gather_ranges
 from seedmap.records import best_and_ties
 from seedmap.verify.runs import run_heads
@@ -174,7 +174,7 @@ class StrataSearch:
                 q, s, e, d, partial = q[keep], s[keep], e[keep], d[keep], (partial & ~merge)[keep]
                 best, at_best = best_and_ties(n_reads, q >> 1, d)  # (joined parts count once)
                 clock.lap("runs")
-            clock.tally(f"{PART}round k = {self.k}", since, open_.size)
+            clock.tally(f"round k = {self.k}", since, open_.size)
             # This round's locations (query, start, end, dist, partial) replace the open reads' earlier ones (a
             # search with more edits finds them all again), so only the open reads' strata can change.
             self.last[open_] = len(self.rounds)
@@ -215,7 +215,7 @@ class StrataSearch:
         self.alone_s[ask] = -1
         searched[ask[alone]] = need[ask[alone]]
         self.clock.lap("candidates")
-        self.clock.tally(f"{PART}proving unique bests alone", since, ask.size)
+        self.clock.tally("proving unique bests alone", since, ask.size)
 
     def raise_extra(self, reads: np.ndarray, extra: np.ndarray) -> None:
         """Reads `reads` to be searched `extra` strata beyond their stop stratum (at most their e) by the next

@@ -12,7 +12,6 @@ from collections import defaultdict
 log = logging.getLogger("seedmap")
 
 BATCH_STAGES = ("parse", "queries", "candidates", "verify", "traceback", "records", "format", "pairing")
-PART = "of which: "  # the keys of StageClock.tally's parts
 
 
 class StageClock:
@@ -20,7 +19,7 @@ class StageClock:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
-        self.counts: dict[str, int] = defaultdict(int)  # the reads of each tally
+        self.parts: dict[str, tuple[float, int]] = {}  # tally's parts: (seconds, reads)
         self.t = time.perf_counter()
 
     def lap(self, stage: str) -> None:
@@ -31,40 +30,39 @@ class StageClock:
     def tally(self, part: str, since: float, reads: int) -> None:
         """The laps since `since` (an earlier self.t) charged to `part` as well, with `reads` reads: a breakdown
         of those stages, reported beside them, not added to them."""
-        self.seconds[part] += self.t - since
-        self.counts[part] += reads
+        seconds, n = self.parts.get(part, (0.0, 0))
+        self.parts[part] = (seconds + self.t - since, n + reads)
 
 
 class RunTimings:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
-        self.counts: dict[str, int] = {}  # StageClock.tally's reads
+        self.parts: dict[str, tuple[float, int]] = {}  # StageClock.tally's parts: (seconds, reads)
         self.lock = threading.Lock()
 
     def add(self, stage: str, seconds: float) -> None:
         with self.lock:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
 
-    def merge(self, seconds: dict[str, float], counts: dict[str, int] | None = None) -> None:
+    def merge(self, seconds: dict[str, float], parts: dict[str, tuple[float, int]] | None = None) -> None:
         for stage, value in seconds.items():
             self.add(stage, value)
         with self.lock:
-            for part, n in (counts or {}).items():
-                self.counts[part] = self.counts.get(part, 0) + n
+            for part, (value, reads) in (parts or {}).items():
+                had, n = self.parts.get(part, (0.0, 0))
+                self.parts[part] = (had + value, n + reads)
 
     def report(self, wall: float, workers: int, busy: float | None) -> None:
         lines = ["stage timings (s; batch stages summed over the worker threads):"]
         staged = [k for k in BATCH_STAGES if k in self.seconds]
-        parts = [k for k in self.seconds if k.startswith(PART)]  # in the order the first batch made them
-        other = [k for k in self.seconds if k not in BATCH_STAGES and k not in parts]
+        other = [k for k in self.seconds if k not in BATCH_STAGES]
         in_batches = sum(self.seconds[k] for k in staged)
         for k in staged:
             lines.append(f"  {k:<34} {self.seconds[k]:8.2f}  {100 * self.seconds[k] / max(in_batches, 1e-9):5.1f}%")
-        if parts:
+        if self.parts:
             lines.append("  of which (candidates, verify, runs), by round of the stratified search:")
-        for k in parts:
-            reads = f"  {self.counts[k]:,} reads" if k in self.counts else ""
-            lines.append(f"    {k.removeprefix(PART):<32} {self.seconds[k]:8.2f}{reads}")
+        for k, (value, reads) in self.parts.items():  # in the order the first batch made them
+            lines.append(f"    {k:<32} {value:8.2f}  {reads:,} reads")
         for k in other:
             lines.append(f"  {k:<34} {self.seconds[k]:8.2f}")
         lines.append(f"  {'mapping wall time':<34} {wall:8.2f}")
