@@ -13,17 +13,22 @@ tool with the same threads, in one run:
 Columns: wall time and peak RSS (the fastest of --rounds rounds, every tool in turn); proper pairs (primary
 records flagged 2, of all pairs); MAPQ >= 30: primaries kept by `samtools view -q 30`, and the wrong ones among
 them (not within --slack bp of mason's origin, or another strand or sequence); records: seedmap's SAM digests,
-the same across engines where more than one ran. Then each seedmap figure over yara's in the same mode.
+the same across engines where more than one ran. Then each seedmap figure over yara's in the same mode, and how
+the two MAPQs rank: the most primaries a MAPQ threshold keeps with no more wrong ones than yara's MAPQ >= 30 has
+(and than seedmap's), for each tool (kept_within), which compares rankings where MAPQ >= 30 also compares scales.
 
     python benchmarks/human_pairs.py --sizes 250 --pairs 20000 --reads 200000 --rounds 2
     python benchmarks/human_pairs.py --sizes 250,1000 --skip bwa
     python benchmarks/human_pairs.py --sizes 5 --pairs 2000 --reads 2000        # a quick look
+    python benchmarks/human_pairs.py --sizes 250 --variants 0.001 --modes "se best,pe best" --skip bwa
     python benchmarks/human_pairs.py --sizes 1000,3100 --layout 24,300 --reads 20000 --max-memory 12G --skip yara,bwa
 
 With --max-memory (or --layout), seedmap's index is built by the run, timed (wall, peak RSS, size on disk; kept in
 build.json beside it for later runs), and each mode's reads/s are compared across the sizes: the per-read rate at
 every size over the smallest size's. --layout C,S: C chromosome-like sequences and S small scaffolds
-(synthetic_genome.py's --chromosomes and --scaffolds), as a real assembly is shaped.
+(synthetic_genome.py's --chromosomes and --scaffolds), as a real assembly is shaped. --variants R: the reads come
+from a diploid sample of the genome (mason_variator), as real reads differ from the reference at its SNPs and
+indels as well as at sequencing errors; MAPQ's MISMATCH_FLOOR (seedmap/mapq.py) stands for those.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from pairsim import at, mapqs  # noqa: E402
 SEED = 7
 FRAGMENT = (300, 30)
 MODES = ("se all", "se best", "pe all", "pe best")
+SV_KINDS = ("indel", "inversion", "translocation", "duplication")
 
 
 def genome(size: float, work: Path, layout: str = "") -> Path:
@@ -74,9 +80,31 @@ def built_index(sm: list[str], fasta: Path, kind: str, index: Path, max_memory: 
     return row
 
 
-def mason(fasta: Path, n: int, length: int, paired: bool, seed: int) -> tuple[list[Path], Path]:
-    """mason_simulator reads (FASTQ, one file or two) and its truth SAM, cached by the parameters."""
-    stem = fasta.parent / f"{'pairs' if paired else 'reads'}_n{n}_l{length}_s{seed}"
+def variants(fasta: Path, rate: float) -> Path | None:
+    """A diploid sample's variants for mason_simulator (mason_variator: SNPs at `rate` per base, small indels at a
+    tenth of it, no structural ones), cached by the rate; None at rate 0 (reads from the reference itself)."""
+    if rate <= 0:
+        return None
+    vcf = fasta.parent / f"variants_r{rate:g}.vcf"
+    if vcf.exists():
+        return vcf
+    exe = find_exe("mason_variator")
+    if exe is None:
+        sys.exit("mason_variator not found: install Debian package seqan-apps")
+    tmp = vcf.with_suffix(".tmp.vcf")
+    run_timed([exe, "-ir", str(fasta), "-ov", str(tmp), "--seed", str(SEED), "-n", "2", "--snp-rate", f"{rate:g}",
+               "--small-indel-rate", f"{rate / 10:g}", *(x for kind in SV_KINDS for x in (f"--sv-{kind}-rate", "0"))],
+              fasta.parent / "mason.log")
+    tmp.rename(vcf)
+    return vcf
+
+
+def mason(fasta: Path, n: int, length: int, paired: bool, seed: int,
+          vcf: Path | None = None) -> tuple[list[Path], Path]:
+    """mason_simulator reads (FASTQ, one file or two) and its truth SAM, cached by the parameters; with a VCF, read
+    from its haplotypes (the truth stays in the reference's coordinates)."""
+    tag = f"_{vcf.stem}" if vcf is not None else ""
+    stem = fasta.parent / f"{'pairs' if paired else 'reads'}_n{n}_l{length}_s{seed}{tag}"
     fq = [Path(f"{stem}_1.fq"), Path(f"{stem}_2.fq")][:1 + paired]
     truth = Path(f"{stem}_truth.sam")
     if truth.exists():
@@ -86,7 +114,7 @@ def mason(fasta: Path, n: int, length: int, paired: bool, seed: int) -> tuple[li
         sys.exit("mason_simulator not found: install Debian package seqan-apps")
     tmp = [p.with_suffix(".tmp.fq") for p in fq]
     cmd = [exe, "-q", "-ir", str(fasta), "-n", str(n), "--seed", str(seed), "--illumina-read-length", str(length),
-           "-o", str(tmp[0]), "-oa", str(truth.with_suffix(".tmp.sam"))]
+           "-o", str(tmp[0]), "-oa", str(truth.with_suffix(".tmp.sam")), *(["-iv", str(vcf)] if vcf else [])]
     if paired:
         cmd += ["-or", str(tmp[1]), "--fragment-mean-size", str(FRAGMENT[0]),
                 "--fragment-size-std-dev", str(FRAGMENT[1])]
@@ -98,15 +126,19 @@ def mason(fasta: Path, n: int, length: int, paired: bool, seed: int) -> tuple[li
 
 
 def score(sam: Path, truth: dict, paired: bool, slack: int) -> dict:
-    """Proper pairs, primaries at MAPQ >= 30 and the wrong ones among them."""
+    """Proper pairs, primaries at MAPQ >= 30 and the wrong ones among them, and per MAPQ its primaries and wrong
+    ones (by_mapq: what kept_within reads)."""
     got = mapqs(sam)
-    kept = wrong = 0
+    by_mapq: dict[int, list[int]] = {}
     for key, (placement, q) in got.items():
-        if placement is None or q < 30 or key not in truth:
+        if placement is None or key not in truth:
             continue
-        kept += 1
-        wrong += not at(placement, truth[key], slack)
-    out = {"mapq30": kept, "mapq30_wrong": wrong}
+        cell = by_mapq.setdefault(q, [0, 0])
+        cell[0] += 1
+        cell[1] += not at(placement, truth[key], slack)
+    kept = sum(n for q, (n, _) in by_mapq.items() if q >= 30)
+    wrong = sum(w for q, (_, w) in by_mapq.items() if q >= 30)
+    out = {"mapq30": kept, "mapq30_wrong": wrong, "by_mapq": {str(q): c for q, c in sorted(by_mapq.items())}}
     if paired:
         proper = pairs = 0
         with open(sam) as fh:
@@ -133,6 +165,9 @@ def main() -> int:
     ap.add_argument("--modes", default=",".join(MODES), help="(default %(default)s)")
     ap.add_argument("--threads", type=int, default=2, help="(default %(default)s)")
     ap.add_argument("--rounds", type=int, default=1, help="rounds of every run; each row keeps its fastest")
+    ap.add_argument("--variants", type=float, default=0.0, metavar="RATE",
+                    help="read from a diploid sample with SNPs at RATE per base (human: 0.001) and small indels at a "
+                         "tenth of it (mason_variator); default: the reference itself")
     ap.add_argument("--slack", type=int, default=10, help="bases a primary may lie from its origin (default 10)")
     ap.add_argument("--seedmap", help="command prefix for seedmap (default: the installed seedmap)")
     ap.add_argument("--work", type=Path, default=DEFAULT_WORK / "human_like", help="scratch dir (default %(default)s)")
@@ -161,8 +196,9 @@ def run_size(args: argparse.Namespace, size: float, work: Path, sm: list[str], s
     d = fasta.parent
     log = d / "human_pairs.log"
     kinds = [k for k in args.kinds.split(",") if k] or [default_kind.kind_for(fasta.stat().st_size)]
-    pe, pe_truth = mason(fasta, args.pairs, args.read_length, True, SEED)
-    se, se_truth = mason(fasta, args.reads, args.read_length, False, SEED + 1)
+    vcf = variants(fasta, args.variants)
+    pe, pe_truth = mason(fasta, args.pairs, args.read_length, True, SEED, vcf)
+    se, se_truth = mason(fasta, args.reads, args.read_length, False, SEED + 1, vcf)
     truth = {"pe": mapqs(pe_truth), "se": mapqs(se_truth)}
     truth = {k: {key: v[0] for key, v in t.items()} for k, t in truth.items()}
     t, e = str(args.threads), str(args.edits)
@@ -238,11 +274,15 @@ def report(size: float, rows: list[dict], args: argparse.Namespace) -> None:
         if not tool.startswith("seedmap") or y is None:
             continue
         ratio_rows.append([tool, mode, f"{r['wall_s'] / y['wall_s']:.2f}x", f"{r['peak_mb'] / y['peak_mb']:.2f}x",
-                           f"{r['mapq30'] - y['mapq30']:+d} / {r['mapq30_wrong'] - y['mapq30_wrong']:+d}"])
+                           f"{r['mapq30'] - y['mapq30']:+d} / {r['mapq30_wrong'] - y['mapq30_wrong']:+d}",
+                           f"{kept_within(r, y['mapq30_wrong']):,} / {y['mapq30']:,}",
+                           f"{kept_within(r, r['mapq30_wrong']):,} / {kept_within(y, r['mapq30_wrong']):,}"])
     if ratio_rows:
         print()
-        print(markdown_table(["seedmap", "mode", "time / yara", "peak RSS / yara", "MAPQ>=30 kept / wrong - yara's"],
-                             ratio_rows))
+        print(markdown_table(["seedmap", "mode", "time / yara", "peak RSS / yara", "MAPQ>=30 kept / wrong - yara's",
+                              "kept at yara's MAPQ>=30 wrong: seedmap / yara",
+                              "kept at seedmap's MAPQ>=30 wrong: seedmap / yara"], ratio_rows))
+        print("\n(kept at N wrong: the most primaries one MAPQ threshold keeps with at most N of them wrong)")
     digests: dict[str, set] = {}
     for r in ok.values():
         if "digest" in r:
@@ -250,6 +290,18 @@ def report(size: float, rows: list[dict], args: argparse.Namespace) -> None:
     if any(len({r["tool"] for r in ok.values() if "digest" in r and r["mode"] == m}) > 1 for m in digests):
         same = all(len(v) == 1 for v in digests.values())
         print(f"\nseedmap records identical across engines, every mode: {'yes' if same else 'NO'}")
+
+
+def kept_within(row: dict, wrong: int) -> int:
+    """The most primaries one MAPQ threshold of the row's keeps with at most `wrong` wrong ones: how well its MAPQ
+    ranks right placements above wrong ones, whatever its scale (MAPQ >= 30 compares scales as much as rankings)."""
+    best = kept = bad = 0
+    for q in sorted(map(int, row["by_mapq"]), reverse=True):
+        n, w = row["by_mapq"][str(q)]
+        kept, bad = kept + n, bad + w
+        if bad <= wrong:
+            best = kept
+    return best
 
 
 def rates(results: list[dict]) -> None:
