@@ -44,11 +44,11 @@ class RunTimings:
         with self.lock:
             self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
 
-    def merge(self, seconds: dict[str, float], parts: dict[str, tuple[float, int]] | None = None) -> None:
+    def merge(self, seconds: dict[str, float], parts: dict[str, tuple[float, int]]) -> None:
         for stage, value in seconds.items():
             self.add(stage, value)
         with self.lock:
-            for part, (value, reads) in (parts or {}).items():
+            for part, (value, reads) in parts.items():
                 had, n = self.parts.get(part, (0.0, 0))
                 self.parts[part] = (had + value, n + reads)
 
